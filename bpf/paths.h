@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the multiplexed kernel-path probe (paths.bpf.c) and its loader
+ * (daemon/probe.c) share.
+ *
+ * The probe classifies kernel events of the target's threads into fixed
+ * event classes. Each tree node owns a set of classes (tree-data names them
+ * by ARGUS_CLASS_NAMES). For one level, user space fills class_slot[] so that
+ * every class of the active subtree counts into the slot of the level node
+ * that covers it, and -1 elsewhere: one program set, one counter map, the
+ * whole level.
+ */
+#ifndef ARGUS_PATHS_H
+#define ARGUS_PATHS_H
+
+enum argus_class {
+	/* kernel_paging */
+	ARGUS_CLS_ANON_MINOR,	/* anonymous not-present write fault: a fresh page */
+	ARGUS_CLS_ANON_ZERO,	/* anonymous not-present read fault: the zero page */
+	ARGUS_CLS_ANON_COW,	/* write to a present read-only page: copy-on-write */
+	ARGUS_CLS_ANON_THP,	/* anonymous fault served with a transparent huge page */
+	ARGUS_CLS_FILE_CACHE,	/* file-backed fault served from the page cache */
+	ARGUS_CLS_FILE_MAJOR,	/* file-backed fault that read from storage or slept for it */
+	ARGUS_CLS_TLB_SHOOTDOWN,/* TLB flushes caused by or delivered to the target */
+	/* kernel_scheduler */
+	ARGUS_CLS_RUNQ_WAIT,	/* runnable but not running: wakeup or preemption to switch-in */
+	ARGUS_CLS_MIGRATE,	/* task moved between CPUs (load balancing) */
+	ARGUS_CLS_FORK,		/* process and thread creation */
+	/* kernel_memory_pressure */
+	ARGUS_CLS_DIRECT_RECLAIM, /* direct reclaim begin..end in the target */
+	ARGUS_CLS_COMPACTION,	/* direct compaction begin..end in the target */
+	ARGUS_CLS_KSWAPD,	/* the target woke kswapd */
+	/* kernel_block_io */
+	ARGUS_CLS_BLOCK_QUEUE,	/* block request insert..issue */
+	ARGUS_CLS_BLOCK_DEVICE,	/* block request issue..complete */
+	/* kernel_sync */
+	ARGUS_CLS_FUTEX,	/* futex(2) wait time */
+	ARGUS_CLS_MMAP_LOCK,	/* mmap_lock start_locking..acquire_returned */
+	ARGUS_CLS_MAX,
+};
+
+/* The names tree-data uses for the classes, in enum order. */
+#define ARGUS_CLASS_NAMES                                                                          \
+	"anon_minor", "anon_zero", "anon_cow", "anon_thp", "file_cache", "file_major",             \
+		"tlb_shootdown", "runq_wait", "migrate", "fork", "direct_reclaim", "compaction",   \
+		"kswapd", "block_queue", "block_device", "futex", "mmap_lock"
+
+/* Slots: at most this many nodes in one level's active subtree. */
+#define ARGUS_MAX_SLOTS 32
+/* Threads of the target tracked at once (fault and wait state). */
+#define ARGUS_MAX_THREADS 16384
+/* Processes (tgids) that belong to the target. */
+#define ARGUS_MAX_TGIDS 4096
+/* In-flight block requests tracked. */
+#define ARGUS_MAX_REQUESTS 8192
+
+/* One slot's counters; per CPU in the map, summed by user space. */
+struct argus_counter {
+	unsigned long long count;   /* events */
+	unsigned long long time_ns; /* time attributed (latency or stall), 0 if none */
+};
+
+/* Per-class totals are also kept, for the trace and the signature table. */
+#define ARGUS_CLASS_SLOT_BASE ARGUS_MAX_SLOTS
+#define ARGUS_COUNTER_ENTRIES (ARGUS_MAX_SLOTS + ARGUS_CLS_MAX)
+
+#endif

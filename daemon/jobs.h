@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The job queue: jobs are persisted in the store, queued in memory up to a
+ * bound, and run one at a time by a single worker thread (measurements must
+ * not overlap). The worker hands each job to a runner callback (diagnose or
+ * reference, wired by main) and records its outcome.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "daemon/store.h"
+
+struct job_ctx;
+struct jobs;
+
+/*
+ * Do one job's work. On success return 0 and set *ret_result (owned). On
+ * failure return a negative errno and set *ret_error to
+ * {"code": "...", "message": "..."} (owned); return -ECANCELED when the
+ * job noticed job_ctx_cancelled().
+ */
+typedef int (*job_runner_t)(struct job_ctx *ctx, void *userdata, json_t **ret_result,
+			    json_t **ret_error);
+
+int64_t job_ctx_id(const struct job_ctx *ctx);
+const char *job_ctx_kind(const struct job_ctx *ctx); /* "diagnose" or "reference" */
+const json_t *job_ctx_request(const struct job_ctx *ctx);
+struct store *job_ctx_store(const struct job_ctx *ctx);
+/* True once DELETE /jobs/ID or shutdown asked this job to stop. Cheap; poll it. */
+bool job_ctx_cancelled(const struct job_ctx *ctx);
+/* Record progress (0..1) and the current step line in the store. */
+void job_ctx_progress(struct job_ctx *ctx, double fraction, const char *step);
+/*
+ * Append a trace step: kind ("probe", "measure", "scores", "decision", ...)
+ * and data (stolen). "t" (seconds since the job started) and "kind" are added.
+ */
+void job_ctx_trace(struct job_ctx *ctx, const char *kind, json_t *data);
+
+/*
+ * Start the worker. Jobs left "running" in the store become "interrupted";
+ * jobs left "queued" are queued again in order. queue_max bounds the jobs
+ * waiting (the running one not counted).
+ */
+int jobs_start(struct store *s, unsigned queue_max, job_runner_t runner, void *userdata,
+	       struct jobs **ret);
+/*
+ * Persist and queue a job. -EAGAIN when the queue is full (429), -ESHUTDOWN
+ * when stopping (503).
+ */
+int jobs_submit(struct jobs *j, const char *kind, const json_t *request, int64_t *ret_id);
+/*
+ * Cancel: a queued job becomes "cancelled" at once; a running one is asked
+ * to stop and becomes "cancelled" when its runner returns. -ENOENT unknown
+ * id; -EALREADY when it already ended.
+ */
+int jobs_cancel(struct jobs *j, int64_t id);
+/* Jobs waiting (not counting the running one), and whether one is running. */
+unsigned jobs_queued(struct jobs *j);
+bool jobs_busy(struct jobs *j);
+/* Counters for /metrics: jobs finished by final state since start. */
+void jobs_counts(struct jobs *j, unsigned long *succeeded, unsigned long *failed,
+		 unsigned long *cancelled);
+/* Stop intake, cancel the running job, wait for the worker to end. NULL is fine. */
+void jobs_stop(struct jobs *j);

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store: one SQLite database (WAL) under the state directory holding
+ * jobs, their traces and probes, references, and measurement vectors.
+ * Schema files schema/NNN-*.sql are applied in order at open; the applied
+ * version is kept in the database (PRAGMA user_version).
+ *
+ * Thread safe: every call takes the store's mutex. All JSON returned is
+ * owned by the caller. Errors are negative errno (-ENOENT when an id does
+ * not exist, -EIO for SQLite failures, the SQLite message logged once here).
+ */
+#pragma once
+
+#include <stdint.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "daemon/mvec.h"
+
+struct store;
+
+/* Open (creating) the database file at path and apply schema files from schema_dir. */
+int store_open(const char *path, const char *schema_dir, struct store **ret);
+void store_close(struct store *s);
+/* Schema version after open. */
+int store_schema_version(struct store *s);
+
+/* ---- jobs ---- */
+
+/* kind: "diagnose" or "reference"; request: the validated request body. State starts "queued". */
+int store_job_create(struct store *s, const char *kind, const json_t *request, int64_t *ret_id);
+/*
+ * Update a job. state: one of queued, running, succeeded, failed, cancelled,
+ * interrupted (NULL keeps it). progress in [0,1] (negative keeps it). step:
+ * a short human line of what it does now (NULL keeps it). result/error:
+ * stored when non-NULL. Timestamps started/finished are set on the
+ * transitions into running and into a final state.
+ */
+int store_job_update(struct store *s, int64_t id, const char *state, double progress,
+		     const char *step, const json_t *result, const json_t *error);
+/*
+ * API representation: {"id", "kind", "state", "progress", "step", "request",
+ * "created", "started", "finished", "result"?, "error"?}.
+ */
+int store_job_get(struct store *s, int64_t id, json_t **ret);
+/* The job's state string into a caller buffer of >= 16 bytes. */
+int store_job_state(struct store *s, int64_t id, char *state, size_t len);
+
+struct job_filter {
+	const char *state;    /* NULL: any */
+	const char *kind;     /* NULL: any */
+	const char *workload; /* NULL: any (matches request.workload) */
+	int64_t before_id;    /* > 0: only ids below (paging, newest first) */
+	int limit;	      /* 1..500 */
+};
+/* {"jobs": [...newest first, without result/request bodies...], "next_before": id|null} */
+int store_job_list(struct store *s, const struct job_filter *f, json_t **ret);
+/* Ids of queued jobs, oldest first. */
+int store_jobs_queued(struct store *s, int64_t **ret_ids, size_t *ret_n);
+/* Every job still "running" becomes "interrupted" (at start, after a crash or kill). Returns how many. */
+int store_jobs_interrupt_running(struct store *s);
+
+/* Append one trace step ({"t": ..., "kind": ..., ...}); seq assigned in order. */
+int store_trace_append(struct store *s, int64_t job_id, const json_t *step);
+/* {"job": id, "steps": [...]} ; -ENOENT when the job does not exist. */
+int store_trace_get(struct store *s, int64_t job_id, json_t **ret);
+
+/* A probe loaded for a job at a level: {"level", "backend", "source", "verifier_log", "overhead_ns", ...}. */
+int store_probe_add(struct store *s, int64_t job_id, int level, const json_t *probe);
+
+/* ---- references ---- */
+
+/*
+ * meta: {"subject", "kernel", "host", "tree_version", "backends", "repeats", ...}.
+ * subject is the workload name, or "pid:N" / "unit:NAME" for running
+ * targets. The job that recorded it is job_id (0 when none). Other meta
+ * fields are kept as given and returned by store_reference_get.
+ */
+int store_reference_create(struct store *s, int64_t job_id, const json_t *meta, int64_t *ret_id);
+/* One run's vector (repeat = 0..K-1), all nodes of every level. */
+int store_reference_add_run(struct store *s, int64_t ref_id, int repeat, const struct mvec *v);
+/* meta + "id", "created", "runs": [{metric: value}...] */
+int store_reference_get(struct store *s, int64_t ref_id, json_t **ret);
+/* The K run vectors; *ret_runs is an array of ret_n mvecs (free each and the array). */
+int store_reference_runs(struct store *s, int64_t ref_id, struct mvec **ret_runs, size_t *ret_n);
+/* Newest reference of a subject; -ENOENT when none. */
+int store_reference_latest(struct store *s, const char *subject, int64_t *ret_id);
+/* {"references": [meta + id + created, newest first]}; subject NULL for all. */
+int store_reference_list(struct store *s, const char *subject, int limit, json_t **ret);
+
+/* ---- measurement vectors of a job ---- */
+
+/* kind "pmv"; level 1..3; parent: the node whose children were probed ("" at level 1). */
+int store_vector_add(struct store *s, int64_t job_id, const char *kind, int level,
+		     const char *parent, const struct mvec *v);

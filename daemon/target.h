@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running and observing targets.
+ *
+ * A registered workload is spawned stopped: the child is forked into its own
+ * process group, pinned to the workload's CPUs, its credentials dropped to
+ * the workload's user, its stdout and stderr captured (bounded), and it
+ * waits on a pipe before exec so that probes and counters can be attached
+ * to its pid first. target_release() lets it exec; target_wait() waits for
+ * it, killing the whole process group at the time limit or when asked to
+ * stop.
+ *
+ * A running target (pid) is observed for a window instead.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/workload.h"
+
+#define TARGET_OUTPUT_MAX (16 * 1024) /* bytes of output kept (the tail) */
+
+struct target_run;
+
+struct target_result {
+	uint64_t wall_ns;  /* exec to exit (or to the kill) */
+	int exit_status;   /* when exited normally */
+	int term_signal;   /* when killed by a signal, 0 otherwise */
+	bool timed_out;	   /* killed at its time limit */
+	bool stopped;	   /* killed because should_stop said so */
+	bool exec_failed;  /* never ran: see error */
+	char *error;	   /* human reason when it did not run or exit 0, else NULL */
+	char *output_tail; /* last TARGET_OUTPUT_MAX bytes of stdout+stderr */
+};
+void target_result_clear(struct target_result *r);
+
+/*
+ * Fork the workload, stopped before exec. victims_dir resolves argv[0]
+ * without '/'. Fails early (-ENOENT, -EACCES) with *ret_err when the
+ * program is missing or not executable, or the user unknown (-ESRCH).
+ */
+int target_spawn(const struct workload *w, const char *victims_dir, struct target_run **ret,
+		 char **ret_err);
+/* The child's pid (also its process group id). */
+pid_t target_pid(const struct target_run *t);
+/* Let the child exec; its wall clock starts now. */
+int target_release(struct target_run *t);
+/*
+ * Wait for the child to end. should_stop (may be NULL) is polled about
+ * every 20 ms; when it returns true the process group is killed and
+ * ret->stopped set. On the time limit the group gets SIGKILL and
+ * ret->timed_out is set. Returns 0 once the child is reaped (whatever its
+ * status), negative errno only on internal failure.
+ */
+int target_wait(struct target_run *t, bool (*should_stop)(void *), void *userdata,
+		struct target_result *ret);
+/* Kill the process group if still running, reap, free. NULL is fine. */
+void target_free(struct target_run *t);
+
+/*
+ * Check that pid may be observed: it exists, is not a kernel thread, not
+ * pid 1 and not argusd itself. -ESRCH/-EPERM with *ret_err.
+ */
+int target_pid_check(pid_t pid, char **ret_err);
+/*
+ * Observe a running pid for window_ms (polling should_stop). ret->wall_ns is
+ * the window actually observed; when the process exits before the end,
+ * ret->error says so and the function returns -ESRCH.
+ */
+int target_observe(pid_t pid, unsigned window_ms, bool (*should_stop)(void *), void *userdata,
+		   struct target_result *ret);
+/* Thread ids of pid (from /proc/PID/task), at most max. */
+int target_threads(pid_t pid, pid_t *ret_tids, size_t max, size_t *ret_n);

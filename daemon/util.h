@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers shared by every module: cleanup attributes for owned
+ * resources, time, and bounded string handling.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+static inline void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Take ownership out of a cleanup variable. */
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		typeof(p) _p = (p);                                                                \
+		(p) = NULL;                                                                        \
+		_p;                                                                                \
+	})
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd = (fd);                                                                    \
+		(fd) = -1;                                                                         \
+		_fd;                                                                               \
+	})
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds. */
+uint64_t now_mono_ns(void);
+uint64_t now_real_ns(void);
+/* ISO 8601 UTC ("2026-11-29T07:32:14Z") of a CLOCK_REALTIME ns value, into buf of >= 32 bytes. */
+char *format_iso8601(uint64_t real_ns, char *buf, size_t len);
+
+/* Read a whole file of at most max bytes; NUL terminated. -EFBIG when larger. */
+int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len);
+/* strdup that aborts on OOM: allocation failure here is not recoverable. */
+char *xstrdup(const char *s);
+/* asprintf that aborts on OOM. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Identifier check: [a-z0-9_][a-z0-9_.-]{0,max-1}, used for names from callers. */
+bool valid_name(const char *s, size_t max);

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The workload registry: one JSON file per workload in the workloads
+ * directory:
+ *   {"name": "pf_major", "argv": ["pf_major", "--pages", "65536"],
+ *    "user": "nobody", "cpus": "0", "timeout_s": 60,
+ *    "description": "..."}
+ * name, argv and timeout_s are required; user defaults to "nobody", cpus to
+ * all online CPUs. argv[0] without a '/' names a program in the victims
+ * directory (bundled victims); with a '/' it must be absolute.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sched.h>
+#include <jansson.h>
+
+#define WORKLOAD_NAME_MAX 64
+#define WORKLOAD_ARGV_MAX 64
+#define WORKLOAD_ARG_LEN_MAX 4096
+#define WORKLOAD_TIMEOUT_MAX (24 * 3600)
+#define WORKLOAD_FILE_MAX (64 * 1024)
+
+struct workload {
+	char *name;
+	char *description;
+	char **argv; /* NULL terminated */
+	size_t argc;
+	char *user;
+	char *cpus; /* as written, e.g. "0" or "0-1,3"; NULL for all */
+	cpu_set_t cpuset;
+	unsigned timeout_s;
+	char *source; /* file it came from */
+};
+
+/*
+ * Parse one definition (pure). Unknown fields, bad types, bad names, empty
+ * argv, bad CPU lists and out-of-range limits are -EINVAL with *ret_err
+ * saying which field and why.
+ */
+int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err);
+void workload_free(struct workload *w);
+json_t *workload_to_json(const struct workload *w);
+
+/* Parse "0-2,5" into a cpu set; -EINVAL on syntax or CPUs >= CPU_SETSIZE. */
+int parse_cpu_list(const char *s, cpu_set_t *ret);
+
+struct workload_registry {
+	struct workload **items; /* sorted by name */
+	size_t n;
+	char **errors; /* "file: reason" for each file skipped */
+	size_t n_errors;
+};
+
+/*
+ * Load every "*.json" in dir. A bad file is skipped and its reason kept in
+ * errors (argusd logs them); duplicate names keep the first by file name.
+ */
+int workload_registry_load(const char *dir, struct workload_registry **ret);
+void workload_registry_free(struct workload_registry *r);
+const struct workload *workload_find(const struct workload_registry *r, const char *name);
+/* {"workloads": [...], "errors": [...]} */
+json_t *workload_registry_to_json(const struct workload_registry *r);
