@@ -13,7 +13,7 @@ struct config {
 	char *workloads_dir; /* "/etc/argus/workloads" */
 	char *victims_dir;   /* where bundled victims live; relative argv[0] resolves here */
 	char *tree_file;     /* tree-data file */
-	char *schema_dir;    /* schema/*.sql */
+	char *schema_dir;    /* directory of the schema files */
 	unsigned queue_max;  /* waiting jobs, default 16 */
 	unsigned max_body;   /* request body bytes, default 65536 */
 	unsigned reference_repeats; /* default K, 3 */

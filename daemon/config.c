@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+#include "daemon/config.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONFIG_FILE_MAX (64 * 1024)
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->listen = xstrdup("127.0.0.1:8321");
+	c->state_dir = xstrdup("/var/lib/argusd");
+	c->workloads_dir = xstrdup("/etc/argus/workloads");
+	c->victims_dir = xstrdup("/usr/libexec/argusd/victims");
+	c->tree_file = xstrdup("/usr/share/argusd/tree-data/tree.json");
+	c->schema_dir = xstrdup("/usr/share/argusd/schema");
+	c->queue_max = 16;
+	c->max_body = 65536;
+	c->reference_repeats = 3;
+	c->tau = 3.0;
+	c->window_s = 5;
+	c->llm_timeout_s = 60;
+	c->llm_max_calls = 24;
+	c->llm_max_tokens = 200000;
+	c->llm_max_wall_s = 300;
+}
+
+static int set_str(char **field, const char *value)
+{
+	free(*field);
+	*field = value[0] ? xstrdup(value) : NULL;
+	return 0;
+}
+
+static int set_uint(unsigned *field, const char *value, unsigned min, unsigned max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (errno || end == value || *end || v < min || v > max || value[0] == '-')
+		return -EINVAL;
+	*field = v;
+	return 0;
+}
+
+static int set_bool(bool *field, const char *value)
+{
+	if (!strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "1"))
+		*field = true;
+	else if (!strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "0"))
+		*field = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int config_set(struct config *c, const char *key, const char *value, char **ret_err)
+{
+	int r;
+
+	if (!strcmp(key, "listen"))
+		r = set_str(&c->listen, value);
+	else if (!strcmp(key, "state_dir"))
+		r = set_str(&c->state_dir, value);
+	else if (!strcmp(key, "workloads_dir"))
+		r = set_str(&c->workloads_dir, value);
+	else if (!strcmp(key, "victims_dir"))
+		r = set_str(&c->victims_dir, value);
+	else if (!strcmp(key, "tree_file"))
+		r = set_str(&c->tree_file, value);
+	else if (!strcmp(key, "schema_dir"))
+		r = set_str(&c->schema_dir, value);
+	else if (!strcmp(key, "queue_max"))
+		r = set_uint(&c->queue_max, value, 1, 1024);
+	else if (!strcmp(key, "max_body"))
+		r = set_uint(&c->max_body, value, 1024, 16 << 20);
+	else if (!strcmp(key, "reference_repeats"))
+		r = set_uint(&c->reference_repeats, value, 3, 20);
+	else if (!strcmp(key, "window_s"))
+		r = set_uint(&c->window_s, value, 1, 600);
+	else if (!strcmp(key, "tau")) {
+		char *end;
+		double v = strtod(value, &end);
+
+		r = (end == value || *end || v < 0.5 || v > 100) ? -EINVAL : 0;
+		if (!r)
+			c->tau = v;
+	} else if (!strcmp(key, "allow_stale_reference"))
+		r = set_bool(&c->allow_stale_reference, value);
+	else if (!strcmp(key, "llm_url"))
+		r = set_str(&c->llm_url, value);
+	else if (!strcmp(key, "llm_model"))
+		r = set_str(&c->llm_model, value);
+	else if (!strcmp(key, "llm_key_file"))
+		r = set_str(&c->llm_key_file, value);
+	else if (!strcmp(key, "llm_timeout_s"))
+		r = set_uint(&c->llm_timeout_s, value, 1, 3600);
+	else if (!strcmp(key, "llm_max_calls"))
+		r = set_uint(&c->llm_max_calls, value, 1, 1000);
+	else if (!strcmp(key, "llm_max_tokens"))
+		r = set_uint(&c->llm_max_tokens, value, 100, 10000000);
+	else if (!strcmp(key, "llm_max_wall_s"))
+		r = set_uint(&c->llm_max_wall_s, value, 1, 86400);
+	else {
+		*ret_err = xasprintf("unknown key '%s'", key);
+		return -EINVAL;
+	}
+	if (r < 0)
+		*ret_err = xasprintf("bad value for %s: '%s'", key, value);
+	return r;
+}
+
+static char *strip(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+int config_load_file(struct config *c, const char *path, char **ret_err)
+{
+	_cleanup_free_ char *buf = NULL;
+	char *line, *rest;
+	unsigned lineno = 0;
+	int r;
+
+	r = read_file_bounded(path, CONFIG_FILE_MAX, &buf, NULL);
+	if (r < 0) {
+		*ret_err = xasprintf("%s: %s", path, strerror(-r));
+		return r;
+	}
+	rest = buf;
+	while ((line = strsep(&rest, "\n"))) {
+		char *eq, *key, *value, *err = NULL;
+
+		lineno++;
+		line = strip(line);
+		if (!*line || *line == '#')
+			continue;
+		eq = strchr(line, '=');
+		if (!eq) {
+			*ret_err = xasprintf("%s: line %u: expected key = value", path, lineno);
+			return -EINVAL;
+		}
+		*eq = 0;
+		key = strip(line);
+		value = strip(eq + 1);
+		r = config_set(c, key, value, &err);
+		if (r < 0) {
+			*ret_err = xasprintf("%s: line %u: %s", path, lineno, err);
+			free(err);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void config_free(struct config *c)
+{
+	free(c->listen);
+	free(c->state_dir);
+	free(c->workloads_dir);
+	free(c->victims_dir);
+	free(c->tree_file);
+	free(c->schema_dir);
+	free(c->llm_url);
+	free(c->llm_model);
+	free(c->llm_key_file);
+	memset(c, 0, sizeof(*c));
+}

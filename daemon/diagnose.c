@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The level loop of a diagnosis (DESIGN.md, "One diagnosis, as data
+ * flows"): reference checked -> for L = 1..max_depth: agent authors the
+ * level's probe -> measure -> agent decides -> argusd checks the decision
+ * -> descend, commit or abstain -> report.
+ */
+#include "daemon/diagnose.h"
+#include "daemon/agent.h"
+#include "daemon/calibrate.h"
+#include "daemon/log.h"
+#include "daemon/report.h"
+#include "daemon/store.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define PROBE_TRIES 3
+
+json_t *diag_error(const char *code, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	return json_pack("{s:s,s:s}", "code", code, "message", msg ?: code);
+}
+
+bool diag_should_stop(void *job_ctx)
+{
+	return job_ctx_cancelled(job_ctx);
+}
+
+static int unit_main_pid(const char *unit, pid_t *ret, char **ret_err)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/systemd/system.slice",
+					     "/sys/fs/cgroup/system.slice" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(roots); i++) {
+		_cleanup_free_ char *path = xasprintf("%s/%s/cgroup.procs", roots[i], unit);
+		_cleanup_free_ char *buf = NULL;
+		long pid;
+
+		if (read_file_bounded(path, 1 << 20, &buf, NULL) < 0)
+			continue;
+		pid = strtol(buf, NULL, 10);
+		if (pid <= 0) {
+			*ret_err = xasprintf("unit %s has no running process", unit);
+			return -ESRCH;
+		}
+		*ret = pid;
+		return 0;
+	}
+	*ret_err = xasprintf("unit %s: no cgroup found (is it running?)", unit);
+	return -ENOENT;
+}
+
+int diag_target_from_request(const struct diag_env *env, const json_t *req,
+			     struct measure_target *ret, char **ret_err)
+{
+	struct measure_target tg = { .victims_dir = env->cfg->victims_dir };
+	const char *wname = json_string_value(json_object_get(req, "workload"));
+	json_t *target = json_object_get(req, "target");
+	json_int_t window_s = json_integer_value(json_object_get(req, "window_s"));
+
+	if (wname) {
+		tg.workload = workload_find(env->workloads, wname);
+		if (!tg.workload) {
+			*ret_err = xasprintf("workload %s is not registered", wname);
+			return -ENOENT;
+		}
+	} else if (json_is_object(target)) {
+		json_t *pid = json_object_get(target, "pid");
+		const char *unit = json_string_value(json_object_get(target, "unit"));
+
+		if (json_is_integer(pid) && json_integer_value(pid) > 0) {
+			tg.pid = json_integer_value(pid);
+		} else if (unit) {
+			int r = unit_main_pid(unit, &tg.pid, ret_err);
+
+			if (r < 0)
+				return r;
+		} else {
+			*ret_err = xstrdup("target needs a pid or a unit");
+			return -EINVAL;
+		}
+		tg.window_ms = (window_s > 0 ? window_s : env->cfg->window_s) * 1000;
+	} else {
+		*ret_err = xstrdup("request names neither a workload nor a target");
+		return -EINVAL;
+	}
+	*ret = tg;
+	return 0;
+}
+
+/* The state of one diagnosis, for the report. */
+struct diag_state {
+	const struct diag_env *env;
+	struct job_ctx *ctx;
+	struct agent *agent;
+	struct calib_params params;
+	struct mvec *ref;
+	size_t k;
+	struct report rep;
+};
+
+static void free_runs(struct mvec *runs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		mvec_free(&runs[i]);
+	free(runs);
+}
+
+/* Load and check the reference; *ret_error on refusal. */
+static int load_reference(struct diag_state *st, const json_t *req, json_t **ret_error)
+{
+	struct store *s = job_ctx_store(st->ctx);
+	json_int_t ref_id = json_integer_value(json_object_get(req, "reference"));
+	const char *subject = json_string_value(json_object_get(req, "subject"));
+	_cleanup_(json_decrefp) json_t *ref = NULL;
+	const char *kernel, *tver, *rsubject;
+	int r;
+
+	r = store_reference_get(s, ref_id, &ref);
+	if (r < 0) {
+		*ret_error = diag_error("unknown_reference", "reference %lld not found",
+					(long long)ref_id);
+		return r;
+	}
+	rsubject = json_string_value(json_object_get(ref, "subject"));
+	if (subject && rsubject && strcmp(subject, rsubject) != 0) {
+		*ret_error = diag_error("reference_mismatch",
+					"reference %lld was recorded for %s, not %s",
+					(long long)ref_id, rsubject, subject);
+		return -EINVAL;
+	}
+	kernel = json_string_value(json_object_get(ref, "kernel"));
+	tver = json_string_value(json_object_get(ref, "tree_version"));
+	if (!kernel || !tver || strcmp(kernel, st->env->kernel_release) != 0 ||
+	    strcmp(tver, st->env->tree->version) != 0) {
+		_cleanup_free_ char *why = xasprintf(
+			"reference %lld was recorded on kernel %s with tree %s; this is kernel %s "
+			"with tree %s",
+			(long long)ref_id, kernel ?: "?", tver ?: "?", st->env->kernel_release,
+			st->env->tree->version);
+
+		if (!st->env->cfg->allow_stale_reference) {
+			*ret_error = diag_error("stale_reference",
+						"%s: record a new reference (POST /references)", why);
+			return -ESTALE;
+		}
+		report_warn(&st->rep, why);
+	}
+	r = store_reference_runs(s, ref_id, &st->ref, &st->k);
+	if (r < 0 || st->k == 0) {
+		*ret_error = diag_error("unknown_reference", "reference %lld has no runs",
+					(long long)ref_id);
+		return r < 0 ? r : -ENODATA;
+	}
+	st->rep.reference_id = ref_id;
+	return 0;
+}
+
+/* The decision of a (possibly remote) agent must stand on the tree and the evidence. */
+static int check_decision(const struct agent_level *lvl, const struct calib_decision *d,
+			  char **ret_err)
+{
+	size_t i;
+
+	if (d->action == CALIB_ABSTAIN)
+		return 0;
+	if (d->node < 0 || (size_t)d->node >= lvl->tree->n_nodes) {
+		*ret_err = xstrdup("decision names no tree node");
+		return -EINVAL;
+	}
+	if (d->node == lvl->parent && d->action == CALIB_COMMIT)
+		return 0;
+	for (i = 0; i < lvl->n_active; i++)
+		if (lvl->active[i] == d->node)
+			break;
+	if (i == lvl->n_active) {
+		*ret_err = xasprintf("node %s is not in the active subtree",
+				     lvl->tree->nodes[d->node].id);
+		return -EINVAL;
+	}
+	if (d->action == CALIB_COMMIT && !tree_is_leaf(lvl->tree, d->node)) {
+		*ret_err = xasprintf("node %s is not a leaf: descend instead",
+				     lvl->tree->nodes[d->node].id);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Measure one level with the agent's probe, retrying a rejected probe a bounded number of times. */
+static int measure_level(struct diag_state *st, const struct agent_level *lvl,
+			 const struct measure_target *tg, struct measure_result *ret,
+			 json_t **ret_error)
+{
+	struct measure_opts mo = { .probe_stats = true,
+				   .should_stop = diag_should_stop,
+				   .userdata = st->ctx };
+	int tries, r = -EINVAL;
+
+	for (tries = 0; tries < PROBE_TRIES; tries++) {
+		struct probe_plan plan;
+		json_t *note = NULL;
+		uint64_t t0 = now_mono_ns();
+
+		r = st->agent->author(st->agent, lvl, &plan, &note);
+		if (r < 0) {
+			json_decref(note);
+			*ret_error = diag_error("probe_authoring_failed",
+						"level %d: the %s agent could not author a probe: %s",
+						lvl->level, st->agent->name, strerror(-r));
+			return r;
+		}
+		job_ctx_trace(st->ctx, "probe",
+			      json_pack("{s:i,s:s?,s:s,s:o*,s:i}", "level", lvl->level, "parent",
+					lvl->parent >= 0 ? lvl->tree->nodes[lvl->parent].id : NULL,
+					"agent", st->agent->name, "probe", note, "try", tries + 1));
+		r = measure_run(lvl->tree, &plan, tg, &mo, ret);
+		report_timing(&st->rep, lvl->level, "measure", now_mono_ns() - t0);
+		if (r >= 0) {
+			json_t *pj = ret->probe ? json_deep_copy(ret->probe) : json_object();
+
+			json_object_set_new(pj, "backend", json_string("mixed"));
+			store_probe_add(job_ctx_store(st->ctx), job_ctx_id(st->ctx), lvl->level, pj);
+			json_decref(pj);
+			return 0;
+		}
+		if (r == -ECANCELED || !ret->error_code || strcmp(ret->error_code, "probe_rejected")) {
+			*ret_error = diag_error(ret->error_code ?: "measurement_failed", "level %d: %s",
+						lvl->level, ret->error ?: strerror(-r));
+			return r;
+		}
+		job_ctx_trace(st->ctx, "probe_rejected",
+			      json_pack("{s:i,s:s,s:s?}", "level", lvl->level, "error", ret->error,
+					"verifier_log", ret->verifier_log));
+		if (st->agent->rejected(st->agent, lvl, ret->verifier_log ?: ret->error) < 0)
+			break;
+		measure_result_clear(ret);
+	}
+	*ret_error = diag_error("probe_rejected", "level %d: the kernel rejected the probe: %s",
+				lvl->level, ret->error ?: strerror(-r));
+	return r;
+}
+
+static int run_levels(struct diag_state *st, const json_t *req, const struct measure_target *tg,
+		      json_t **ret_error)
+{
+	const struct tree *t = st->env->tree;
+	json_int_t max_depth = json_integer_value(json_object_get(req, "max_depth"));
+	int parent = -1, level;
+
+	if (max_depth < 1 || max_depth > TREE_MAX_DEPTH)
+		max_depth = TREE_MAX_DEPTH;
+	for (level = 1; level <= max_depth; level++) {
+		int all[TREE_MAX_NODES], active[TREE_MAX_NODES];
+		size_t n_all, n = 0, i;
+		struct measure_result mr = {};
+		struct calib_decision d = {};
+		struct agent_level lvl;
+		json_t *note = NULL;
+		char *err = NULL;
+		uint64_t t0;
+		int r;
+
+		if (job_ctx_cancelled(st->ctx))
+			return -ECANCELED;
+		n_all = tree_active(t, parent, all, TREE_MAX_NODES);
+		for (i = 0; i < n_all; i++) {
+			if (t->nodes[all[i]].backend == BACKEND_NONE)
+				report_unavailable(&st->rep, &t->nodes[all[i]]);
+			else
+				active[n++] = all[i];
+		}
+		if (n == 0) {
+			report_stop(&st->rep, parent, CALIB_COMMIT,
+				    "no node below is measurable on this kernel");
+			return 0;
+		}
+		lvl = (struct agent_level){ .tree = t, .level = level, .parent = parent,
+					    .active = active, .n_active = n, .ref = st->ref,
+					    .k = st->k, .params = &st->params };
+
+		job_ctx_progress(st->ctx, 0.1 + 0.85 * (level - 1) / max_depth,
+				 parent < 0 ? "level 1: probing every subsystem"
+					    : t->nodes[parent].id);
+		r = measure_level(st, &lvl, tg, &mr, ret_error);
+		if (r < 0) {
+			measure_result_clear(&mr);
+			return r;
+		}
+		store_vector_add(job_ctx_store(st->ctx), job_ctx_id(st->ctx), "pmv", level,
+				 parent >= 0 ? t->nodes[parent].id : "", &mr.vec);
+		job_ctx_trace(st->ctx, "measure",
+			      json_pack("{s:i,s:o,s:o*,s:I}", "level", level, "pmv",
+					mvec_to_json(&mr.vec), "probe",
+					mr.probe ? json_incref(mr.probe) : NULL, "wall_ns",
+					(json_int_t)mr.target.wall_ns));
+		report_probe(&st->rep, level, mr.probe);
+
+		t0 = now_mono_ns();
+		r = st->agent->decide(st->agent, &lvl, &mr.vec, &d, &note);
+		if (r >= 0 && check_decision(&lvl, &d, &err) < 0) {
+			job_ctx_trace(st->ctx, "decision_refused",
+				      json_pack("{s:i,s:s,s:s}", "level", level, "agent",
+						st->agent->name, "error", err));
+			free(err);
+			calib_decision_free(&d);
+			r = calib_decide(&st->params, t, active, n, parent, st->ref, st->k, &mr.vec,
+					 &d);
+		}
+		report_timing(&st->rep, level, "decide", now_mono_ns() - t0);
+		measure_result_clear(&mr);
+		if (r < 0) {
+			json_decref(note);
+			*ret_error = diag_error("decision_failed", "level %d: %s", level, strerror(-r));
+			return r;
+		}
+		report_level(&st->rep, level, parent, &d);
+		job_ctx_trace(st->ctx, "decision",
+			      json_pack("{s:i,s:s,s:s?,s:s,s:o,s:o*}", "level", level, "action",
+					calib_action_name(d.action), "node",
+					d.node >= 0 ? t->nodes[d.node].id : NULL, "reason",
+					d.reason ?: "", "scores", calib_scores_to_json(&d),
+					"agent_note", note));
+
+		if (d.action == CALIB_DESCEND && level == max_depth) {
+			report_stop(&st->rep, d.node, CALIB_COMMIT,
+				    "maximum depth reached: committing to the flagged node");
+			calib_decision_free(&d);
+			return 0;
+		}
+		if (d.action != CALIB_DESCEND) {
+			report_stop(&st->rep, d.node, d.action, d.reason);
+			calib_decision_free(&d);
+			return 0;
+		}
+		parent = d.node;
+		calib_decision_free(&d);
+	}
+	return 0;
+}
+
+int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_t **ret_error)
+{
+	const struct diag_env *env = userdata;
+	const json_t *req = job_ctx_request(ctx);
+	struct diag_state st = { .env = env, .ctx = ctx };
+	struct measure_target tg;
+	json_t *tau = json_object_get(req, "tau"), *cal = json_object_get(req, "calibration");
+	uint64_t t0 = now_mono_ns();
+	char *err = NULL;
+	int r;
+
+	calib_params_default(&st.params);
+	if (json_is_number(tau))
+		st.params.tau = json_number_value(tau);
+	if (json_is_boolean(cal))
+		st.params.calibrated = json_is_true(cal);
+	report_init(&st.rep, env->tree);
+
+	r = diag_target_from_request(env, req, &tg, &err);
+	if (r < 0) {
+		*ret_error = diag_error(r == -ENOENT ? "unknown_workload" : "bad_target", "%s", err);
+		free(err);
+		goto out;
+	}
+	job_ctx_progress(ctx, 0.02, "checking the reference");
+	r = load_reference(&st, req, ret_error);
+	if (r < 0)
+		goto out;
+	r = agent_builtin_new(&st.agent);
+	if (r < 0) {
+		*ret_error = diag_error("internal", "creating the agent: %s", strerror(-r));
+		goto out;
+	}
+	st.rep.agent = st.agent->name;
+	r = run_levels(&st, req, &tg, ret_error);
+	if (r == -ECANCELED && !*ret_error)
+		*ret_error = diag_error("cancelled", "the job was cancelled");
+	if (r >= 0) {
+		report_timing(&st.rep, 0, "total", now_mono_ns() - t0);
+		*ret_result = report_result(&st.rep, &st.params);
+		job_ctx_trace(ctx, "report", json_deep_copy(*ret_result));
+		job_ctx_progress(ctx, 1.0, "done");
+	}
+out:
+	agent_free(st.agent);
+	free_runs(st.ref, st.k);
+	report_free(&st.rep);
+	return r;
+}
+
+int diag_run_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **ret_error)
+{
+	const char *kind = job_ctx_kind(ctx);
+
+	if (strcmp(kind, "reference") == 0)
+		return reference_job(ctx, env, ret_result, ret_error);
+	if (strcmp(kind, "diagnose") == 0)
+		return diagnose_job(ctx, env, ret_result, ret_error);
+	*ret_error = diag_error("internal", "unknown job kind %s", kind);
+	return -EINVAL;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The two kinds of job, as job runners (jobs.h):
+ *   reference: the target measured K times with every available node probed;
+ *   diagnose:  the level loop against a stored reference, one multiplexed
+ *              probe per level, the agent deciding, everything traced.
+ */
+#pragma once
+
+#include <jansson.h>
+
+#include "daemon/config.h"
+#include "daemon/jobs.h"
+#include "daemon/measure.h"
+#include "daemon/tree.h"
+#include "daemon/workload.h"
+
+struct diag_env {
+	const struct config *cfg;
+	const struct tree *tree;
+	const struct workload_registry *workloads;
+	const char *kernel_release;
+	const char *hostname;
+};
+
+/* job_runner_t for "diagnose" jobs; userdata is a struct diag_env. */
+int diagnose_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **ret_error);
+/* job_runner_t for "reference" jobs. */
+int reference_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **ret_error);
+/* Dispatch on the job's kind. */
+int diag_run_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **ret_error);
+
+/*
+ * The measurement target of a normalized request ({"workload"} or
+ * {"target": {"pid"|"unit"}}, "window_s"). -EINVAL/-ENOENT with *ret_err.
+ */
+int diag_target_from_request(const struct diag_env *env, const json_t *req,
+			     struct measure_target *ret, char **ret_err);
+/* {"code": code, "message": message} */
+json_t *diag_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Stop polling for measure_opts: the job was cancelled. */
+bool diag_should_stop(void *job_ctx);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One measured run: the target runs (or is observed) under a level's probe
+ * and its perf counters; the result is a measurement vector.
+ *
+ * Vector contents: "<node>/count" and "<node>/time_ns" (the metrics each
+ * node declares) for every node the run covers: the plan's slots directly,
+ * other nodes derived from the per-class totals (tracepoint leaves) and
+ * from their children (inner nodes); "class/<name>/count|time_ns" for every
+ * class counted; "perf/<event>"; "target/wall_ns" for workloads.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "daemon/mvec.h"
+#include "daemon/probe.h"
+#include "daemon/target.h"
+#include "daemon/tree.h"
+#include "daemon/workload.h"
+
+struct measure_target {
+	const struct workload *workload; /* a registered workload, or NULL */
+	const char *victims_dir;
+	pid_t pid;	    /* a running target when workload is NULL */
+	unsigned window_ms; /* its observation window */
+};
+
+struct measure_opts {
+	bool probe_stats; /* kernel.bpf_stats while measuring, for the overhead figure */
+	bool (*should_stop)(void *userdata);
+	void *userdata;
+};
+
+struct measure_result {
+	struct mvec vec;
+	struct target_result target;
+	json_t *probe;	  /* plan, programs, run counts and overhead */
+	char *error;	  /* why the run failed, for the job's error */
+	char *error_code; /* "probe_rejected", "workload_failed", "target_gone", ... */
+	char *verifier_log;
+};
+void measure_result_clear(struct measure_result *r);
+
+/*
+ * Run once. Returns 0 with ret filled when the target ran to completion
+ * (exit status 0) or the window ended; otherwise a negative errno with
+ * ret->error and ret->error_code set (-ECANCELED when should_stop said so).
+ * Every program is detached before this returns.
+ */
+int measure_run(const struct tree *t, const struct probe_plan *plan,
+		const struct measure_target *tg, const struct measure_opts *o,
+		struct measure_result *ret);
+
+/* Node values from raw counters (pure; exposed for tests). active: classes counted. */
+void measure_fill_nodes(const struct tree *t, const struct probe_plan *plan,
+			const struct probe_counts *c, struct mvec *v);

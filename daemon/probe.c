@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loader of the multiplexed probe: plan -> open -> rodata and autoload ->
+ * load -> attach -> read -> free. See probe.h.
+ */
+#include "daemon/probe.h"
+#include "daemon/log.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "paths.skel.h"
+
+#define ARGUS_FENTRY_PAIRS 8
+#define VERIFIER_LOG_MAX (256 * 1024)
+#define MAX_LINKS 96
+
+static const char *const class_names[ARGUS_CLS_MAX] = { ARGUS_CLASS_NAMES };
+
+const char *probe_class_name(unsigned cls)
+{
+	return cls < ARGUS_CLS_MAX ? class_names[cls] : NULL;
+}
+
+int probe_class_from_name(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < ARGUS_CLS_MAX; i++)
+		if (strcmp(class_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Classes whose time is thread time inside a page fault need the companions
+ * that bound a fault and take nested paths out of it, whatever level is
+ * probed: the same metric must mean the same thing in the reference and at
+ * every level.
+ */
+#define PAGING_CLASSES                                                                             \
+	((1u << ARGUS_CLS_ANON_MINOR) | (1u << ARGUS_CLS_ANON_ZERO) | (1u << ARGUS_CLS_ANON_COW) |  \
+	 (1u << ARGUS_CLS_ANON_THP) | (1u << ARGUS_CLS_FILE_CACHE) | (1u << ARGUS_CLS_FILE_MAJOR))
+
+static const char *const fault_companions[] = {
+	"page_fault_user",
+	"rss_stat",
+	"sys_enter",
+	"sched_switch",
+	"sched_wakeup",
+	"sched_wakeup_new",
+	"mm_vmscan_direct_reclaim_begin",
+	"mm_vmscan_direct_reclaim_end",
+	"mm_compaction_begin",
+	"mm_compaction_end",
+	"mmap_lock_start_locking",
+	"mmap_lock_acquire_returned",
+};
+
+/* Always attached: following the target's processes. */
+static const char *const tracking[] = { "sched_process_fork", "sched_process_exit" };
+
+/* ---- libbpf messages ---- */
+
+static __thread char *capture_buf;
+static __thread size_t capture_len;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	size_t n;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = 0;
+	if (capture_buf && capture_len + n + 2 < VERIFIER_LOG_MAX) {
+		memcpy(capture_buf + capture_len, line, n);
+		capture_len += n;
+		capture_buf[capture_len++] = '\n';
+		capture_buf[capture_len] = 0;
+	}
+	if (level == LIBBPF_WARN && !capture_buf)
+		log_warning("libbpf: %s", line);
+	else
+		log_debug("libbpf: %s", line);
+	return 0;
+}
+
+void probe_setup_libbpf_logging(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+/* ---- plans ---- */
+
+static int split_hooks(const char *hook, char names[][64], size_t max, size_t *ret_n)
+{
+	size_t n = 0;
+	const char *p = hook;
+
+	while (*p) {
+		const char *e = strchr(p, '+');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (n >= max || len == 0 || len >= 64)
+			return -EINVAL;
+		memcpy(names[n], p, len);
+		names[n][len] = 0;
+		n++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret)
+{
+	struct probe_plan plan = {};
+	unsigned fn_hooks = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct tree_node *node = &t->nodes[nodes[i]];
+		struct probe_slot *s;
+
+		if (node->backend == BACKEND_NONE || !node->hook)
+			continue;
+		if (plan.n_slots >= ARGUS_MAX_SLOTS)
+			return -E2BIG;
+		if (node->backend == BACKEND_FENTRY && ++fn_hooks > ARGUS_FENTRY_PAIRS)
+			return -E2BIG;
+		s = &plan.slots[plan.n_slots++];
+		s->node = nodes[i];
+		s->backend = node->backend;
+		s->hook = node->hook;
+		s->classes = node->backend == BACKEND_TRACEPOINT ? node->classes : 0;
+	}
+	*ret = plan;
+	return 0;
+}
+
+/* The tracepoints a plan needs, as a bit set over the skeleton's programs. */
+struct tp_set {
+	char names[MAX_LINKS][64];
+	size_t n;
+};
+
+static void tp_add(struct tp_set *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->names[i], name) == 0)
+			return;
+	if (s->n < MAX_LINKS)
+		snprintf(s->names[s->n++], sizeof(s->names[0]), "%s", name);
+}
+
+static int plan_tracepoints(const struct probe_plan *plan, struct tp_set *ret)
+{
+	unsigned classes = 0;
+	size_t i, j;
+
+	ret->n = 0;
+	for (i = 0; i < ARRAY_SIZE(tracking); i++)
+		tp_add(ret, tracking[i]);
+	for (i = 0; i < plan->n_slots; i++) {
+		char names[16][64];
+		size_t n;
+		int r;
+
+		if (plan->slots[i].backend != BACKEND_TRACEPOINT)
+			continue;
+		r = split_hooks(plan->slots[i].hook, names, 16, &n);
+		if (r < 0)
+			return r;
+		for (j = 0; j < n; j++)
+			tp_add(ret, names[j]);
+		classes |= plan->slots[i].classes;
+	}
+	if (classes & PAGING_CLASSES)
+		for (i = 0; i < ARRAY_SIZE(fault_companions); i++)
+			tp_add(ret, fault_companions[i]);
+	return 0;
+}
+
+json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan)
+{
+	json_t *slots = json_array(), *progs = json_array();
+	struct tp_set tps;
+	size_t i;
+
+	for (i = 0; i < plan->n_slots; i++) {
+		const struct probe_slot *s = &plan->slots[i];
+		json_t *cls = json_array();
+		unsigned c;
+
+		for (c = 0; c < ARGUS_CLS_MAX; c++)
+			if (s->classes & (1u << c))
+				json_array_append_new(cls, json_string(class_names[c]));
+		json_array_append_new(slots, json_pack("{s:i,s:s,s:s,s:s,s:o}", "slot", (int)i, "node",
+						       t->nodes[s->node].id, "backend",
+						       backend_name(s->backend), "hook", s->hook,
+						       "classes", cls));
+		if (s->backend == BACKEND_KPROBE)
+			json_array_append_new(progs, json_sprintf("kprobe+kretprobe/%s", s->hook));
+		else if (s->backend == BACKEND_FENTRY)
+			json_array_append_new(progs, json_sprintf("fentry+fexit/%s", s->hook));
+	}
+	if (plan_tracepoints(plan, &tps) == 0)
+		for (i = 0; i < tps.n; i++)
+			json_array_append_new(progs, json_sprintf("tp_btf/%s", tps.names[i]));
+	return json_pack("{s:s,s:o,s:o}", "object", "paths.bpf.o", "slots", slots, "programs",
+			 progs);
+}
+
+/* ---- loading ---- */
+
+struct probe {
+	struct paths_bpf *skel;
+	struct probe_plan plan;
+	struct bpf_link *links[MAX_LINKS];
+	size_t n_links;
+};
+
+static struct bpf_program *tp_program(struct paths_bpf *skel, const char *tp)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "handle_%s", tp);
+	return bpf_object__find_program_by_name(skel->obj, name);
+}
+
+static void autoload_none(struct paths_bpf *skel)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, false);
+}
+
+static int fentry_program(struct paths_bpf *skel, unsigned pair, bool exit,
+			  struct bpf_program **ret)
+{
+	char name[32];
+	struct bpf_program *p;
+
+	snprintf(name, sizeof(name), "%s_%u", exit ? "fexit" : "fentry", pair);
+	p = bpf_object__find_program_by_name(skel->obj, name);
+	if (!p)
+		return -ENOENT;
+	*ret = p;
+	return 0;
+}
+
+/* Open the object with a verifier-log buffer; autoload nothing yet. */
+static int open_skel(char *logbuf, size_t loglen, struct paths_bpf **ret)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = logbuf,
+		    .kernel_log_size = loglen, .kernel_log_level = 0);
+	struct paths_bpf *skel;
+
+	skel = paths_bpf__open_opts(logbuf ? &opts : NULL);
+	if (!skel)
+		return -errno ?: -EINVAL;
+	autoload_none(skel);
+	*ret = skel;
+	return 0;
+}
+
+int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe **ret,
+	       char **ret_log)
+{
+	_cleanup_free_ char *logbuf = NULL;
+	struct probe *p;
+	struct tp_set tps;
+	unsigned pair = 0, c;
+	size_t i;
+	int r;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->plan = *plan;
+	logbuf = calloc(1, VERIFIER_LOG_MAX);
+	if (!logbuf) {
+		free(p);
+		return -ENOMEM;
+	}
+	r = open_skel(logbuf, VERIFIER_LOG_MAX, &p->skel);
+	if (r < 0) {
+		free(p);
+		return r;
+	}
+
+	for (c = 0; c < ARGUS_CLS_MAX; c++)
+		p->skel->rodata->class_slot[c] = -1;
+	for (i = 0; i < ARGUS_FENTRY_PAIRS; i++)
+		p->skel->rodata->fentry_slot[i] = -1;
+
+	r = plan_tracepoints(plan, &tps);
+	if (r < 0)
+		goto fail;
+	for (i = 0; i < tps.n; i++) {
+		struct bpf_program *prog = tp_program(p->skel, tps.names[i]);
+
+		if (!prog) {
+			r = -ENOENT;
+			log_error("probe: no program for tracepoint %s", tps.names[i]);
+			goto fail;
+		}
+		bpf_program__set_autoload(prog, true);
+	}
+	for (i = 0; i < plan->n_slots; i++) {
+		const struct probe_slot *s = &plan->slots[i];
+
+		switch (s->backend) {
+		case BACKEND_TRACEPOINT:
+			for (c = 0; c < ARGUS_CLS_MAX; c++)
+				if (s->classes & (1u << c))
+					p->skel->rodata->class_slot[c] = i;
+			break;
+		case BACKEND_KPROBE:
+			bpf_program__set_autoload(p->skel->progs.kprobe_entry, true);
+			bpf_program__set_autoload(p->skel->progs.kretprobe_exit, true);
+			break;
+		case BACKEND_FENTRY: {
+			struct bpf_program *fe, *fx;
+
+			if (fentry_program(p->skel, pair, false, &fe) < 0 ||
+			    fentry_program(p->skel, pair, true, &fx) < 0) {
+				r = -E2BIG;
+				goto fail;
+			}
+			bpf_program__set_autoload(fe, true);
+			bpf_program__set_autoload(fx, true);
+			r = bpf_program__set_attach_target(fe, 0, s->hook);
+			if (!r)
+				r = bpf_program__set_attach_target(fx, 0, s->hook);
+			if (r < 0)
+				goto fail;
+			p->skel->rodata->fentry_slot[pair++] = i;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+
+	r = paths_bpf__load(p->skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		if (ret_log && logbuf[0])
+			*ret_log = TAKE_PTR(logbuf);
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	paths_bpf__destroy(p->skel);
+	free(p);
+	return r;
+}
+
+int probe_add_target(struct probe *p, pid_t tgid)
+{
+	__u32 key = tgid;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(p->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+static int add_link(struct probe *p, struct bpf_link *l)
+{
+	if (!l)
+		return -errno ?: -EINVAL;
+	if (p->n_links >= MAX_LINKS) {
+		bpf_link__destroy(l);
+		return -E2BIG;
+	}
+	p->links[p->n_links++] = l;
+	return 0;
+}
+
+int probe_attach(struct probe *p)
+{
+	struct bpf_program *prog;
+	unsigned pair = 0;
+	size_t i;
+	int r;
+
+	/* tracepoint programs: everything autoloaded that is tp_btf */
+	bpf_object__for_each_program(prog, p->skel->obj)
+	{
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_TRACING ||
+		    bpf_program__expected_attach_type(prog) != BPF_TRACE_RAW_TP)
+			continue;
+		r = add_link(p, bpf_program__attach(prog));
+		if (r < 0) {
+			log_error_errno(r, "probe: attaching %s: %m", bpf_program__name(prog));
+			goto fail;
+		}
+	}
+	for (i = 0; i < p->plan.n_slots; i++) {
+		const struct probe_slot *s = &p->plan.slots[i];
+
+		if (s->backend == BACKEND_KPROBE) {
+			LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = i);
+			LIBBPF_OPTS(bpf_kprobe_opts, kro, .bpf_cookie = i, .retprobe = true);
+
+			r = add_link(p, bpf_program__attach_kprobe_opts(p->skel->progs.kprobe_entry,
+									s->hook, &ko));
+			if (!r)
+				r = add_link(p, bpf_program__attach_kprobe_opts(
+							p->skel->progs.kretprobe_exit, s->hook, &kro));
+			if (r < 0) {
+				log_error_errno(r, "probe: kprobe %s: %m", s->hook);
+				goto fail;
+			}
+		} else if (s->backend == BACKEND_FENTRY) {
+			struct bpf_program *fe, *fx;
+
+			if (fentry_program(p->skel, pair, false, &fe) < 0 ||
+			    fentry_program(p->skel, pair, true, &fx) < 0) {
+				r = -E2BIG;
+				goto fail;
+			}
+			pair++;
+			r = add_link(p, bpf_program__attach(fe));
+			if (!r)
+				r = add_link(p, bpf_program__attach(fx));
+			if (r < 0) {
+				log_error_errno(r, "probe: fentry %s: %m", s->hook);
+				goto fail;
+			}
+		}
+	}
+	return 0;
+fail:
+	probe_detach(p);
+	return r;
+}
+
+void probe_detach(struct probe *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n_links; i++)
+		bpf_link__destroy(p->links[i]);
+	p->n_links = 0;
+}
+
+int probe_read(struct probe *p, struct probe_counts *ret)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct probe_counts out = {};
+	struct bpf_program *prog;
+	struct argus_counter *vals;
+	__u32 key;
+	int c;
+
+	if (ncpu <= 0)
+		return ncpu ?: -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (key = 0; key < ARGUS_COUNTER_ENTRIES; key++) {
+		struct argus_counter sum = {};
+
+		if (bpf_map__lookup_elem(p->skel->maps.counters, &key, sizeof(key), vals,
+					 sizeof(*vals) * ncpu, 0) < 0) {
+			int r = -errno;
+
+			free(vals);
+			return r;
+		}
+		for (c = 0; c < ncpu; c++) {
+			sum.count += vals[c].count;
+			sum.time_ns += vals[c].time_ns;
+		}
+		if (key < ARGUS_MAX_SLOTS)
+			out.slot[key] = sum;
+		else
+			out.cls[key - ARGUS_CLASS_SLOT_BASE] = sum;
+	}
+	free(vals);
+	out.unclassified_faults = p->skel->bss->unclassified_faults;
+
+	bpf_object__for_each_program(prog, p->skel->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+			continue;
+		out.run_cnt += info.run_cnt;
+		out.run_time_ns += info.run_time_ns;
+	}
+	*ret = out;
+	return 0;
+}
+
+void probe_free(struct probe *p)
+{
+	if (!p)
+		return;
+	probe_detach(p);
+	paths_bpf__destroy(p->skel);
+	free(p);
+}
+
+int probe_stats_enable(void)
+{
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* ---- resolution: try one hook for real ---- */
+
+static char *reason_errno(const char *backend, const char *hook, const char *what, int err)
+{
+	return xasprintf("%s: %s: %s: %s", backend, hook, what, strerror(err < 0 ? -err : err));
+}
+
+static int try_tracepoints(const char *hook, char **ret_reason)
+{
+	struct paths_bpf *skel = NULL;
+	struct bpf_link *links[16] = {};
+	char names[16][64];
+	size_t n = 0, i;
+	int r;
+
+	r = split_hooks(hook, names, 16, &n);
+	if (r < 0) {
+		*ret_reason = xasprintf("tracepoint: %s: malformed hook", hook);
+		return r;
+	}
+	r = open_skel(NULL, 0, &skel);
+	if (r < 0) {
+		*ret_reason = reason_errno("tracepoint", hook, "open", r);
+		return r;
+	}
+	for (i = 0; i < n; i++) {
+		struct bpf_program *prog = tp_program(skel, names[i]);
+
+		if (!prog) {
+			*ret_reason = xasprintf("tracepoint: %s: the probe has no classifier for it",
+						names[i]);
+			r = -ENOENT;
+			goto out;
+		}
+		bpf_program__set_autoload(prog, true);
+	}
+	r = paths_bpf__load(skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		*ret_reason = reason_errno("tracepoint", hook, "load", r);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		links[i] = bpf_program__attach(tp_program(skel, names[i]));
+		if (!links[i]) {
+			r = -errno ?: -EINVAL;
+			*ret_reason = reason_errno("tracepoint", names[i], "attach", r);
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	for (i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);
+	paths_bpf__destroy(skel);
+	return r;
+}
+
+static int try_kprobe(const char *hook, char **ret_reason)
+{
+	struct paths_bpf *skel = NULL;
+	struct bpf_link *l;
+	int r;
+
+	/* the attach error is the authority; the PMU check below only words the reason */
+	r = open_skel(NULL, 0, &skel);
+	if (r < 0) {
+		*ret_reason = reason_errno("kprobe", hook, "open", r);
+		return r;
+	}
+	bpf_program__set_autoload(skel->progs.kprobe_entry, true);
+	r = paths_bpf__load(skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		*ret_reason = reason_errno("kprobe", hook, "load", r);
+		goto out;
+	}
+	l = bpf_program__attach_kprobe(skel->progs.kprobe_entry, false, hook);
+	if (!l) {
+		r = -errno ?: -EINVAL;
+		if (access("/sys/bus/event_source/devices/kprobe", F_OK) < 0)
+			*ret_reason = xasprintf("kprobe: %s: attach refused (%s); this kernel has no "
+						"kprobe PMU (CONFIG_KPROBES off?)",
+						hook, strerror(-r));
+		else
+			*ret_reason = reason_errno("kprobe", hook, "attach", r);
+		goto out;
+	}
+	bpf_link__destroy(l);
+	r = 0;
+out:
+	paths_bpf__destroy(skel);
+	return r;
+}
+
+static int try_fentry(const char *hook, char **ret_reason)
+{
+	struct paths_bpf *skel = NULL;
+	struct bpf_program *fe;
+	struct bpf_link *l;
+	int r;
+
+	r = open_skel(NULL, 0, &skel);
+	if (r < 0) {
+		*ret_reason = reason_errno("fentry", hook, "open", r);
+		return r;
+	}
+	fe = skel->progs.fentry_0;
+	bpf_program__set_autoload(fe, true);
+	r = bpf_program__set_attach_target(fe, 0, hook);
+	if (r < 0) {
+		*ret_reason = reason_errno("fentry", hook, "no such function in BTF", r);
+		goto out;
+	}
+	r = paths_bpf__load(skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		*ret_reason = reason_errno("fentry", hook, "load refused", r);
+		goto out;
+	}
+	l = bpf_program__attach(fe);
+	if (!l) {
+		r = -errno ?: -EINVAL;
+		*ret_reason = reason_errno("fentry", hook, "attach", r);
+		goto out;
+	}
+	bpf_link__destroy(l);
+	r = 0;
+out:
+	paths_bpf__destroy(skel);
+	return r;
+}
+
+int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason)
+{
+	_cleanup_free_ char *buf = calloc(1, VERIFIER_LOG_MAX);
+	int r;
+
+	/* refusals are expected here: libbpf's complaints go to debug, the reason says why */
+	capture_buf = buf;
+	capture_len = 0;
+	switch (b) {
+	case BACKEND_FENTRY:
+		r = try_fentry(hook, ret_reason);
+		break;
+	case BACKEND_KPROBE:
+		r = try_kprobe(hook, ret_reason);
+		break;
+	case BACKEND_TRACEPOINT:
+		r = try_tracepoints(hook, ret_reason);
+		break;
+	default:
+		*ret_reason = xasprintf("unknown backend");
+		r = -EINVAL;
+	}
+	capture_buf = NULL;
+	return r;
+}

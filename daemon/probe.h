@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loader of the multiplexed kernel-path probe (bpf/paths.bpf.c).
+ *
+ * A probe plan names the level's nodes and gives each a slot; the loader
+ * opens the object, sets class_slot[] and the fentry targets in rodata,
+ * autoloads only the programs the plan needs, loads (capturing the
+ * verifier's log on failure), attaches, and reads the counters. Every
+ * attachment is released by probe_free, whatever happened.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "bpf/paths.h"
+#include "daemon/tree.h"
+
+struct probe_slot {
+	int node;	      /* tree index */
+	enum backend backend; /* from resolution */
+	const char *hook;     /* from resolution */
+	unsigned classes;     /* tracepoint backend: classes counted into this slot */
+};
+
+struct probe_plan {
+	struct probe_slot slots[ARGUS_MAX_SLOTS];
+	size_t n_slots;
+};
+
+/*
+ * Build the plan for a set of nodes (a level's active subtree, or every leaf
+ * for a reference). Unavailable nodes are left out. -E2BIG beyond
+ * ARGUS_MAX_SLOTS or ARGUS_FENTRY_PAIRS function hooks.
+ */
+int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret);
+/* The programs (tracepoints and functions) a plan attaches, for the trace: ["tp_btf/page_fault_user", ...]. */
+json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan);
+
+struct probe;
+
+/*
+ * Open and load a plan. On a load failure returns the error and, when the
+ * verifier said why, *ret_log (malloc'ed, bounded) holds its log.
+ */
+int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe **ret,
+	       char **ret_log);
+/* Follow a process (and its future children and threads). */
+int probe_add_target(struct probe *p, pid_t tgid);
+/* Attach every loaded program; on failure nothing stays attached. */
+int probe_attach(struct probe *p);
+/* Detach every program (counters stay readable). Idempotent. */
+void probe_detach(struct probe *p);
+
+struct probe_counts {
+	struct argus_counter slot[ARGUS_MAX_SLOTS];
+	struct argus_counter cls[ARGUS_CLS_MAX];
+	unsigned long long unclassified_faults;
+	unsigned long long run_cnt;	/* program runs, when stats were on */
+	unsigned long long run_time_ns; /* program run time, when stats were on */
+};
+
+/* Sum the per-CPU counters. */
+int probe_read(struct probe *p, struct probe_counts *ret);
+/* Detach and destroy. NULL is fine. */
+void probe_free(struct probe *p);
+
+/*
+ * Turn on kernel.bpf_stats_enabled for as long as the returned fd is open
+ * (BPF_ENABLE_STATS); -errno when refused.
+ */
+int probe_stats_enable(void);
+
+/* Class names, in enum order ("anon_minor", ...). */
+const char *probe_class_name(unsigned cls);
+/* Class index of a name, or -1. */
+int probe_class_from_name(const char *name);
+
+/*
+ * The real prober for tree_resolve: loads and attaches a program of that
+ * backend to that hook here, then releases it.
+ */
+int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason);
+
+/* Route libbpf's messages into the daemon's log (debug level; warnings as warnings). */
+void probe_setup_libbpf_logging(void);

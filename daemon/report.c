@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+#include "daemon/report.h"
+#include "daemon/util.h"
+
+#include <string.h>
+
+void report_init(struct report *r, const struct tree *t)
+{
+	memset(r, 0, sizeof(*r));
+	r->tree = t;
+	r->agent = "builtin";
+	r->levels = json_array();
+	r->unavailable = json_array();
+	r->warnings = json_array();
+	r->timings = json_pack("{s:f,s:[]}", "total_s", 0.0, "levels");
+	r->overhead = json_array();
+	r->stop_node = -1;
+	r->stop_action = -1;
+}
+
+void report_free(struct report *r)
+{
+	json_decref(r->levels);
+	json_decref(r->unavailable);
+	json_decref(r->warnings);
+	json_decref(r->timings);
+	json_decref(r->overhead);
+	free(r->stop_reason);
+	memset(r, 0, sizeof(*r));
+}
+
+void report_warn(struct report *r, const char *msg)
+{
+	json_array_append_new(r->warnings, json_string(msg));
+}
+
+void report_unavailable(struct report *r, const struct tree_node *n)
+{
+	json_array_append_new(r->unavailable, json_pack("{s:s,s:s}", "node", n->id, "reason",
+							n->reason ?: "no backend"));
+}
+
+static json_t *level_entry(json_t *arr, int level)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(arr, i, e) if (json_integer_value(json_object_get(e, "level")) == level)
+		return e;
+	e = json_pack("{s:i}", "level", level);
+	json_array_append_new(arr, e);
+	return e;
+}
+
+void report_timing(struct report *r, int level, const char *what, uint64_t ns)
+{
+	char key[64];
+	json_t *e;
+	double s = ns / 1e9;
+
+	if (level == 0) {
+		json_object_set_new(r->timings, "total_s", json_real(s));
+		return;
+	}
+	e = level_entry(json_object_get(r->timings, "levels"), level);
+	snprintf(key, sizeof(key), "%s_s", what);
+	s += json_real_value(json_object_get(e, key));
+	json_object_set_new(e, key, json_real(s));
+}
+
+void report_probe(struct report *r, int level, const json_t *probe)
+{
+	static const char *const keys[] = { "program_runs", "program_time_ns", "ns_per_run",
+					     "overhead_fraction" };
+	json_t *e;
+	size_t i;
+
+	if (!probe)
+		return;
+	e = level_entry(r->overhead, level);
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(probe, keys[i]);
+
+		if (v)
+			json_object_set(e, keys[i], v);
+	}
+	json_object_set(e, "programs", json_object_get(probe, "programs"));
+}
+
+void report_level(struct report *r, int level, int parent, const struct calib_decision *d)
+{
+	json_array_append_new(
+		r->levels,
+		json_pack("{s:i,s:s?,s:s,s:s?,s:s,s:o}", "level", level, "parent",
+			  parent >= 0 ? r->tree->nodes[parent].id : NULL, "action",
+			  calib_action_name(d->action), "node",
+			  d->node >= 0 ? r->tree->nodes[d->node].id : NULL, "reason",
+			  d->reason ?: "", "scores", calib_scores_to_json(d)));
+}
+
+void report_stop(struct report *r, int node, int action, const char *reason)
+{
+	r->stop_node = node;
+	r->stop_action = action;
+	free(r->stop_reason);
+	r->stop_reason = xstrdup(reason ?: "");
+}
+
+/* Does metric id "<node>/<m>" belong to node id or one of its ancestors on the path? */
+static bool metric_on_path(const char *metric, json_t *path)
+{
+	size_t i, len;
+	json_t *p;
+
+	json_array_foreach(path, i, p)
+	{
+		const char *id = json_string_value(p);
+
+		len = strlen(id);
+		if (strncmp(metric, id, len) == 0 && metric[len] == '/')
+			return true;
+	}
+	return strncmp(metric, "target/", 7) == 0;
+}
+
+static json_t *evidence_of(const struct report *r, json_t *path)
+{
+	json_t *ev = json_array(), *lv, *sc;
+	size_t i, j;
+
+	json_array_foreach(r->levels, i, lv)
+	{
+		int level = json_integer_value(json_object_get(lv, "level"));
+
+		json_array_foreach(json_object_get(lv, "scores"), j, sc)
+		{
+			const char *m = json_string_value(json_object_get(sc, "metric"));
+			json_t *e;
+
+			if (!m || !metric_on_path(m, path))
+				continue;
+			if (!json_is_true(json_object_get(sc, "flagged")) && strncmp(m, "target/", 7))
+				continue;
+			e = json_deep_copy(sc);
+			json_object_set_new(e, "id", json_sprintf("L%d/%s", level, m));
+			json_object_set_new(e, "level", json_integer(level));
+			json_array_append_new(ev, e);
+		}
+	}
+	return ev;
+}
+
+json_t *report_result(const struct report *r, const struct calib_params *p)
+{
+	json_t *path = json_array(), *res;
+	bool bottleneck = r->stop_action == CALIB_COMMIT && r->stop_node >= 0;
+	int chain[TREE_MAX_DEPTH + 1], n = 0, i, idx;
+	_cleanup_free_ char *summary = NULL;
+
+	for (idx = bottleneck ? r->stop_node : -1; idx >= 0 && n <= TREE_MAX_DEPTH;
+	     idx = r->tree->nodes[idx].parent)
+		chain[n++] = idx;
+	for (i = n - 1; i >= 0; i--)
+		json_array_append_new(path, json_string(r->tree->nodes[chain[i]].id));
+
+	if (bottleneck)
+		summary = xasprintf("%s: the target loses time in %s (%s). %s",
+				    r->tree->nodes[r->stop_node].id,
+				    r->tree->nodes[r->stop_node].description,
+				    tree_is_leaf(r->tree, r->stop_node) ? "a leaf"
+									 : "not narrowed to a leaf",
+				    r->stop_reason ?: "");
+	else
+		summary = xasprintf("No kernel bottleneck: %s", r->stop_reason ?: "");
+
+	res = json_pack("{s:s,s:o,s:b,s:i,s:s,s:s,s:o,s:O,s:O,s:O,s:O,s:O,s:s,s:I,s:f,s:b}",
+			"verdict", bottleneck ? "bottleneck" : "no_bottleneck", "path", path, "leaf",
+			bottleneck && tree_is_leaf(r->tree, r->stop_node), "depth", n, "summary",
+			summary, "reason", r->stop_reason ?: "", "evidence", evidence_of(r, path),
+			"levels", r->levels, "unavailable", r->unavailable, "warnings", r->warnings,
+			"overhead", r->overhead, "timings", r->timings, "agent", r->agent,
+			"reference", (json_int_t)r->reference_id, "tau", p->tau, "calibrated",
+			p->calibrated);
+	return res;
+}

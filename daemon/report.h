@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report of a diagnosis: what each level measured and decided, where
+ * the descent stopped and why, the evidence behind the verdict (under
+ * stable ids "L<level>/<metric>"), nodes that could not be measured and
+ * why, probe overhead, timings. Pure data assembly.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "daemon/calibrate.h"
+#include "daemon/tree.h"
+
+struct report {
+	const struct tree *tree;
+	const char *agent;
+	int64_t reference_id;
+	json_t *levels;	     /* [{level, parent, action, node, reason, scores}] */
+	json_t *unavailable; /* [{node, reason}] */
+	json_t *warnings;    /* [string] */
+	json_t *timings;     /* {"total_s", "levels": [{level, measure_s, decide_s}]} */
+	json_t *overhead;    /* [{level, program_runs, program_time_ns, ns_per_run, overhead_fraction}] */
+	int stop_node;
+	int stop_action; /* enum calib_action, -1 until stopped */
+	char *stop_reason;
+};
+
+void report_init(struct report *r, const struct tree *t);
+void report_free(struct report *r);
+void report_warn(struct report *r, const char *msg);
+void report_unavailable(struct report *r, const struct tree_node *n);
+/* level 0 with what "total": the whole diagnosis. */
+void report_timing(struct report *r, int level, const char *what, uint64_t ns);
+/* The level's probe info from measure (borrowed). */
+void report_probe(struct report *r, int level, const json_t *probe);
+void report_level(struct report *r, int level, int parent, const struct calib_decision *d);
+/* Where the descent ended. node -1 with CALIB_ABSTAIN: no bottleneck. */
+void report_stop(struct report *r, int node, int action, const char *reason);
+/*
+ * The job's result: {"verdict", "path", "leaf", "summary", "reason",
+ * "evidence", "levels", "unavailable", "warnings", "overhead", "timings",
+ * "agent", "reference", "tau", "calibrated"}.
+ */
+json_t *report_result(const struct report *r, const struct calib_params *p);

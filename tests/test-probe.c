@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The multiplexed probe against the real kernel: resolution on this
+ * machine, then known workloads whose fault counts are known in advance,
+ * run in a child the probe follows (as the kernel's BPF selftests do).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/log.h"
+#include "daemon/measure.h"
+#include "daemon/probe.h"
+#include "daemon/resolve.h"
+#include "daemon/tree.h"
+#include "daemon/util.h"
+#include "tests/tap.h"
+
+#define PAGE 4096
+#define NPAGES 20000
+
+static struct tree *tree;
+
+static void work_anon_write(void)
+{
+	char *p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t i;
+
+	madvise(p, (size_t)NPAGES * PAGE, MADV_NOHUGEPAGE);
+	for (i = 0; i < NPAGES; i++)
+		p[i * PAGE] = 1;
+}
+
+static void work_zero_read(void)
+{
+	volatile char *p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t i;
+	char sum = 0;
+
+	madvise((void *)p, (size_t)NPAGES * PAGE, MADV_NOHUGEPAGE);
+	for (i = 0; i < NPAGES; i++)
+		sum += p[i * PAGE];
+	(void)sum;
+}
+
+static void work_cow(void)
+{
+	char *p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t c;
+	size_t i;
+
+	madvise(p, (size_t)NPAGES * PAGE, MADV_NOHUGEPAGE);
+	memset(p, 1, (size_t)NPAGES * PAGE);
+	c = fork();
+	if (c == 0) {
+		for (i = 0; i < NPAGES; i++)
+			p[i * PAGE] = 2;
+		_exit(0);
+	}
+	waitpid(c, NULL, 0);
+}
+
+static const char *data_file;
+
+static void work_file_read(bool drop)
+{
+	int fd = open(data_file, O_RDONLY);
+	volatile char *p;
+	size_t i;
+	char sum = 0;
+
+	if (fd < 0)
+		_exit(3);
+	if (drop)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(4);
+	madvise((void *)p, (size_t)NPAGES * PAGE, MADV_RANDOM);
+	for (i = 0; i < NPAGES; i++)
+		sum += p[i * PAGE];
+	(void)sum;
+}
+
+static void work_file_cached(void)
+{
+	work_file_read(false);
+}
+
+static void work_file_major(void)
+{
+	work_file_read(true);
+}
+
+/* Run work() in a child followed by a probe covering every leaf; return the counts. */
+static int run_probed(void (*work)(void), struct probe_counts *ret)
+{
+	int leaves[TREE_MAX_NODES];
+	size_t n = 0, i;
+	struct probe_plan plan;
+	struct probe *p = NULL;
+	char *vlog = NULL;
+	int go[2], status, r;
+	pid_t pid;
+
+	for (i = 0; i < tree->n_nodes; i++)
+		if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
+			leaves[n++] = i;
+	r = probe_plan_for(tree, leaves, n, &plan);
+	if (r < 0)
+		return r;
+	r = probe_load(tree, &plan, &p, &vlog);
+	if (r < 0) {
+		fprintf(stderr, "probe_load: %s\n%s\n", strerror(-r), vlog ?: "");
+		free(vlog);
+		return r;
+	}
+	if (pipe(go) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		work();
+		_exit(0);
+	}
+	close(go[0]);
+	r = probe_add_target(p, pid);
+	if (!r)
+		r = probe_attach(p);
+	(void)!write(go[1], "g", 1);
+	close(go[1]);
+	waitpid(pid, &status, 0);
+	probe_detach(p);
+	if (!r)
+		r = probe_read(p, ret);
+	probe_free(p);
+	if (!r && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		r = -ECHILD;
+	return r;
+}
+
+static unsigned long long cls(const struct probe_counts *c, enum argus_class k)
+{
+	return c->cls[k].count;
+}
+
+static void test_resolution(void)
+{
+	int i = tree_find(tree, "kernel_paging.anon_fault.minor");
+
+	REQUIRE(i >= 0);
+	CHECKF(tree->nodes[i].backend == BACKEND_TRACEPOINT, "minor resolved to %s",
+	       backend_name(tree->nodes[i].backend));
+	/* this kernel refuses fentry and has no kprobes: the reason says so */
+	CHECKF(tree->nodes[i].reason && strstr(tree->nodes[i].reason, "fentry") &&
+		       strstr(tree->nodes[i].reason, "kprobe"),
+	       "reason: %s", tree->nodes[i].reason ?: "(none)");
+	i = tree_find(tree, "kernel_scheduler.runqueue_wait");
+	REQUIRE(i >= 0);
+	CHECK(tree->nodes[i].backend == BACKEND_TRACEPOINT);
+	i = tree_find(tree, "kernel_paging");
+	CHECK(i >= 0 && tree->nodes[i].backend != BACKEND_NONE);
+}
+
+static void test_anon_minor(void)
+{
+	struct probe_counts c;
+	int r = run_probed(work_anon_write, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_ANON_MINOR) >= NPAGES &&
+		       cls(&c, ARGUS_CLS_ANON_MINOR) < NPAGES + NPAGES / 10,
+	       "anon_minor %llu for %d pages", cls(&c, ARGUS_CLS_ANON_MINOR), NPAGES);
+	CHECKF(cls(&c, ARGUS_CLS_ANON_ZERO) < NPAGES / 20, "anon_zero %llu",
+	       cls(&c, ARGUS_CLS_ANON_ZERO));
+	CHECKF(cls(&c, ARGUS_CLS_ANON_COW) < NPAGES / 20, "anon_cow %llu",
+	       cls(&c, ARGUS_CLS_ANON_COW));
+	CHECKF(c.cls[ARGUS_CLS_ANON_MINOR].time_ns > 0, "anon_minor time 0");
+	fprintf(stderr, "anon write: minor %llu (%.0f ns each)\n", cls(&c, ARGUS_CLS_ANON_MINOR),
+		(double)c.cls[ARGUS_CLS_ANON_MINOR].time_ns / (cls(&c, ARGUS_CLS_ANON_MINOR) ?: 1));
+}
+
+static void test_zero_page(void)
+{
+	struct probe_counts c;
+	int r = run_probed(work_zero_read, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_ANON_ZERO) >= NPAGES &&
+		       cls(&c, ARGUS_CLS_ANON_ZERO) < NPAGES + NPAGES / 10,
+	       "anon_zero %llu for %d pages", cls(&c, ARGUS_CLS_ANON_ZERO), NPAGES);
+	CHECKF(cls(&c, ARGUS_CLS_ANON_MINOR) < NPAGES / 10, "anon_minor %llu",
+	       cls(&c, ARGUS_CLS_ANON_MINOR));
+}
+
+static void test_cow(void)
+{
+	struct probe_counts c;
+	int r = run_probed(work_cow, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_ANON_COW) >= NPAGES &&
+		       cls(&c, ARGUS_CLS_ANON_COW) < NPAGES + NPAGES / 10,
+	       "anon_cow %llu for %d pages", cls(&c, ARGUS_CLS_ANON_COW), NPAGES);
+	/* the parent's memset: fresh pages */
+	CHECKF(cls(&c, ARGUS_CLS_ANON_MINOR) >= NPAGES, "anon_minor %llu",
+	       cls(&c, ARGUS_CLS_ANON_MINOR));
+	CHECKF(cls(&c, ARGUS_CLS_FORK) >= 1, "fork %llu", cls(&c, ARGUS_CLS_FORK));
+}
+
+static void test_file(void)
+{
+	struct probe_counts c, m;
+	unsigned long long cached, major;
+	int r;
+
+	r = run_probed(work_file_cached, &c);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	cached = cls(&c, ARGUS_CLS_FILE_CACHE);
+	CHECKF(cached > 0 && cls(&c, ARGUS_CLS_FILE_MAJOR) < cached / 10,
+	       "cached file: page_cache %llu major %llu", cached, cls(&c, ARGUS_CLS_FILE_MAJOR));
+	CHECKF(cls(&c, ARGUS_CLS_ANON_MINOR) + cls(&c, ARGUS_CLS_ANON_ZERO) < cached,
+	       "anon faults on a file workload: %llu", cls(&c, ARGUS_CLS_ANON_MINOR));
+
+	r = run_probed(work_file_major, &m);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	major = cls(&m, ARGUS_CLS_FILE_MAJOR);
+	CHECKF(major > 1000, "dropped file: major %llu page_cache %llu", major,
+	       cls(&m, ARGUS_CLS_FILE_CACHE));
+	CHECKF(m.cls[ARGUS_CLS_FILE_MAJOR].time_ns > c.cls[ARGUS_CLS_FILE_CACHE].time_ns,
+	       "major time %llu <= cached time %llu", m.cls[ARGUS_CLS_FILE_MAJOR].time_ns,
+	       c.cls[ARGUS_CLS_FILE_CACHE].time_ns);
+	fprintf(stderr, "file: cached %llu faults (%.0f ns each), dropped %llu major (%.0f ns each)\n",
+		cached, (double)c.cls[ARGUS_CLS_FILE_CACHE].time_ns / (cached ?: 1), major,
+		(double)m.cls[ARGUS_CLS_FILE_MAJOR].time_ns / (major ?: 1));
+}
+
+static int make_data_file(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	char buf[PAGE];
+	size_t i;
+
+	if (fd < 0)
+		return -errno;
+	memset(buf, 'a', sizeof(buf));
+	for (i = 0; i < NPAGES; i++)
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+			return -errno;
+	fsync(fd);
+	return 0;
+}
+
+int main(void)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR");
+	_cleanup_free_ char *path = xasprintf("%s/tree-data/tree.json", src ?: ".");
+	struct prober pr = { .try_hook = probe_try_hook };
+	char tmpl[] = "/var/tmp/argus-test-probe-XXXXXX";
+	_cleanup_free_ char *file = NULL;
+	char *err = NULL;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test-probe needs root\n");
+		return 77;
+	}
+	probe_setup_libbpf_logging();
+	REQUIRE(tree_load_file(path, &tree, &err) == 0);
+	tree_resolve(tree, &pr);
+	REQUIRE(mkdtemp(tmpl));
+	file = xasprintf("%s/data", tmpl);
+	REQUIRE(make_data_file(file) == 0);
+	data_file = file;
+
+	test_resolution();
+	test_anon_minor();
+	test_zero_page();
+	test_cow();
+	test_file();
+
+	unlink(file);
+	rmdir(tmpl);
+	tree_free(tree);
+	return tap_done("test-probe");
+}
