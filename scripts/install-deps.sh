@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install what argusd needs to build, test and run, from Debian 12's archive.
+# Only missing packages are installed; safe to run again.
+set -eu
+
+PACKAGES="build-essential cmake pkg-config clang llvm bpftool libbpf-dev \
+libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
+sqlite3 curl jq systemd"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root" >&2
+	exit 1
+fi
+missing=""
+for p in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "install-deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
