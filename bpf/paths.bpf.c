@@ -12,7 +12,10 @@
  * time runs from fault entry to the last page mapped (or to the wakeup after
  * it slept), minus the time spent inside nested paths (runqueue waits,
  * direct reclaim, compaction, mmap_lock waits) which count in their own
- * classes. Time of different nodes is therefore comparable.
+ * classes. Block I/O time is likewise thread time: the target blocked in
+ * iowait outside a fault, split between the queue and device phases of the
+ * request it waited for (request latency itself overlaps and is device
+ * time, not the target's). Time of different nodes is therefore comparable.
  *
  * Backends: the tracepoint family (tp_btf) is the classifier used here.
  * Generic kprobe/kretprobe and fentry/fexit programs count calls and
@@ -68,6 +71,10 @@ struct thread_state {
 	__u64 compact_start;
 	__u64 lock_start;
 	__u64 futex_start;
+	__u64 io_block_start; /* blocked in iowait outside a fault */
+	__u64 rq_insert;      /* phases of the thread's last completed request */
+	__u64 rq_issue;
+	__u64 rq_complete;
 };
 
 struct {
@@ -80,6 +87,7 @@ struct {
 struct request_state {
 	__u64 insert_ts;
 	__u64 issue_ts;
+	__u32 tid; /* the target thread that submitted it */
 };
 
 struct {
@@ -280,6 +288,31 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 
 /* ---- scheduler ---- */
 
+static __always_inline __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
+{
+	__u64 lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/*
+ * The thread waited for I/O from t0 to t1 outside a fault: the part that
+ * overlaps its last request's queueing counts as queue time, the rest as
+ * device time.
+ */
+static __always_inline void io_wait_done(struct thread_state *ts, __u64 t0, __u64 t1)
+{
+	__u64 q = 0;
+
+	if (t1 <= t0)
+		return;
+	if (ts->rq_insert && ts->rq_issue > ts->rq_insert)
+		q = overlap(t0, t1, ts->rq_insert, ts->rq_issue);
+	if (q)
+		account(ARGUS_CLS_BLOCK_QUEUE, 0, q);
+	account(ARGUS_CLS_BLOCK_DEVICE, 0, t1 - t0 - q);
+}
+
 static __always_inline void mark_runnable(struct task_struct *p)
 {
 	struct thread_state *ts;
@@ -320,6 +353,9 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 			} else {
 				ts->runq_start = 0;
 				ts->block_start = now;
+				if (!ts->fault_start &&
+				    BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+					ts->io_block_start = now;
 				if (ts->fault_start) {
 					ts->fault_flags |= F_SLEPT;
 					/* a file fault that sleeps waits for its page to be read */
@@ -344,6 +380,10 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 				if (ts->fault_start)
 					ts->fault_end = now;
 				ts->block_start = 0;
+			}
+			if (ts->io_block_start) {
+				io_wait_done(ts, ts->io_block_start, now);
+				ts->io_block_start = 0;
 			}
 		}
 	}
@@ -499,6 +539,7 @@ int BPF_PROG(handle_block_rq_insert, struct request *rq)
 	if (!current_is_target())
 		return 0;
 	rs.insert_ts = bpf_ktime_get_ns();
+	rs.tid = (__u32)bpf_get_current_pid_tgid();
 	bpf_map_update_elem(&requests, &key, &rs, BPF_ANY);
 	return 0;
 }
@@ -511,9 +552,8 @@ int BPF_PROG(handle_block_rq_issue, struct request *rq)
 	struct request_state fresh = {};
 
 	if (rs) {
-		if (rs->insert_ts && now > rs->insert_ts)
-			account(ARGUS_CLS_BLOCK_QUEUE, 1, now - rs->insert_ts);
 		rs->issue_ts = now;
+		account(ARGUS_CLS_BLOCK_QUEUE, 1, 0);
 		return 0;
 	}
 	if (!current_is_target())
@@ -521,6 +561,7 @@ int BPF_PROG(handle_block_rq_issue, struct request *rq)
 	/* issued directly, without a scheduler queue */
 	account(ARGUS_CLS_BLOCK_QUEUE, 1, 0);
 	fresh.issue_ts = now;
+	fresh.tid = (__u32)bpf_get_current_pid_tgid();
 	bpf_map_update_elem(&requests, &key, &fresh, BPF_ANY);
 	return 0;
 }
@@ -531,11 +572,17 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct request_state *rs = bpf_map_lookup_elem(&requests, &key);
+	struct thread_state *ts;
 
 	if (!rs)
 		return 0;
-	if (rs->issue_ts && now > rs->issue_ts)
-		account(ARGUS_CLS_BLOCK_DEVICE, 1, now - rs->issue_ts);
+	account(ARGUS_CLS_BLOCK_DEVICE, 1, 0);
+	ts = thread_get(rs->tid, false);
+	if (ts) {
+		ts->rq_insert = rs->insert_ts;
+		ts->rq_issue = rs->issue_ts;
+		ts->rq_complete = now;
+	}
 	bpf_map_delete_elem(&requests, &key);
 	return 0;
 }

@@ -37,8 +37,16 @@ struct calib_score {
 
 /*
  * Score one metric from its K reference values (k >= 1) and the perturbed
- * value. Without calibration (p->calibrated false) z is delta / max(|centre|, 1),
- * the relative change, compared against the same tau.
+ * value: centre = mean, spread = max(sample sd (n - 1; 0 when k == 1),
+ * rel_floor * |centre|, is_time ? time_floor_ns : count_floor), z = delta /
+ * spread, flagged = z > tau. A non-finite input is reported, never flagged.
+ * ret->metric is a copy of metric (freed by calib_decision_free, or by the
+ * caller for a lone score).
+ *
+ * Without calibration (p->calibrated false) this is the baseline the paper
+ * compares against, "probes without reference calibration": there is no
+ * reference spread (spread 0), z = delta / max(|centre|, 1) is the relative
+ * change, and any increase is flagged (delta > 0).
  */
 void calib_score_metric(const struct calib_params *p, const char *metric, bool is_time,
 			const double *ref, size_t k, double value, struct calib_score *ret);
@@ -57,22 +65,47 @@ struct calib_decision {
 	char *reason;	  /* one sentence for the trace and the report */
 	struct calib_score *scores; /* every scored metric of the level, in node order */
 	size_t n_scores;
+	int evidence;	  /* index in scores[] of the metric the decision rests on
+			   * (the top node's deciding metric, the wall time of a
+			   * gate abstention, else the largest z); -1 when none */
 };
 
 /*
  * The decision for one level. active[] are the level's nodes; parent is the
  * node flagged at the level above (-1 at level 1). ref[0..k) are the
- * reference runs, pmv the perturbed run; both hold "<node>/<metric>" and
- * "target/wall_ns". Rule: if the target's wall time did not rise by more
- * than tau spreads and min_slowdown, abstain (a kernel path change that does
- * not slow the target is not worth naming; skipped when the reference has no
- * wall time, as for running targets). Otherwise rank flagged nodes by their
- * largest z on time, then on count; descend into (or commit to, at a leaf)
- * the top one. No node flagged: commit to parent when parent >= 0 (shallow
- * but correct), else abstain.
+ * reference runs, pmv the perturbed run; both hold "<node>/<metric>" (the
+ * metrics the node declares) and "target/wall_ns". A metric absent from the
+ * PMV or from any reference run is not scored and cannot flag.
+ *
+ * Scores: every scored metric of every active node in node and declaration
+ * order, then "target/wall_ns" when present; for the wall time "flagged"
+ * means the target is slower: z > tau and a relative increase above
+ * min_slowdown.
+ *
+ * Rule (calibrated): at level 1, when the wall time is scored and the target
+ * is not slower, abstain (a kernel path change that does not slow the target
+ * is not worth naming; skipped without wall times, as for running targets).
+ * A node is flagged when any of its metrics is. Flagged nodes rank first by
+ * a flagged time_ns, largest absolute increase (value - centre, in ns: time
+ * is the target threads' exclusive time, so it compares across nodes), then
+ * count-only flagged nodes by count z; ties keep active[] order. Descend
+ * into the top node, or commit to it at a leaf. No node flagged: commit to
+ * parent when parent >= 0 (shallow but correct), else abstain.
+ *
+ * Uncalibrated (the ablation baseline): no wall-time gate; a node is flagged
+ * when any metric increased, and the largest relative increase wins.
+ *
+ * p NULL means calib_params_default. Returns 0 and fills *ret, or -EINVAL
+ * (bad index, k == 0, NULL vectors) / -ENOMEM; *ret is written only on
+ * success and released with calib_decision_free.
  */
 int calib_decide(const struct calib_params *p, const struct tree *t, const int *active,
 		 size_t n_active, int parent, const struct mvec *ref, size_t k,
 		 const struct mvec *pmv, struct calib_decision *ret);
+/* Frees what *d holds (not d itself); NULL is fine. */
 void calib_decision_free(struct calib_decision *d);
+/*
+ * [{"metric", "reference" (centre), "spread", "value", "delta", "z",
+ * "flagged"}] in scores order; non-finite numbers are null.
+ */
 json_t *calib_scores_to_json(const struct calib_decision *d);

@@ -63,6 +63,11 @@ static const char *const fault_companions[] = {
 	"mmap_lock_acquire_returned",
 };
 
+/* Block I/O time is iowait thread time: it needs the switches and every request phase. */
+#define BLOCK_CLASSES ((1u << ARGUS_CLS_BLOCK_QUEUE) | (1u << ARGUS_CLS_BLOCK_DEVICE))
+static const char *const block_companions[] = { "sched_switch", "block_rq_insert", "block_rq_issue",
+						"block_rq_complete" };
+
 /* Always attached: following the target's processes. */
 static const char *const tracking[] = { "sched_process_fork", "sched_process_exit" };
 
@@ -190,6 +195,9 @@ static int plan_tracepoints(const struct probe_plan *plan, struct tp_set *ret)
 	if (classes & PAGING_CLASSES)
 		for (i = 0; i < ARRAY_SIZE(fault_companions); i++)
 			tp_add(ret, fault_companions[i]);
+	if (classes & BLOCK_CLASSES)
+		for (i = 0; i < ARRAY_SIZE(block_companions); i++)
+			tp_add(ret, block_companions[i]);
 	return 0;
 }
 
@@ -234,9 +242,10 @@ struct probe {
 
 static struct bpf_program *tp_program(struct paths_bpf *skel, const char *tp)
 {
-	char name[96];
+	char name[128];
 
-	snprintf(name, sizeof(name), "handle_%s", tp);
+	if (snprintf(name, sizeof(name), "handle_%s", tp) >= (int)sizeof(name))
+		return NULL;
 	return bpf_object__find_program_by_name(skel->obj, name);
 }
 

@@ -164,11 +164,11 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 		json_array_append_new(path, json_string(r->tree->nodes[chain[i]].id));
 
 	if (bottleneck)
-		summary = xasprintf("%s: the target loses time in %s (%s). %s",
+		summary = xasprintf("Bottleneck at %s%s. %s Why: %s",
 				    r->tree->nodes[r->stop_node].id,
+				    tree_is_leaf(r->tree, r->stop_node) ? ""
+									 : " (not narrowed to a leaf)",
 				    r->tree->nodes[r->stop_node].description,
-				    tree_is_leaf(r->tree, r->stop_node) ? "a leaf"
-									 : "not narrowed to a leaf",
 				    r->stop_reason ?: "");
 	else
 		summary = xasprintf("No kernel bottleneck: %s", r->stop_reason ?: "");

@@ -12,8 +12,9 @@
 
 struct prober {
 	/*
-	 * Try one hook: 0 when a program of this backend loads and attaches
-	 * to it here; else a negative errno and *ret_reason (malloc'ed) saying
+	 * Try one hook (a function symbol, or a single tracepoint name: the
+	 * resolver splits '+'-joined alternatives): 0 when a program of this
+	 * backend loads and attaches to it here; else a negative errno and *ret_reason (malloc'ed) saying
 	 * why, e.g. "kprobe: kernel has no kprobe support (CONFIG_KPROBES off)".
 	 */
 	int (*try_hook)(void *userdata, enum backend b, const char *hook, char **ret_reason);
@@ -21,10 +22,27 @@ struct prober {
 };
 
 /*
- * Resolve every node. Leaves: first (backend, hook) that try_hook accepts.
- * Inner nodes: their own hooks if they have any, else available when at
- * least one descendant is (backend = the one most children use).
- * Results cached per (backend, hook) so each is tried once. Returns the
- * number of unavailable nodes.
+ * Resolve every node (earlier results are replaced). Rules:
+ *  - A node with hooks tries backends in order fentry, kprobe, tracepoint
+ *    and each backend's alternatives in file order; the first accepted is
+ *    chosen (node->backend, node->hook). A tracepoint alternative joined by
+ *    '+' is probed one tracepoint at a time and chosen when all attach.
+ *  - try_hook is called once per (backend, hook) for the whole tree; later
+ *    uses of the same pair reuse its answer.
+ *  - node->reason lists the refusals met before the choice, or all of them
+ *    when nothing was accepted, as "<backend>: <hook>: <why>" joined by "; "
+ *    (a leading "<backend>: " in the prober's reason is dropped; a missing
+ *    reason is strerror of the error); NULL when the first try worked.
+ *  - An inner node without hooks, or whose hooks were all refused, is
+ *    measured through its children's classes: available when at least one
+ *    child is, backend = the one most of its available children use (ties:
+ *    the earlier backend of the order), hook = the hooks the children on
+ *    that backend chose, split at '+', each once, in child order, joined by
+ *    '+' ("page_fault_user+rss_stat+mm_page_alloc": for tracepoints, a valid
+ *    alternative; for fentry/kprobe, a list of functions that the probe must
+ *    split); the reason names the children that are not available. When none is, the reason quotes each
+ *    child's reason ("no child is available: id [reason], ...").
+ *  - A leaf without hooks is unavailable: "no hooks declared".
+ * Returns the number of unavailable nodes, or -EINVAL / -ENOMEM.
  */
 int tree_resolve(struct tree *t, const struct prober *p);

@@ -83,6 +83,8 @@ int store_reference_add_run(struct store *s, int64_t ref_id, int repeat, const s
 int store_reference_get(struct store *s, int64_t ref_id, json_t **ret);
 /* The K run vectors; *ret_runs is an array of ret_n mvecs (free each and the array). */
 int store_reference_runs(struct store *s, int64_t ref_id, struct mvec **ret_runs, size_t *ret_n);
+/* 0 when the reference exists, -ENOENT when not. */
+int store_reference_exists(struct store *s, int64_t ref_id);
 /* Newest reference of a subject; -ENOENT when none. */
 int store_reference_latest(struct store *s, const char *subject, int64_t *ret_id);
 /* {"references": [meta + id + created, newest first]}; subject NULL for all. */
@@ -93,3 +95,5 @@ int store_reference_list(struct store *s, const char *subject, int limit, json_t
 /* kind "pmv"; level 1..3; parent: the node whose children were probed ("" at level 1). */
 int store_vector_add(struct store *s, int64_t job_id, const char *kind, int level,
 		     const char *parent, const struct mvec *v);
+/* [{"kind", "level", "parent", "vector"}...] in insertion order; -ENOENT when the job does not exist. */
+int store_vectors_get(struct store *s, int64_t job_id, json_t **ret);

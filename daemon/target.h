@@ -37,14 +37,28 @@ struct target_result {
 void target_result_clear(struct target_result *r);
 
 /*
+ * The program a workload runs: argv[0] when absolute, else victims_dir/argv[0].
+ * -EINVAL (with *ret_err) when it cannot be resolved.
+ */
+int target_resolve_program(const struct workload *w, const char *victims_dir, char **ret_path,
+			   char **ret_err);
+/*
  * Fork the workload, stopped before exec. victims_dir resolves argv[0]
  * without '/'. Fails early (-ENOENT, -EACCES) with *ret_err when the
- * program is missing or not executable, or the user unknown (-ESRCH).
+ * program is missing or not executable, or the user unknown (-ESRCH);
+ * -EINVAL when none of the workload's CPUs is online and allowed to us.
+ * The child gets a clean environment (PATH, HOME, USER, LOGNAME, LANG,
+ * ARGUS_TARGET=1), "/" as working directory and umask 022.
+ * The child's parent death signal follows the calling thread: that thread
+ * must outlive the run. The process must not ignore SIGCHLD nor let another
+ * thread reap with waitpid(-1).
  */
 int target_spawn(const struct workload *w, const char *victims_dir, struct target_run **ret,
 		 char **ret_err);
 /* The child's pid (also its process group id). */
 pid_t target_pid(const struct target_run *t);
+/* The resolved program path. */
+const char *target_path(const struct target_run *t);
 /* Let the child exec; its wall clock starts now. */
 int target_release(struct target_run *t);
 /*
@@ -71,5 +85,5 @@ int target_pid_check(pid_t pid, char **ret_err);
  */
 int target_observe(pid_t pid, unsigned window_ms, bool (*should_stop)(void *), void *userdata,
 		   struct target_result *ret);
-/* Thread ids of pid (from /proc/PID/task), at most max. */
+/* Thread ids of pid (from /proc/PID/task), ascending; the first max when there are more. */
 int target_threads(pid_t pid, pid_t *ret_tids, size_t max, size_t *ret_n);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The kernel code-path tree (tree-data/*.json): nodes with dotted ids,
+ * The kernel code-path tree (the JSON files of tree-data/): nodes with dotted ids,
  * metrics, the probe event classes they own, and hooks as ordered
  * alternatives per backend. Loading is pure; resolution against the running
  * kernel lives in resolve.c.
@@ -26,6 +26,15 @@ enum backend backend_from_name(const char *s);
 
 #define TREE_MAX_DEPTH 3
 #define TREE_MAX_NODES 256
+/* Bounds on what a tree document may hold (the loader rejects more). */
+#define TREE_MAX_FILE_BYTES (1024 * 1024)
+#define TREE_MAX_VERSION_LEN 64
+#define TREE_MAX_ID_LEN 128	  /* whole dotted id */
+#define TREE_MAX_DESCRIPTION_LEN 1024
+#define TREE_MAX_HOOKS 16	  /* alternatives per backend */
+#define TREE_MAX_HOOK_LEN 256	  /* one alternative, '+'-joined tracepoints included */
+#define TREE_MAX_HOOK_PARTS 8	  /* tracepoints joined in one alternative */
+#define TREE_MAX_CHILDREN 32	  /* = ARGUS_MAX_SLOTS: one level must fit the probe's slots */
 
 struct tree_node {
 	char *id;	   /* "kernel_paging.anon_fault.minor" */
@@ -49,8 +58,10 @@ struct tree_node {
 
 	/* Resolution (resolve.c) */
 	enum backend backend;	/* chosen backend, BACKEND_NONE when unavailable */
-	char *hook;		/* chosen hook, NULL when unavailable */
-	char *reason;		/* why unavailable; or why earlier backends were refused */
+	char *hook;		/* chosen hook, NULL when unavailable; inner nodes measured
+				 * through their children: the children's hooks joined by '+'
+				 * (see tree_resolve) */
+	char *reason;		/* why unavailable; or why earlier backends were refused; NULL if none */
 };
 
 struct tree {
@@ -60,25 +71,58 @@ struct tree {
 };
 
 /*
- * Parse a tree document. Rules: ids are dotted paths whose parent is the id
- * minus its last component and appears earlier; depth <= TREE_MAX_DEPTH;
- * class names are ARGUS_CLASS_NAMES; every leaf owns at least one class or
- * hook. On error returns -EINVAL and *ret_err names the offending node/field.
+ * Parse a tree document: {"version": "...", "nodes": [...]}, nodes in
+ * parent-before-child order, each {"id", "description", "metrics",
+ * "classes" (leaves only), "hooks" (optional: {"fentry": [...], "kprobe":
+ * [...], "tracepoint": [...]})}. Rules: ids match
+ * [a-z][a-z0-9_]*(.[a-z][a-z0-9_]*)*, are unique, and their parent (the id
+ * minus its last component) appears earlier; depth <= TREE_MAX_DEPTH; at
+ * most TREE_MAX_NODES nodes and TREE_MAX_CHILDREN children (level-1 nodes
+ * included); metrics a non-empty subset of "count", "time_ns"; every leaf
+ * lists at least one class of ARGUS_CLASS_NAMES, an inner node lists none
+ * (it gets the union of its descendants), and no class belongs to two
+ * leaves; hook names are symbols ([A-Za-z0-9_.]) or, for tracepoints,
+ * tracepoint names joined by '+'; no duplicates in any list; unknown fields
+ * and backends are rejected. On error returns -EINVAL (-ENOMEM for
+ * allocation failure) and, when ret_err is not NULL, *ret_err (malloc'ed)
+ * names the offending node and field. *ret is written only on success.
  */
 int tree_from_json(const json_t *doc, struct tree **ret, char **ret_err);
-/* Read and parse a file (bounded size). */
+/*
+ * Read (at most TREE_MAX_FILE_BYTES) and parse a file. A read error is its
+ * negative errno, a JSON syntax error -EINVAL; *ret_err as above.
+ */
 int tree_load_file(const char *path, struct tree **ret, char **ret_err);
+/* NULL is fine. */
 void tree_free(struct tree *t);
 
-/* Index of the node with this id, or -1. */
+/* Class name of ARGUS_CLASS_NAMES for an enum argus_class, NULL when out of range. */
+const char *tree_class_name(int cls);
+/* Inverse of tree_class_name; -1 when unknown. */
+int tree_class_from_name(const char *name);
+/* Does the node declare this metric ("count", "time_ns")? */
+bool tree_node_has_metric(const struct tree_node *n, const char *metric);
+
+/* Index of the node with this id, or -1 (also for NULL). */
 int tree_find(const struct tree *t, const char *id);
 static inline bool tree_is_leaf(const struct tree *t, int idx)
 {
 	return t->nodes[idx].n_children == 0;
 }
-/* The nodes probed at one step: level-1 nodes when parent < 0, else parent's children. */
+/*
+ * The nodes probed at one step: level-1 nodes when parent < 0, else parent's
+ * children, in file order. Writes at most max indexes and returns how many
+ * it wrote (never more than TREE_MAX_CHILDREN for a loaded tree); 0 for a
+ * leaf or an out-of-range parent.
+ */
 size_t tree_active(const struct tree *t, int parent, int *ret_idx, size_t max);
-/* Is node idx inside the subtree rooted at root (root itself included)? */
+/* Is node idx inside the subtree rooted at root (root itself included)? False for bad indexes. */
 bool tree_in_subtree(const struct tree *t, int root, int idx);
-/* GET /tree representation, resolution included. */
+/*
+ * GET /tree representation, resolution included: {"version", "nodes": [{"id",
+ * "description", "level", "parent" (id or null), "children" [ids], "metrics",
+ * "classes" [names], "hooks" {backend: [...]}, "backend" (name or null),
+ * "hook", "available", "reason"}], "summary": {"nodes", "by_backend"
+ * {backend: n}, "unavailable"}}.
+ */
 json_t *tree_to_json(const struct tree *t);

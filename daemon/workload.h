@@ -21,6 +21,8 @@
 #define WORKLOAD_ARG_LEN_MAX 4096
 #define WORKLOAD_TIMEOUT_MAX (24 * 3600)
 #define WORKLOAD_FILE_MAX (64 * 1024)
+#define WORKLOAD_DESCRIPTION_MAX 1024
+#define WORKLOAD_REGISTRY_MAX 1024 /* definition files read from one directory */
 
 struct workload {
 	char *name;
@@ -41,9 +43,16 @@ struct workload {
  */
 int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err);
 void workload_free(struct workload *w);
+/*
+ * The definition as JSON, "cpus" null when it was not given, plus "source"
+ * (the file it came from) when known; without "source" it parses back.
+ */
 json_t *workload_to_json(const struct workload *w);
 
-/* Parse "0-2,5" into a cpu set; -EINVAL on syntax or CPUs >= CPU_SETSIZE. */
+/*
+ * Parse "0-2,5" into a cpu set; -EINVAL on syntax or CPUs >= CPU_SETSIZE.
+ * One trailing newline is accepted (sysfs and /proc lists end with one).
+ */
 int parse_cpu_list(const char *s, cpu_set_t *ret);
 
 struct workload_registry {

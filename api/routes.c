@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The routes of DESIGN.md. Each handler turns one request into one
+ * response; validation is in validate.c, persistence in the store, long
+ * work in the job queue. Store failures are logged by the store and answer
+ * 500 here.
+ */
+#include "api/routes.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ID_SEGMENT_MAX 32
+
+enum route {
+	ROUTE_NONE,
+	ROUTE_DIAGNOSE,
+	ROUTE_REFERENCES,
+	ROUTE_REFERENCE,
+	ROUTE_JOBS,
+	ROUTE_JOB,
+	ROUTE_TRACE,
+	ROUTE_WORKLOADS,
+	ROUTE_TREE,
+	ROUTE_HEALTHZ,
+	ROUTE_METRICS,
+};
+
+static const unsigned status_codes[] = {API_STATUS_CODES};
+_Static_assert(ARRAY_SIZE(status_codes) == API_N_STATUS - 1, "one slot for \"other\"");
+
+void api_stats_count(struct api_stats *st, unsigned status)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(status_codes); i++)
+		if (status_codes[i] == status)
+			break;
+	atomic_fetch_add(&st->by_status[i], 1);
+}
+
+void api_response_clear(struct api_response *r)
+{
+	json_decref(r->json);
+	free(r->text);
+	free(r->location);
+	*r = (struct api_response){};
+}
+
+void api_response_error(struct api_response *r, unsigned status, const char *code,
+			const char *message)
+{
+	api_response_clear(r);
+	r->status = status;
+	r->json = api_error_json(code, message);
+}
+
+static void respond_api_error(struct api_response *r, const struct api_error *e)
+{
+	api_response_error(r, e->status, e->code, e->message);
+}
+
+static void respond_json(struct api_response *r, unsigned status, json_t *body)
+{
+	api_response_clear(r);
+	r->status = status;
+	r->json = body;
+}
+
+static void respond_internal(struct api_response *r, int err)
+{
+	_cleanup_free_ char *msg =
+	    xasprintf("argusd could not answer (%s); see its log", strerror(err < 0 ? -err : err));
+
+	api_response_error(r, 500, "internal", msg);
+}
+
+/* ---- matching ---- */
+
+/*
+ * Split the path into a route and, for /jobs/ID and /references/ID, the id
+ * segment (bounded copy into idbuf). Unknown shapes are ROUTE_NONE.
+ */
+static enum route match(const char *path, char idbuf[static ID_SEGMENT_MAX + 1])
+{
+	static const struct {
+		const char *path;
+		enum route route;
+	} fixed[] = {
+	    {"/diagnose", ROUTE_DIAGNOSE}, {"/references", ROUTE_REFERENCES},
+	    {"/jobs", ROUTE_JOBS},	   {"/workloads", ROUTE_WORKLOADS},
+	    {"/tree", ROUTE_TREE},	   {"/healthz", ROUTE_HEALTHZ},
+	    {"/metrics", ROUTE_METRICS},
+	};
+	const char *rest, *slash;
+	bool jobs;
+	size_t i, len;
+
+	for (i = 0; i < ARRAY_SIZE(fixed); i++)
+		if (strcmp(path, fixed[i].path) == 0)
+			return fixed[i].route;
+
+	if (strncmp(path, "/jobs/", 6) == 0) {
+		jobs = true;
+		rest = path + 6;
+	} else if (strncmp(path, "/references/", 12) == 0) {
+		jobs = false;
+		rest = path + 12;
+	} else {
+		return ROUTE_NONE;
+	}
+	slash = strchr(rest, '/');
+	len = slash ? (size_t)(slash - rest) : strlen(rest);
+	if (len == 0 || len > ID_SEGMENT_MAX)
+		return ROUTE_NONE;
+	memcpy(idbuf, rest, len);
+	idbuf[len] = 0;
+	if (!slash)
+		return jobs ? ROUTE_JOB : ROUTE_REFERENCE;
+	if (jobs && strcmp(slash, "/trace") == 0)
+		return ROUTE_TRACE;
+	return ROUTE_NONE;
+}
+
+static const char *route_allow(enum route r)
+{
+	switch (r) {
+	case ROUTE_DIAGNOSE:
+		return "POST";
+	case ROUTE_REFERENCES:
+		return "GET, HEAD, POST";
+	case ROUTE_JOB:
+		return "GET, HEAD, DELETE";
+	default:
+		return "GET, HEAD";
+	}
+}
+
+/* ---- helpers ---- */
+
+static struct request_defaults defaults_of(const struct api_ctx *ctx)
+{
+	struct request_defaults d = {
+	    .tau = 3,
+	    .window_s = 5,
+	    .repeats = API_REPEATS_MIN,
+	    .llm_configured = ctx->llm_configured,
+	};
+
+	if (ctx->cfg) {
+		if (ctx->cfg->tau > 0)
+			d.tau = ctx->cfg->tau;
+		if (ctx->cfg->window_s > 0)
+			d.window_s = ctx->cfg->window_s;
+		if (ctx->cfg->reference_repeats > 0)
+			d.repeats = ctx->cfg->reference_repeats;
+	}
+	return d;
+}
+
+static bool parse_path_id(const char *s, int64_t *ret, struct api_response *r, const char *what)
+{
+	_cleanup_free_ char *msg = NULL;
+
+	if (validate_id(s, ret) == 0)
+		return true;
+	msg =
+	    xasprintf("there is no %s \"%.*s\": ids are positive integers", what, API_QUOTE_MAX, s);
+	api_response_error(r, 404, "not_found", msg);
+	return false;
+}
+
+/* Queue a job and answer 202 with its Location. */
+static void submit(const struct api_ctx *ctx, const char *kind, const json_t *request,
+		   struct api_response *r)
+{
+	_cleanup_free_ char *msg = NULL;
+	int64_t id;
+	int q;
+
+	if (!ctx->jobs) {
+		api_response_error(r, 503, "unavailable", "the job queue is not running");
+		return;
+	}
+	q = jobs_submit(ctx->jobs, kind, request, &id);
+	switch (q) {
+	case 0:
+		break;
+	case -EAGAIN:
+		msg = xasprintf("the job queue is full (%u waiting); retry when GET /healthz shows "
+				"room",
+				jobs_queued(ctx->jobs));
+		api_response_error(r, 429, "queue_full", msg);
+		return;
+	case -ESHUTDOWN:
+		api_response_error(
+		    r, 503, "shutting_down",
+		    "argusd is stopping and takes no new jobs; retry after it restarts");
+		return;
+	default:
+		respond_internal(r, q);
+		return;
+	}
+	respond_json(r, 202, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued"));
+	r->location = xasprintf("/jobs/%" PRId64, id);
+}
+
+/* ---- handlers ---- */
+
+static void post_diagnose(const struct api_ctx *ctx, const struct api_request *req,
+			  struct api_response *r)
+{
+	struct request_defaults d = defaults_of(ctx);
+	json_auto_t *body = NULL, *request = NULL;
+	struct api_error e;
+	json_t *ref;
+	int q;
+
+	if (api_parse_body(req->body, req->body_len, &body, &e) < 0 ||
+	    validate_diagnose(body, &d, ctx->workloads, &request, &e) < 0) {
+		respond_api_error(r, &e);
+		return;
+	}
+
+	ref = json_object_get(request, "reference");
+	if (ref) {
+		q = store_reference_exists(ctx->store, json_integer_value(ref));
+		if (q == -ENOENT) {
+			api_error_set(&e, 400, "unknown_reference",
+				      "there is no reference %" JSON_INTEGER_FORMAT
+				      "; GET /references lists them",
+				      json_integer_value(ref));
+			respond_api_error(r, &e);
+			return;
+		}
+	} else {
+		const char *subject = json_string_value(json_object_get(request, "subject"));
+		int64_t id;
+
+		q = store_reference_latest(ctx->store, subject, &id);
+		if (q == -ENOENT) {
+			api_error_set(
+			    &e, 409, "no_reference",
+			    "no reference is recorded for \"%.*s\"; POST /references with "
+			    "the same workload or target first (on a quiet system), or "
+			    "name one with \"reference\"",
+			    API_QUOTE_MAX, subject);
+			respond_api_error(r, &e);
+			return;
+		}
+		if (q >= 0)
+			json_object_set_new(request, "reference", json_integer(id));
+	}
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+
+	submit(ctx, "diagnose", request, r);
+}
+
+static void post_reference(const struct api_ctx *ctx, const struct api_request *req,
+			   struct api_response *r)
+{
+	struct request_defaults d = defaults_of(ctx);
+	json_auto_t *body = NULL, *request = NULL;
+	struct api_error e;
+
+	if (api_parse_body(req->body, req->body_len, &body, &e) < 0 ||
+	    validate_reference_request(body, &d, ctx->workloads, &request, &e) < 0) {
+		respond_api_error(r, &e);
+		return;
+	}
+	submit(ctx, "reference", request, r);
+}
+
+static void get_jobs(const struct api_ctx *ctx, const struct api_request *req,
+		     struct api_response *r)
+{
+	struct job_filter f;
+	struct api_error e;
+	json_t *list = NULL;
+	int q;
+
+	if (validate_job_query(req->args, req->n_args, &f, &e) < 0) {
+		respond_api_error(r, &e);
+		return;
+	}
+	q = store_job_list(ctx->store, &f, &list);
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	respond_json(r, 200, list);
+}
+
+static void job_not_found(struct api_response *r, int64_t id)
+{
+	_cleanup_free_ char *msg =
+	    xasprintf("there is no job %" PRId64 "; GET /jobs lists them", id);
+
+	api_response_error(r, 404, "not_found", msg);
+}
+
+static void get_job(const struct api_ctx *ctx, const char *idstr, struct api_response *r)
+{
+	json_t *job = NULL;
+	int64_t id;
+	int q;
+
+	if (!parse_path_id(idstr, &id, r, "job"))
+		return;
+	q = store_job_get(ctx->store, id, &job);
+	if (q == -ENOENT) {
+		job_not_found(r, id);
+		return;
+	}
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	respond_json(r, 200, job);
+}
+
+static void get_trace(const struct api_ctx *ctx, const char *idstr, struct api_response *r)
+{
+	json_t *trace = NULL, *vectors = NULL;
+	int64_t id;
+	int q;
+
+	if (!parse_path_id(idstr, &id, r, "job"))
+		return;
+	q = store_trace_get(ctx->store, id, &trace);
+	if (q == -ENOENT) {
+		job_not_found(r, id);
+		return;
+	}
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	/* the measured vectors (PMV by level) travel with the steps */
+	if (store_vectors_get(ctx->store, id, &vectors) >= 0)
+		json_object_set_new(trace, "vectors", vectors);
+	respond_json(r, 200, trace);
+}
+
+static void delete_job(const struct api_ctx *ctx, const char *idstr, struct api_response *r)
+{
+	json_t *job = NULL;
+	int64_t id;
+	int q;
+
+	if (!parse_path_id(idstr, &id, r, "job"))
+		return;
+	if (!ctx->jobs) {
+		api_response_error(r, 503, "unavailable", "the job queue is not running");
+		return;
+	}
+	q = jobs_cancel(ctx->jobs, id);
+	if (q == -ENOENT) {
+		job_not_found(r, id);
+		return;
+	}
+	if (q == -EALREADY) {
+		_cleanup_free_ char *msg =
+		    xasprintf("job %" PRId64 " has already finished; nothing to cancel", id);
+
+		api_response_error(r, 409, "already_finished", msg);
+		return;
+	}
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	q = store_job_get(ctx->store, id, &job);
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	respond_json(r, 200, job);
+}
+
+static void get_references(const struct api_ctx *ctx, const struct api_request *req,
+			   struct api_response *r)
+{
+	const char *subject;
+	struct api_error e;
+	json_t *list = NULL;
+	int limit, q;
+
+	if (validate_reference_query(req->args, req->n_args, &subject, &limit, &e) < 0) {
+		respond_api_error(r, &e);
+		return;
+	}
+	q = store_reference_list(ctx->store, subject, limit, &list);
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	respond_json(r, 200, list);
+}
+
+static void get_reference(const struct api_ctx *ctx, const char *idstr, struct api_response *r)
+{
+	json_t *ref = NULL;
+	int64_t id;
+	int q;
+
+	if (!parse_path_id(idstr, &id, r, "reference"))
+		return;
+	q = store_reference_get(ctx->store, id, &ref);
+	if (q == -ENOENT) {
+		_cleanup_free_ char *msg =
+		    xasprintf("there is no reference %" PRId64 "; GET /references lists them", id);
+
+		api_response_error(r, 404, "not_found", msg);
+		return;
+	}
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	respond_json(r, 200, ref);
+}
+
+static void get_workloads(const struct api_ctx *ctx, struct api_response *r)
+{
+	json_t *j;
+
+	if (!ctx->workloads) {
+		respond_json(r, 200, json_pack("{s:[],s:[]}", "workloads", "errors"));
+		return;
+	}
+	j = workload_registry_to_json(ctx->workloads);
+	if (!j) {
+		respond_internal(r, -ENOMEM);
+		return;
+	}
+	respond_json(r, 200, j);
+}
+
+static void get_tree(const struct api_ctx *ctx, struct api_response *r)
+{
+	json_t *j;
+
+	if (!ctx->tree) {
+		api_response_error(r, 503, "tree_unavailable",
+				   "the code-path tree is not loaded yet; retry shortly");
+		return;
+	}
+	j = tree_to_json(ctx->tree);
+	if (!j) {
+		respond_internal(r, -ENOMEM);
+		return;
+	}
+	respond_json(r, 200, j);
+}
+
+static double uptime_s(const struct api_ctx *ctx)
+{
+	uint64_t now = now_mono_ns();
+
+	return now > ctx->started_mono_ns ? (now - ctx->started_mono_ns) / 1e9 : 0;
+}
+
+static void get_healthz(const struct api_ctx *ctx, struct api_response *r)
+{
+	unsigned queued = ctx->jobs ? jobs_queued(ctx->jobs) : 0;
+	bool running = ctx->jobs ? jobs_busy(ctx->jobs) : false;
+
+	respond_json(r, 200,
+		     json_pack("{s:s,s:I,s:{s:i,s:i},s:{s:i},s:s?}", "status", "ok", "uptime_s",
+			       (json_int_t)uptime_s(ctx), "queue", "queued", (int)queued, "running",
+			       running ? 1 : 0, "store", "schema_version",
+			       ctx->store ? store_schema_version(ctx->store) : 0, "kernel",
+			       ctx->kernel_release));
+}
+
+static void get_metrics(const struct api_ctx *ctx, struct api_stats *st, struct api_response *r)
+{
+	unsigned long ok = 0, failed = 0, cancelled = 0;
+	_cleanup_fclose_ FILE *f = NULL;
+	char *text = NULL;
+	size_t len = 0, i;
+
+	f = open_memstream(&text, &len);
+	if (!f) {
+		respond_internal(r, -errno);
+		return;
+	}
+	if (ctx->jobs)
+		jobs_counts(ctx->jobs, &ok, &failed, &cancelled);
+
+	fputs("# HELP argusd_up Whether argusd answers (always 1 when scraped).\n"
+	      "# TYPE argusd_up gauge\n"
+	      "argusd_up 1\n",
+	      f);
+	fprintf(f,
+		"# HELP argusd_jobs_queued Jobs waiting to run.\n"
+		"# TYPE argusd_jobs_queued gauge\n"
+		"argusd_jobs_queued %u\n",
+		ctx->jobs ? jobs_queued(ctx->jobs) : 0);
+	fprintf(f,
+		"# HELP argusd_job_running Whether a job is running now (0 or 1).\n"
+		"# TYPE argusd_job_running gauge\n"
+		"argusd_job_running %d\n",
+		ctx->jobs && jobs_busy(ctx->jobs) ? 1 : 0);
+	fprintf(f,
+		"# HELP argusd_jobs_finished_total Jobs finished since start, by final state.\n"
+		"# TYPE argusd_jobs_finished_total counter\n"
+		"argusd_jobs_finished_total{state=\"succeeded\"} %lu\n"
+		"argusd_jobs_finished_total{state=\"failed\"} %lu\n"
+		"argusd_jobs_finished_total{state=\"cancelled\"} %lu\n",
+		ok, failed, cancelled);
+	fputs("# HELP argusd_http_requests_total HTTP requests answered since start, by status "
+	      "code.\n"
+	      "# TYPE argusd_http_requests_total counter\n",
+	      f);
+	for (i = 0; i < API_N_STATUS; i++) {
+		unsigned long n = atomic_load(&st->by_status[i]);
+
+		if (i < ARRAY_SIZE(status_codes))
+			fprintf(f, "argusd_http_requests_total{code=\"%u\"} %lu\n", status_codes[i],
+				n);
+		else
+			fprintf(f, "argusd_http_requests_total{code=\"other\"} %lu\n", n);
+	}
+	fprintf(f,
+		"# HELP argusd_uptime_seconds Seconds since argusd started.\n"
+		"# TYPE argusd_uptime_seconds gauge\n"
+		"argusd_uptime_seconds %.3f\n",
+		uptime_s(ctx));
+	if (fclose(TAKE_PTR(f)) != 0) {
+		free(text);
+		respond_internal(r, -ENOMEM);
+		return;
+	}
+
+	api_response_clear(r);
+	r->status = 200;
+	r->text = text;
+	r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+/* ---- dispatch ---- */
+
+void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
+		   struct api_response *r)
+{
+	char idbuf[ID_SEGMENT_MAX + 1] = "";
+	enum route route = match(req->path, idbuf);
+	const char *m = req->method;
+	bool get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+	bool post = strcmp(m, "POST") == 0;
+	bool del = strcmp(m, "DELETE") == 0;
+	_cleanup_free_ char *msg = NULL;
+
+	api_response_clear(r);
+	if (route == ROUTE_NONE) {
+		msg = xasprintf("no route %.*s %.*s; routes: /diagnose, /references, /jobs, "
+				"/workloads, /tree, /healthz, /metrics",
+				16, m, API_QUOTE_MAX, req->path);
+		api_response_error(r, 404, "not_found", msg);
+		return;
+	}
+
+	if (route == ROUTE_DIAGNOSE && post)
+		post_diagnose(ctx, req, r);
+	else if (route == ROUTE_REFERENCES && post)
+		post_reference(ctx, req, r);
+	else if (route == ROUTE_REFERENCES && get)
+		get_references(ctx, req, r);
+	else if (route == ROUTE_REFERENCE && get)
+		get_reference(ctx, idbuf, r);
+	else if (route == ROUTE_JOBS && get)
+		get_jobs(ctx, req, r);
+	else if (route == ROUTE_JOB && get)
+		get_job(ctx, idbuf, r);
+	else if (route == ROUTE_JOB && del)
+		delete_job(ctx, idbuf, r);
+	else if (route == ROUTE_TRACE && get)
+		get_trace(ctx, idbuf, r);
+	else if (route == ROUTE_WORKLOADS && get)
+		get_workloads(ctx, r);
+	else if (route == ROUTE_TREE && get)
+		get_tree(ctx, r);
+	else if (route == ROUTE_HEALTHZ && get)
+		get_healthz(ctx, r);
+	else if (route == ROUTE_METRICS && get)
+		get_metrics(ctx, st, r);
+	else {
+		msg = xasprintf("method %.*s is not allowed on %.*s; allowed: %s", 16, m,
+				API_QUOTE_MAX, req->path, route_allow(route));
+		api_response_error(r, 405, "method_not_allowed", msg);
+		r->allow = route_allow(route);
+	}
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Routing and handlers of the HTTP API, apart from the transport: http.c
+ * turns a libmicrohttpd request into struct api_request and the
+ * struct api_response back into a reply. Handlers run on the server's
+ * threads, concurrently; everything they share is in api_ctx (thread-safe
+ * store and jobs) or in api_stats (atomic counters).
+ */
+#pragma once
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "api/http.h"
+#include "api/json.h"
+#include "api/validate.h"
+
+struct api_request {
+	const char *method;
+	const char *path;
+	const struct query_arg *args;
+	size_t n_args;
+	const char *body; /* NULL or body_len bytes, not NUL terminated */
+	size_t body_len;
+};
+
+struct api_response {
+	unsigned status;
+	json_t *json;		  /* the body, unless text is set */
+	char *text;		  /* a non-JSON body (/metrics) */
+	const char *content_type; /* for text */
+	char *location;		  /* Location header, or NULL */
+	const char *allow;	  /* Allow header (405), or NULL */
+};
+
+/* Status codes counted one by one in argusd_http_requests_total; others count as "other". */
+#define API_STATUS_CODES 200, 202, 400, 404, 405, 409, 413, 415, 429, 500, 503
+enum { API_N_STATUS = 12 };
+
+struct api_stats {
+	atomic_ulong by_status[API_N_STATUS];
+};
+
+/* Count one answered request by its status. */
+void api_stats_count(struct api_stats *st, unsigned status);
+
+/* Answer one request; *ret is filled in all cases (errors included). */
+void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
+		   struct api_response *ret);
+
+/* An error response: status and {"error": {...}}. */
+void api_response_error(struct api_response *r, unsigned status, const char *code,
+			const char *message);
+
+/* Free what a response owns and zero it. */
+void api_response_clear(struct api_response *r);

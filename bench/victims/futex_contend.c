@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * futex_contend: lock contention. Threads take one pthread mutex many
+ * times for a short critical section; a waiter sleeps in futex_wait and the
+ * holder wakes it. On a single CPU, contention comes from a holder being
+ * preempted, so the critical section is a good share of each iteration;
+ * --yield-every N adds a sched_yield() inside the lock every N iterations
+ * to force hand-offs.
+ */
+#include "bench/common.h"
+
+#include <getopt.h>
+#include <pthread.h>
+
+static const char *prog = "futex_contend";
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t shared_counter;
+static uint64_t iterations = 800000, yield_every = 64;
+
+static void usage(void)
+{
+	printf("usage: %s [--threads N] [--iterations N] [--yield-every N]\n"
+	       "  --threads N      contending threads (default 4)\n"
+	       "  --iterations N   lock acquisitions per thread (default 800000)\n"
+	       "  --yield-every N  yield while holding the lock every N iterations, 0 never "
+	       "(default 64)\n",
+	       prog);
+}
+
+static void *worker(void *arg)
+{
+	uint64_t i, local = (uintptr_t)arg, k;
+
+	for (i = 0; i < iterations; i++) {
+		pthread_mutex_lock(&lock);
+		/* A short critical section: a few dependent updates. */
+		for (k = 0; k < 8; k++)
+			shared_counter = shared_counter * 6364136223846793005ull + k + 1;
+		if (yield_every && i % yield_every == 0)
+			sched_yield();
+		pthread_mutex_unlock(&lock);
+		for (k = 0; k < 8; k++)
+			local = local * 2862933555777941757ull + 3037000493ull;
+	}
+	return (void *)(uintptr_t)local;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"threads", required_argument, NULL, 't'},
+	    {"iterations", required_argument, NULL, 'i'},
+	    {"yield-every", required_argument, NULL, 'y'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
+	};
+	pthread_t th[256];
+	uint64_t nthreads = 4, i, start;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			nthreads = bench_parse_u64(prog, "threads", optarg, 1, 256);
+			break;
+		case 'i':
+			iterations = bench_parse_u64(prog, "iterations", optarg, 1, 1ull << 32);
+			break;
+		case 'y':
+			yield_every = bench_parse_u64(prog, "yield-every", optarg, 0, 1ull << 32);
+			break;
+		case 'h':
+			usage();
+			return 0;
+		default:
+			usage();
+			return 2;
+		}
+	}
+
+	start = bench_now_ns();
+	for (i = 0; i < nthreads; i++) {
+		r = pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(i + 1));
+		if (r)
+			bench_die(prog, "pthread_create: %s", strerror(r));
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	printf("%s threads=%llu iterations=%llu acquisitions=%llu counter=%llu elapsed_ms=%.1f\n",
+	       prog, (unsigned long long)nthreads, (unsigned long long)iterations,
+	       (unsigned long long)(nthreads * iterations), (unsigned long long)shared_counter,
+	       (bench_now_ns() - start) / 1e6);
+	return 0;
+}

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reference calibration: scores of PMV against the K reference runs, and
+ * the per-level decision of the descent (abstain, descend, commit). Pure
+ * functions: no logging, no globals.
+ */
+#include "daemon/calibrate.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define WALL_METRIC "target/wall_ns"
+
+void calib_params_default(struct calib_params *p)
+{
+	*p = (struct calib_params){
+	    .tau = 3.0,
+	    .rel_floor = 0.05,
+	    .count_floor = 20.0,
+	    .time_floor_ns = 2e6,
+	    .min_slowdown = 0.05,
+	    .calibrated = true,
+	};
+}
+
+const char *calib_action_name(enum calib_action a)
+{
+	switch (a) {
+	case CALIB_ABSTAIN:
+		return "abstain";
+	case CALIB_DESCEND:
+		return "descend";
+	case CALIB_COMMIT:
+		return "commit";
+	}
+	return "unknown";
+}
+
+/* delta / spread, with a zero spread (floors disabled) giving +-inf or 0. */
+static double ratio(double delta, double spread)
+{
+	if (spread > 0)
+		return delta / spread;
+	if (delta == 0)
+		return 0;
+	return delta > 0 ? INFINITY : -INFINITY;
+}
+
+void calib_score_metric(const struct calib_params *p, const char *metric, bool is_time,
+			const double *ref, size_t k, double value, struct calib_score *ret)
+{
+	double centre = 0, sd = 0, spread, sum = 0, ss = 0;
+	bool finite = isfinite(value);
+	size_t i;
+
+	for (i = 0; i < k; i++) {
+		sum += ref[i];
+		finite = finite && isfinite(ref[i]);
+	}
+	if (k > 0)
+		centre = sum / (double)k;
+	if (k > 1) {
+		for (i = 0; i < k; i++)
+			ss += (ref[i] - centre) * (ref[i] - centre);
+		sd = sqrt(ss / (double)(k - 1));
+	}
+
+	*ret = (struct calib_score){
+	    .metric = xstrdup(metric),
+	    .centre = centre,
+	    .value = value,
+	    .delta = value - centre,
+	};
+	if (!finite) {
+		/* A broken measurement is reported, never flagged. */
+		ret->spread = sd;
+		ret->z = 0;
+		return;
+	}
+	if (!p->calibrated) {
+		/*
+		 * Ablation: the reference mean without its spread, as the
+		 * paper's strongest baseline (probes, no reference
+		 * calibration). z is the relative change, and any increase
+		 * counts as a deviation.
+		 */
+		ret->spread = 0;
+		ret->z = ret->delta / fmax(fabs(centre), 1.0);
+		ret->flagged = ret->delta > 0;
+		return;
+	}
+	spread = fmax(sd, p->rel_floor * fabs(centre));
+	spread = fmax(spread, is_time ? p->time_floor_ns : p->count_floor);
+	ret->spread = spread;
+	ret->z = ratio(ret->delta, spread);
+	ret->flagged = ret->z > p->tau;
+}
+
+static void score_clear(struct calib_score *s)
+{
+	free(s->metric);
+	s->metric = NULL;
+}
+
+void calib_decision_free(struct calib_decision *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->n_scores; i++)
+		score_clear(&d->scores[i]);
+	free(d->scores);
+	free(d->reason);
+	d->scores = NULL;
+	d->n_scores = 0;
+	d->reason = NULL;
+}
+
+static void decision_freep(struct calib_decision *d)
+{
+	calib_decision_free(d);
+}
+
+/* "2.41 s", "812.3 ms": values of one metric share the unit of the largest. */
+static const char *time_unit(double magnitude, double *ret_div, int *ret_prec)
+{
+	magnitude = fabs(magnitude);
+	if (magnitude >= 1e9) {
+		*ret_div = 1e9;
+		*ret_prec = 2;
+		return "s";
+	}
+	if (magnitude >= 1e6) {
+		*ret_div = 1e6;
+		*ret_prec = 1;
+		return "ms";
+	}
+	if (magnitude >= 1e3) {
+		*ret_div = 1e3;
+		*ret_prec = 1;
+		return "us";
+	}
+	*ret_div = 1;
+	*ret_prec = 0;
+	return "ns";
+}
+
+/*
+ * "time_ns 2.41 s vs 0.01 +- 0.00 s (z 812.4)", "count 1500 vs 1200.0 +- 60.0
+ * (z 5.0)"; without calibration "count 1210 vs 1200.0 (+0.8%)".
+ */
+static char *describe(const struct calib_params *p, const char *label, bool is_time,
+		      const struct calib_score *s)
+{
+	double rel = s->delta / fmax(fabs(s->centre), 1.0) * 100.0;
+
+	if (is_time) {
+		double div;
+		int prec;
+		const char *unit = time_unit(fmax(fabs(s->value), fabs(s->centre)), &div, &prec);
+
+		if (!p->calibrated)
+			return xasprintf("%s %.*f %s vs %.*f %s (%+.1f%%)", label, prec,
+					 s->value / div, unit, prec, s->centre / div, unit, rel);
+		return xasprintf("%s %.*f %s vs %.*f +- %.*f %s (z %.1f)", label, prec,
+				 s->value / div, unit, prec, s->centre / div, prec, s->spread / div,
+				 unit, s->z);
+	}
+	if (!p->calibrated)
+		return xasprintf("%s %.0f vs %.1f (%+.1f%%)", label, s->value, s->centre, rel);
+	return xasprintf("%s %.0f vs %.1f +- %.1f (z %.1f)", label, s->value, s->centre, s->spread,
+			 s->z);
+}
+
+static bool metric_is_time(const char *m)
+{
+	return strcmp(m, "time_ns") == 0;
+}
+
+/*
+ * Gather metric from every reference run and the PMV. False when any of
+ * them lacks it: such a metric is not scored.
+ */
+static bool gather(const char *metric, const struct mvec *ref, size_t k, const struct mvec *pmv,
+		   double *vals, double *ret_value)
+{
+	const double *v;
+	size_t i;
+
+	for (i = 0; i < k; i++) {
+		v = mvec_get(&ref[i], metric);
+		if (!v)
+			return false;
+		vals[i] = *v;
+	}
+	v = mvec_get(pmv, metric);
+	if (!v)
+		return false;
+	*ret_value = *v;
+	return true;
+}
+
+/* Per active node: where its scores are, and how it ranks. */
+struct node_eval {
+	int node;
+	int time_score;	 /* index into scores, -1 when not scored */
+	int count_score; /* index into scores, -1 when not scored */
+	bool flagged;
+	int rank_class; /* 0: time flagged, 1: count only (calibrated); 0 uncalibrated */
+	double key;	/* larger first within a class */
+	int evidence;	/* the score that ranks it */
+};
+
+static bool ranks_before(const struct node_eval *a, const struct node_eval *b)
+{
+	if (a->rank_class != b->rank_class)
+		return a->rank_class < b->rank_class;
+	return a->key > b->key;
+}
+
+int calib_decide(const struct calib_params *params, const struct tree *t, const int *active,
+		 size_t n_active, int parent, const struct mvec *ref, size_t k,
+		 const struct mvec *pmv, struct calib_decision *ret)
+{
+	_cleanup_(decision_freep) struct calib_decision d = {.node = -1, .evidence = -1};
+	_cleanup_free_ struct node_eval *ev = NULL;
+	_cleanup_free_ double *vals = NULL;
+	_cleanup_free_ char *what = NULL, *wall_text = NULL;
+	struct calib_params defaults;
+	const struct calib_params *p = params;
+	const struct node_eval *top = NULL;
+	int wall = -1, largest = -1;
+	bool wall_slower = false;
+	double value, wall_rel = 0;
+	size_t i, m, max_scores;
+
+	if (!p) {
+		calib_params_default(&defaults);
+		p = &defaults;
+	}
+	if (!t || (!active && n_active > 0) || !ref || k == 0 || !pmv || !ret)
+		return -EINVAL;
+	if (parent >= (int)t->n_nodes)
+		return -EINVAL;
+	for (i = 0; i < n_active; i++)
+		if (active[i] < 0 || (size_t)active[i] >= t->n_nodes)
+			return -EINVAL;
+
+	max_scores = 1;
+	for (i = 0; i < n_active; i++)
+		max_scores += t->nodes[active[i]].n_metrics;
+	d.scores = calloc(max_scores, sizeof(*d.scores));
+	ev = calloc(n_active ? n_active : 1, sizeof(*ev));
+	vals = calloc(k, sizeof(*vals));
+	if (!d.scores || !ev || !vals)
+		return -ENOMEM;
+
+	/* Score every declared metric of every active node, in node order. */
+	for (i = 0; i < n_active; i++) {
+		const struct tree_node *n = &t->nodes[active[i]];
+
+		ev[i] = (struct node_eval){
+		    .node = active[i], .time_score = -1, .count_score = -1, .evidence = -1};
+		for (m = 0; m < n->n_metrics; m++) {
+			_cleanup_free_ char *id = xasprintf("%s/%s", n->id, n->metrics[m]);
+			bool is_time = metric_is_time(n->metrics[m]);
+			int si = (int)d.n_scores;
+
+			if (!gather(id, ref, k, pmv, vals, &value))
+				continue;
+			calib_score_metric(p, id, is_time, vals, k, value, &d.scores[d.n_scores++]);
+			if (is_time)
+				ev[i].time_score = si;
+			else
+				ev[i].count_score = si;
+			if (largest < 0 || d.scores[si].z > d.scores[largest].z)
+				largest = si;
+		}
+	}
+	if (gather(WALL_METRIC, ref, k, pmv, vals, &value)) {
+		struct calib_score *w = &d.scores[d.n_scores];
+
+		wall = (int)d.n_scores++;
+		calib_score_metric(p, WALL_METRIC, true, vals, k, value, w);
+		wall_rel = w->centre > 0 ? w->delta / w->centre : (w->delta > 0 ? INFINITY : 0);
+		if (p->calibrated) {
+			/* For the target, "flagged" means slower: beyond tau and min_slowdown. */
+			w->flagged = w->flagged && wall_rel > p->min_slowdown;
+		}
+		wall_slower = w->flagged;
+		wall_text = describe(p, "wall", true, w);
+	}
+
+	/* The level-1 gate: a path that changed without slowing the target is not named. */
+	if (p->calibrated && parent < 0 && wall >= 0 && !wall_slower) {
+		const struct calib_score *w = &d.scores[wall];
+
+		if (w->z > p->tau)
+			d.reason = xasprintf("target not slower than its reference: %s, %+.1f%% is "
+					     "below the %.1f%% minimum slowdown",
+					     wall_text, wall_rel * 100.0, p->min_slowdown * 100.0);
+		else
+			d.reason = xasprintf("target not slower than its reference: %s", wall_text);
+		d.action = CALIB_ABSTAIN;
+		d.evidence = wall;
+		*ret = d;
+		d = (struct calib_decision){};
+		return 0;
+	}
+
+	/* Flag and rank: time increases (absolute ns) first, then count-only by z. */
+	for (i = 0; i < n_active; i++) {
+		struct node_eval *e = &ev[i];
+		const struct calib_score *ts = e->time_score >= 0 ? &d.scores[e->time_score] : NULL;
+		const struct calib_score *cs =
+		    e->count_score >= 0 ? &d.scores[e->count_score] : NULL;
+
+		if (!p->calibrated) {
+			/* Ablation: the largest relative increase, time or count alike. */
+			if (ts && ts->flagged) {
+				e->flagged = true;
+				e->key = ts->z;
+				e->evidence = e->time_score;
+			}
+			if (cs && cs->flagged && (!e->flagged || cs->z > e->key)) {
+				e->flagged = true;
+				e->key = cs->z;
+				e->evidence = e->count_score;
+			}
+		} else if (ts && ts->flagged) {
+			e->flagged = true;
+			e->rank_class = 0;
+			e->key = ts->delta;
+			e->evidence = e->time_score;
+		} else if (cs && cs->flagged) {
+			e->flagged = true;
+			e->rank_class = 1;
+			e->key = cs->z;
+			e->evidence = e->count_score;
+		}
+		if (e->flagged && (!top || ranks_before(e, top)))
+			top = e;
+	}
+
+	if (top) {
+		const struct tree_node *n = &t->nodes[top->node];
+		const struct calib_score *s = &d.scores[top->evidence];
+		const char *metric = strrchr(s->metric, '/') + 1;
+
+		what = describe(p, metric, metric_is_time(metric), s);
+		d.node = top->node;
+		d.evidence = top->evidence;
+		if (n->n_children == 0) {
+			d.action = CALIB_COMMIT;
+			d.reason = xasprintf("%s: %s; a leaf: committing%s%s%s", n->id, what,
+					     wall_text ? " (target " : "",
+					     wall_text ? wall_text : "", wall_text ? ")" : "");
+		} else {
+			d.action = CALIB_DESCEND;
+			d.reason =
+			    xasprintf("%s: %s; descending into its %zu children%s%s%s", n->id, what,
+				      n->n_children, wall_text ? " (target " : "",
+				      wall_text ? wall_text : "", wall_text ? ")" : "");
+		}
+	} else {
+		_cleanup_free_ char *most = NULL;
+
+		if (largest >= 0)
+			most =
+			    p->calibrated
+				? xasprintf("largest z: %s %.1f, tau %.1f",
+					    d.scores[largest].metric, d.scores[largest].z, p->tau)
+				: xasprintf("largest change: %s %+.1f%%", d.scores[largest].metric,
+					    d.scores[largest].z * 100.0);
+		else
+			most = xstrdup("no path metric could be scored");
+		d.evidence = largest;
+		if (parent >= 0) {
+			d.action = CALIB_COMMIT;
+			d.node = parent;
+			d.reason = xasprintf("%s: its children show no significant deviation (%s); "
+					     "committing to %s, the deepest flagged path",
+					     t->nodes[parent].id, most, t->nodes[parent].id);
+		} else {
+			d.action = CALIB_ABSTAIN;
+			d.reason =
+			    xasprintf("no kernel path deviates from the reference (%s)", most);
+		}
+	}
+	*ret = d;
+	d = (struct calib_decision){};
+	return 0;
+}
+
+/* JSON has no infinities: they (and NaN) are null. */
+static json_t *number(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *calib_scores_to_json(const struct calib_decision *d)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	if (!d)
+		return a;
+	for (i = 0; i < d->n_scores; i++) {
+		const struct calib_score *s = &d->scores[i];
+		json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:b}", "metric", s->metric,
+				      "reference", number(s->centre), "spread", number(s->spread),
+				      "value", number(s->value), "delta", number(s->delta), "z",
+				      number(s->z), "flagged", s->flagged);
+
+		if (o)
+			json_array_append_new(a, o);
+	}
+	return a;
+}

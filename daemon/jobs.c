@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The job queue. The store is the record of every job; this file keeps the
+ * in-memory order of the waiting ones and the single worker thread.
+ *
+ * Locking: j->lock guards the queue, the running job pointer and the
+ * counters. It may be held while calling into the store (the store never
+ * calls back), never the other way round. The runner runs without it.
+ */
+#include "daemon/jobs.h"
+#include "daemon/log.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+struct job_ctx {
+	struct jobs *jobs;
+	int64_t id;
+	char kind[16];
+	json_t *request;
+	uint64_t started_ns;
+	atomic_bool cancel;
+};
+
+struct jobs {
+	struct store *store;
+	job_runner_t runner;
+	void *userdata;
+	unsigned queue_max;
+
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int64_t *queue; /* waiting ids, oldest first */
+	size_t n, cap;
+	struct job_ctx *current; /* the running job, NULL when idle */
+	bool stopping;
+	bool thread_started;
+	pthread_t thread;
+
+	unsigned long n_succeeded, n_failed, n_cancelled;
+};
+
+/* ---- the context handed to runners ---- */
+
+int64_t job_ctx_id(const struct job_ctx *ctx)
+{
+	return ctx->id;
+}
+
+const char *job_ctx_kind(const struct job_ctx *ctx)
+{
+	return ctx->kind;
+}
+
+const json_t *job_ctx_request(const struct job_ctx *ctx)
+{
+	return ctx->request;
+}
+
+struct store *job_ctx_store(const struct job_ctx *ctx)
+{
+	return ctx->jobs->store;
+}
+
+bool job_ctx_cancelled(const struct job_ctx *ctx)
+{
+	return atomic_load_explicit(&ctx->cancel, memory_order_relaxed);
+}
+
+void job_ctx_progress(struct job_ctx *ctx, double fraction, const char *step)
+{
+	int r;
+
+	if (fraction > 1)
+		fraction = 1;
+	r = store_job_update(ctx->jobs->store, ctx->id, NULL, fraction < 0 ? 0 : fraction, step,
+			     NULL, NULL);
+	if (r < 0)
+		log_warning_errno(r, "job %lld: cannot record progress: %m", (long long)ctx->id);
+}
+
+void job_ctx_trace(struct job_ctx *ctx, const char *kind, json_t *data)
+{
+	json_auto_t *step = json_object();
+	int r;
+
+	json_object_set_new(step, "t", json_real((now_mono_ns() - ctx->started_ns) / 1e9));
+	json_object_set_new(step, "kind", json_string(kind ? kind : "note"));
+	if (json_is_object(data)) {
+		/* the step's own "t" and "kind" win over same-named data fields */
+		json_object_update_missing(step, data);
+	} else if (data) {
+		json_object_set(step, "data", data);
+	}
+	json_decref(data);
+
+	r = store_trace_append(ctx->jobs->store, ctx->id, step);
+	if (r < 0)
+		log_warning_errno(r, "job %lld: cannot append trace step '%s': %m",
+				  (long long)ctx->id, kind ? kind : "note");
+}
+
+/* ---- the queue ---- */
+
+static int queue_push(struct jobs *j, int64_t id)
+{
+	if (j->n == j->cap) {
+		size_t cap = j->cap ? j->cap * 2 : 16;
+		int64_t *q = realloc(j->queue, cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		j->queue = q;
+		j->cap = cap;
+	}
+	j->queue[j->n++] = id;
+	return 0;
+}
+
+static bool queue_remove(struct jobs *j, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		if (j->queue[i] == id) {
+			memmove(j->queue + i, j->queue + i + 1, (j->n - i - 1) * sizeof(*j->queue));
+			j->n--;
+			return true;
+		}
+	return false;
+}
+
+static int64_t queue_pop(struct jobs *j)
+{
+	int64_t id = j->queue[0];
+
+	memmove(j->queue, j->queue + 1, (j->n - 1) * sizeof(*j->queue));
+	j->n--;
+	return id;
+}
+
+/* ---- the worker ---- */
+
+static json_t *error_json(const char *code, const char *message)
+{
+	return json_pack("{s:s,s:s}", "code", code, "message", message);
+}
+
+/* Record the runner's outcome; the state follows jobs.h. */
+static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, json_t *error)
+{
+	json_auto_t *err = error;
+	json_auto_t *res = result;
+	const char *state;
+	int q;
+
+	if (r >= 0) {
+		state = "succeeded";
+		if (!res)
+			res = json_object();
+	} else if (r == -ECANCELED || job_ctx_cancelled(ctx)) {
+		state = "cancelled";
+		if (!err)
+			err = error_json("cancelled", "the job was cancelled before it finished");
+	} else {
+		state = "failed";
+		if (!err) {
+			_cleanup_free_ char *msg = xasprintf("the job failed: %s", strerror(-r));
+			err = error_json("internal", msg);
+		}
+	}
+
+	q = store_job_update(j->store, ctx->id, state, r >= 0 ? 1 : -1, state, res,
+			     r >= 0 ? NULL : err);
+	if (q < 0)
+		log_error_errno(q, "job %lld: cannot record final state %s: %m", (long long)ctx->id,
+				state);
+	else if (r < 0 && strcmp(state, "failed") == 0)
+		log_warning("job %lld (%s) failed: %s", (long long)ctx->id, ctx->kind,
+			    json_string_value(json_object_get(err, "message")));
+	else
+		log_info("job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
+
+	pthread_mutex_lock(&j->lock);
+	if (strcmp(state, "succeeded") == 0)
+		j->n_succeeded++;
+	else if (strcmp(state, "failed") == 0)
+		j->n_failed++;
+	else
+		j->n_cancelled++;
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void run_one(struct jobs *j, struct job_ctx *ctx)
+{
+	json_auto_t *job = NULL;
+	json_t *result = NULL, *error = NULL;
+	const char *kind;
+	int r;
+
+	r = store_job_get(j->store, ctx->id, &job);
+	if (r < 0) {
+		log_error_errno(r, "job %lld: cannot load it from the store: %m",
+				(long long)ctx->id);
+		finish(j, ctx, r, NULL, error_json("store", "the job could not be loaded"));
+		return;
+	}
+	kind = json_string_value(json_object_get(job, "kind"));
+	snprintf(ctx->kind, sizeof(ctx->kind), "%s", kind ? kind : "");
+	ctx->request = json_incref(json_object_get(job, "request"));
+	ctx->started_ns = now_mono_ns();
+
+	if (job_ctx_cancelled(ctx)) {
+		/* cancelled between leaving the queue and starting */
+		finish(j, ctx, -ECANCELED, NULL, NULL);
+		return;
+	}
+	r = store_job_update(j->store, ctx->id, "running", 0, "starting", NULL, NULL);
+	if (r < 0) {
+		log_error_errno(r, "job %lld: cannot mark it running: %m", (long long)ctx->id);
+		finish(j, ctx, r, NULL, error_json("store", "the job could not be started"));
+		return;
+	}
+	log_info("job %lld (%s) running", (long long)ctx->id, ctx->kind);
+
+	r = j->runner(ctx, j->userdata, &result, &error);
+	if (r >= 0) {
+		json_decref(error);
+		error = NULL;
+	} else {
+		json_decref(result);
+		result = NULL;
+	}
+	finish(j, ctx, r, result, error);
+}
+
+static void *worker(void *arg)
+{
+	struct jobs *j = arg;
+
+	for (;;) {
+		struct job_ctx ctx = {.jobs = j};
+
+		pthread_mutex_lock(&j->lock);
+		while (!j->stopping && j->n == 0)
+			pthread_cond_wait(&j->wake, &j->lock);
+		if (j->stopping) {
+			/* what is still queued stays "queued" in the store for the next start */
+			pthread_mutex_unlock(&j->lock);
+			break;
+		}
+		/* leave the queue and become current in one step: jobs_cancel sees one or the other
+		 */
+		ctx.id = queue_pop(j);
+		j->current = &ctx;
+		pthread_mutex_unlock(&j->lock);
+
+		run_one(j, &ctx);
+
+		pthread_mutex_lock(&j->lock);
+		j->current = NULL;
+		pthread_mutex_unlock(&j->lock);
+		json_decref(ctx.request);
+	}
+	return NULL;
+}
+
+/* ---- public ---- */
+
+int jobs_start(struct store *s, unsigned queue_max, job_runner_t runner, void *userdata,
+	       struct jobs **ret)
+{
+	_cleanup_free_ int64_t *ids = NULL;
+	struct jobs *j;
+	size_t n = 0, i;
+	int r, interrupted;
+
+	if (!s || !runner || queue_max == 0)
+		return -EINVAL;
+
+	interrupted = store_jobs_interrupt_running(s);
+	if (interrupted < 0)
+		return interrupted;
+	if (interrupted > 0)
+		log_notice("jobs: %d job(s) cut off by the last stop marked interrupted",
+			   interrupted);
+	r = store_jobs_queued(s, &ids, &n);
+	if (r < 0)
+		return r;
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->store = s;
+	j->runner = runner;
+	j->userdata = userdata;
+	j->queue_max = queue_max;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->wake, NULL);
+
+	/* recovered jobs are all queued again, in order, even beyond queue_max */
+	for (i = 0; i < n; i++) {
+		r = queue_push(j, ids[i]);
+		if (r < 0)
+			goto fail;
+	}
+	if (n > 0)
+		log_info("jobs: %zu queued job(s) resumed", n);
+
+	r = -pthread_create(&j->thread, NULL, worker, j);
+	if (r < 0) {
+		log_error_errno(r, "jobs: cannot start the worker thread: %m");
+		goto fail;
+	}
+	j->thread_started = true;
+	*ret = j;
+	return 0;
+
+fail:
+	jobs_stop(j);
+	return r;
+}
+
+int jobs_submit(struct jobs *j, const char *kind, const json_t *request, int64_t *ret_id)
+{
+	int64_t id;
+	int r;
+
+	pthread_mutex_lock(&j->lock);
+	if (j->stopping) {
+		r = -ESHUTDOWN;
+		goto out;
+	}
+	if (j->n >= j->queue_max) {
+		r = -EAGAIN;
+		goto out;
+	}
+	/* created under the lock so that the bound holds under concurrent submits */
+	r = store_job_create(j->store, kind, request, &id);
+	if (r < 0)
+		goto out;
+	r = queue_push(j, id);
+	if (r < 0) {
+		json_auto_t *err = json_pack("{s:s,s:s}", "code", "internal", "message",
+					     "out of memory while queueing");
+
+		(void)store_job_update(j->store, id, "failed", -1, NULL, NULL, err);
+		goto out;
+	}
+	pthread_cond_signal(&j->wake);
+	*ret_id = id;
+out:
+	pthread_mutex_unlock(&j->lock);
+	return r;
+}
+
+int jobs_cancel(struct jobs *j, int64_t id)
+{
+	char state[16];
+	int r;
+
+	pthread_mutex_lock(&j->lock);
+	if (j->current && j->current->id == id) {
+		atomic_store(&j->current->cancel, true);
+		r = 0;
+		goto out;
+	}
+	if (queue_remove(j, id)) {
+		json_auto_t *err = json_pack("{s:s,s:s}", "code", "cancelled", "message",
+					     "the job was cancelled before it started");
+
+		r = store_job_update(j->store, id, "cancelled", -1, "cancelled", NULL, err);
+		if (r >= 0)
+			j->n_cancelled++;
+		goto out;
+	}
+	r = store_job_state(j->store, id, state, sizeof(state));
+	if (r >= 0)
+		/* not ours to run (any more): it ended, or was cut off by an earlier stop */
+		r = -EALREADY;
+out:
+	pthread_mutex_unlock(&j->lock);
+	return r;
+}
+
+unsigned jobs_queued(struct jobs *j)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&j->lock);
+	n = j->n;
+	pthread_mutex_unlock(&j->lock);
+	return n;
+}
+
+bool jobs_busy(struct jobs *j)
+{
+	bool busy;
+
+	pthread_mutex_lock(&j->lock);
+	busy = j->current != NULL;
+	pthread_mutex_unlock(&j->lock);
+	return busy;
+}
+
+void jobs_counts(struct jobs *j, unsigned long *succeeded, unsigned long *failed,
+		 unsigned long *cancelled)
+{
+	pthread_mutex_lock(&j->lock);
+	if (succeeded)
+		*succeeded = j->n_succeeded;
+	if (failed)
+		*failed = j->n_failed;
+	if (cancelled)
+		*cancelled = j->n_cancelled;
+	pthread_mutex_unlock(&j->lock);
+}
+
+void jobs_stop(struct jobs *j)
+{
+	if (!j)
+		return;
+
+	pthread_mutex_lock(&j->lock);
+	j->stopping = true;
+	if (j->current)
+		atomic_store(&j->current->cancel, true);
+	pthread_cond_broadcast(&j->wake);
+	pthread_mutex_unlock(&j->lock);
+
+	if (j->thread_started)
+		pthread_join(j->thread, NULL);
+
+	pthread_cond_destroy(&j->wake);
+	pthread_mutex_destroy(&j->lock);
+	free(j->queue);
+	free(j);
+}

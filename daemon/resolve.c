@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Resolution of the tree against the running kernel, through a prober:
+ * the choice rules only. The prober does the loading and attaching.
+ */
+#include "daemon/resolve.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* What the prober said about one (backend, hook): asked once per resolution. */
+struct probe_result {
+	enum backend backend;
+	char *hook;
+	int r;
+	char *reason; /* on failure: why, without a leading "<backend>: " */
+};
+
+struct probe_cache {
+	struct probe_result *v;
+	size_t n, cap;
+};
+
+static void probe_cache_clear(struct probe_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->v[i].hook);
+		free(c->v[i].reason);
+	}
+	free(c->v);
+}
+
+/* Growable list of refusal strings, joined with "; " at the end. */
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+static void strlist_clear(struct strlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* Takes s; identical entries are kept once. */
+static void strlist_add(struct strlist *l, char *s)
+{
+	char **v;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0) {
+			free(s);
+			return;
+		}
+	v = realloc(l->v, (l->n + 1) * sizeof(char *));
+	if (!v)
+		abort();
+	v[l->n++] = s;
+	l->v = v;
+}
+
+/* "a; b; c", or NULL when empty. */
+static char *strlist_join(const struct strlist *l, const char *sep)
+{
+	size_t i, len = 0, seplen = strlen(sep);
+	char *s, *p;
+
+	if (l->n == 0)
+		return NULL;
+	for (i = 0; i < l->n; i++)
+		len += strlen(l->v[i]) + seplen;
+	s = malloc(len + 1);
+	if (!s)
+		abort();
+	p = s;
+	for (i = 0; i < l->n; i++) {
+		if (i > 0)
+			p = stpcpy(p, sep);
+		p = stpcpy(p, l->v[i]);
+	}
+	*p = 0;
+	return s;
+}
+
+/*
+ * Ask the prober about one hook, or answer from the cache. Returns 0 or a
+ * negative errno; on failure *ret_reason points into the cache.
+ */
+static int probe_one(struct probe_cache *c, const struct prober *p, enum backend b,
+		     const char *hook, const char **ret_reason)
+{
+	_cleanup_free_ char *why = NULL;
+	struct probe_result *res;
+	const char *text = NULL;
+	size_t i, plen;
+	char buf[128];
+	int r;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].backend == b && strcmp(c->v[i].hook, hook) == 0) {
+			if (c->v[i].r < 0)
+				*ret_reason = c->v[i].reason;
+			return c->v[i].r;
+		}
+
+	r = p->try_hook(p->userdata, b, hook, &why);
+	if (r > 0)
+		r = 0;
+	if (r < 0) {
+		text = why && *why ? why : strerror_r(-r, buf, sizeof(buf));
+		/* The prober may prefix its reason with the backend: it is said once. */
+		plen = strlen(backend_name(b));
+		if (strncmp(text, backend_name(b), plen) == 0 && text[plen] == ':')
+			for (text += plen + 1; *text == ' '; text++)
+				;
+	}
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 32;
+		struct probe_result *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			abort();
+		c->v = v;
+		c->cap = cap;
+	}
+	res = &c->v[c->n++];
+	res->backend = b;
+	res->hook = xstrdup(hook);
+	res->r = r;
+	res->reason = r < 0 ? xstrdup(text) : NULL;
+	if (r < 0)
+		*ret_reason = res->reason;
+	return r;
+}
+
+/*
+ * Try one alternative. Tracepoint alternatives joined by '+' are probed one
+ * tracepoint at a time (each is cached on its own, since nodes share them)
+ * and succeed when all attach. On failure a refusal "<backend>: <hook>:
+ * <why>" naming the hook that failed is added to refusals.
+ */
+static int try_alternative(struct probe_cache *c, const struct prober *p, enum backend b,
+			   const char *alt, struct strlist *refusals)
+{
+	const char *why = NULL;
+	int r;
+
+	if (b != BACKEND_TRACEPOINT || !strchr(alt, '+')) {
+		r = probe_one(c, p, b, alt, &why);
+		if (r < 0)
+			strlist_add(refusals, xasprintf("%s: %s: %s", backend_name(b), alt, why));
+		return r;
+	}
+
+	for (const char *s = alt; *s;) {
+		size_t len = strcspn(s, "+");
+		_cleanup_free_ char *part = strndup(s, len);
+
+		if (!part)
+			abort();
+		r = probe_one(c, p, b, part, &why);
+		if (r < 0) {
+			strlist_add(refusals, xasprintf("%s: %s: %s", backend_name(b), part, why));
+			return r;
+		}
+		s += len;
+		if (*s == '+')
+			s++;
+	}
+	return 0;
+}
+
+static void node_reset(struct tree_node *n)
+{
+	free(n->hook);
+	free(n->reason);
+	n->hook = NULL;
+	n->reason = NULL;
+	n->backend = BACKEND_NONE;
+}
+
+static bool node_has_hooks(const struct tree_node *n)
+{
+	int b;
+
+	for (b = 0; b < BACKEND_MAX; b++)
+		if (n->n_hooks[b] > 0)
+			return true;
+	return false;
+}
+
+/* Try a node's own hooks in backend then file order; the first that works is chosen. */
+static void resolve_own_hooks(struct tree_node *n, struct probe_cache *c, const struct prober *p,
+			      struct strlist *refusals)
+{
+	int b;
+
+	for (b = 0; b < BACKEND_MAX; b++)
+		for (size_t h = 0; h < n->n_hooks[b]; h++)
+			if (try_alternative(c, p, b, n->hooks[b][h], refusals) == 0) {
+				n->backend = b;
+				n->hook = xstrdup(n->hooks[b][h]);
+				return;
+			}
+}
+
+/*
+ * The hooks an inner node is measured through: those its children chose on
+ * backend b, split at '+', each once, in child order, joined by '+'.
+ */
+static char *children_hooks(const struct tree *t, const struct tree_node *n, enum backend b)
+{
+	struct strlist parts = {};
+	char *joined;
+	size_t i;
+
+	for (i = 0; i < n->n_children; i++) {
+		const struct tree_node *ch = &t->nodes[n->children[i]];
+
+		if (ch->backend != b || !ch->hook)
+			continue;
+		for (const char *s = ch->hook; *s;) {
+			size_t len = strcspn(s, "+");
+			char *part = strndup(s, len);
+
+			if (!part)
+				abort();
+			strlist_add(&parts, part);
+			s += len;
+			if (*s == '+')
+				s++;
+		}
+	}
+	joined = strlist_join(&parts, "+");
+	strlist_clear(&parts);
+	return joined;
+}
+
+/*
+ * An inner node whose own hooks (if any) all failed is measured through its
+ * children's classes: available when one child is, with the backend most of
+ * its available children use (ties: the earlier backend of the order) and
+ * the hooks those children chose on it.
+ */
+static void resolve_from_children(struct tree *t, struct tree_node *n, struct strlist *refusals)
+{
+	size_t used[BACKEND_MAX] = {}, i, available = 0;
+	struct strlist missing = {};
+	_cleanup_free_ char *list = NULL;
+	int b, best = BACKEND_NONE;
+
+	for (i = 0; i < n->n_children; i++) {
+		const struct tree_node *ch = &t->nodes[n->children[i]];
+
+		if (ch->backend >= 0 && ch->backend < BACKEND_MAX) {
+			used[ch->backend]++;
+			available++;
+		}
+	}
+	for (b = 0; b < BACKEND_MAX; b++)
+		if (used[b] > 0 && (best == BACKEND_NONE || used[b] > used[best]))
+			best = b;
+
+	/*
+	 * Available: name the unmeasured children, their own reasons say why.
+	 * Unavailable: every refusal below, so GET /tree explains on the spot.
+	 */
+	for (i = 0; i < n->n_children; i++) {
+		const struct tree_node *ch = &t->nodes[n->children[i]];
+
+		if (ch->backend != BACKEND_NONE)
+			continue;
+		if (best == BACKEND_NONE && ch->reason)
+			strlist_add(&missing, xasprintf("%s [%s]", ch->id, ch->reason));
+		else
+			strlist_add(&missing, xstrdup(ch->id));
+	}
+	list = strlist_join(&missing, ", ");
+	strlist_clear(&missing);
+
+	if (best == BACKEND_NONE) {
+		strlist_add(refusals, xasprintf("no child is available: %s", list ? list : "none"));
+		return;
+	}
+	n->backend = best;
+	n->hook = children_hooks(t, n, best);
+	if (list)
+		strlist_add(refusals,
+			    xasprintf("measured through %zu of %zu children; unavailable: %s",
+				      available, n->n_children, list));
+}
+
+int tree_resolve(struct tree *t, const struct prober *p)
+{
+	_cleanup_free_ struct strlist *refusals = NULL;
+	struct probe_cache cache = {};
+	int unavailable = 0;
+	size_t i;
+
+	if (!t || !p || !p->try_hook)
+		return -EINVAL;
+	refusals = calloc(t->n_nodes ? t->n_nodes : 1, sizeof(*refusals));
+	if (!refusals)
+		return -ENOMEM;
+
+	/* Own hooks first, in file order, so that probing follows the document. */
+	for (i = 0; i < t->n_nodes; i++) {
+		node_reset(&t->nodes[i]);
+		if (node_has_hooks(&t->nodes[i]))
+			resolve_own_hooks(&t->nodes[i], &cache, p, &refusals[i]);
+	}
+	/* Then backwards, so that children are settled before their parent. */
+	for (i = t->n_nodes; i-- > 0;) {
+		struct tree_node *n = &t->nodes[i];
+
+		if (n->backend == BACKEND_NONE) {
+			if (n->n_children > 0)
+				resolve_from_children(t, n, &refusals[i]);
+			else if (!node_has_hooks(n))
+				strlist_add(&refusals[i], xstrdup("no hooks declared"));
+		}
+		n->reason = strlist_join(&refusals[i], "; ");
+		strlist_clear(&refusals[i]);
+		if (n->backend == BACKEND_NONE)
+			unavailable++;
+	}
+	probe_cache_clear(&cache);
+	return unavailable;
+}

@@ -1,0 +1,956 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The store: one SQLite connection guarded by a mutex. Every public call
+ * takes the mutex for its whole duration, so multi-statement operations
+ * (trace sequence numbers, schema upgrades) are atomic with respect to the
+ * other threads of argusd. SQLite failures are logged here, once, and
+ * returned as -EIO.
+ */
+#include "daemon/store.h"
+#include "daemon/log.h"
+#include "daemon/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#define SCHEMA_FILE_MAX (1024 * 1024)
+#define STORE_BUSY_TIMEOUT_MS 5000
+#define STORE_LIST_MAX 500
+
+struct store {
+	sqlite3 *db;
+	pthread_mutex_t lock;
+	int version;
+};
+
+static inline void sqlite3_finalizep(sqlite3_stmt **stmt)
+{
+	sqlite3_finalize(*stmt); /* NULL is a no-op */
+}
+#define _cleanup_stmt_ _cleanup_(sqlite3_finalizep)
+
+/* The store mutex, held until the end of the enclosing block: STORE_LOCKED(s). */
+static struct store *store_lock(struct store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	return s;
+}
+static void store_unlockp(struct store **s)
+{
+	if (*s)
+		pthread_mutex_unlock(&(*s)->lock);
+}
+static void store_closep(struct store **s)
+{
+	store_close(*s);
+}
+
+#define STORE_LOCKED(s)                                                                            \
+	_cleanup_(store_unlockp) struct store *_locked_ __attribute__((unused)) = store_lock(s)
+
+static int sql_fail(struct store *s, const char *what)
+{
+	log_error("store: %s: %s", what, sqlite3_errmsg(s->db));
+	return -EIO;
+}
+
+static int prepare(struct store *s, const char *sql, sqlite3_stmt **ret)
+{
+	sqlite3_stmt *stmt = NULL;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &stmt, NULL) != SQLITE_OK)
+		return sql_fail(s, "prepare");
+	*ret = stmt;
+	return 0;
+}
+
+static int exec(struct store *s, const char *sql, const char *what)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		log_error("store: %s: %s", what, err ? err : sqlite3_errmsg(s->db));
+		sqlite3_free(err);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Run a statement that returns no rows. Foreign key failures are -ENOENT (the parent is missing).
+ */
+static int step_done(struct store *s, sqlite3_stmt *stmt, const char *what)
+{
+	int rc = sqlite3_step(stmt);
+
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return -ENOENT;
+	if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+		log_error("store: %s: %s", what, sqlite3_errmsg(s->db));
+		return -EINVAL;
+	}
+	return sql_fail(s, what);
+}
+
+static void now_iso(char buf[static 32])
+{
+	format_iso8601(now_real_ns(), buf, 32);
+}
+
+/* Compact JSON text of any value (caller frees); -EINVAL when it cannot be encoded. */
+static int dump(const json_t *j, char **ret)
+{
+	char *t = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	if (!t)
+		return -EINVAL;
+	*ret = t;
+	return 0;
+}
+
+static int bind_json(sqlite3_stmt *stmt, int idx, const json_t *j)
+{
+	char *t;
+	int r;
+
+	if (!j)
+		return sqlite3_bind_null(stmt, idx) == SQLITE_OK ? 0 : -EIO;
+	r = dump(j, &t);
+	if (r < 0)
+		return r;
+	return sqlite3_bind_text(stmt, idx, t, -1, free) == SQLITE_OK ? 0 : -EIO;
+}
+
+static int bind_text(sqlite3_stmt *stmt, int idx, const char *t)
+{
+	if (!t)
+		return sqlite3_bind_null(stmt, idx) == SQLITE_OK ? 0 : -EIO;
+	return sqlite3_bind_text(stmt, idx, t, -1, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* A JSON TEXT column as a value; NULL columns and (impossible) bad JSON give JSON null. */
+static json_t *column_json(sqlite3_stmt *stmt, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(stmt, col);
+	json_t *j;
+
+	if (!t)
+		return json_null();
+	j = json_loads(t, JSON_DECODE_ANY, NULL);
+	return j ? j : json_null();
+}
+
+static json_t *column_string(sqlite3_stmt *stmt, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(stmt, col);
+
+	return t ? json_string(t) : json_null();
+}
+
+/* ---- open and schema ---- */
+
+/* Schema files are "NNN-name.sql"; the number is the version they bring the database to. */
+static int schema_file_version(const char *name)
+{
+	size_t len = strlen(name);
+	long v = 0;
+	size_t i;
+
+	for (i = 0; name[i] >= '0' && name[i] <= '9'; i++) {
+		v = v * 10 + (name[i] - '0');
+		if (v > INT_MAX / 10)
+			return -1;
+	}
+	if (i == 0 || name[i] != '-' || len < 5 || strcmp(name + len - 4, ".sql") != 0)
+		return -1;
+	return (int)v;
+}
+
+static int schema_filter(const struct dirent *de)
+{
+	return schema_file_version(de->d_name) > 0;
+}
+
+static int user_version(struct store *s, int *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r;
+
+	r = prepare(s, "PRAGMA user_version", &stmt);
+	if (r < 0)
+		return r;
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return sql_fail(s, "read user_version");
+	*ret = sqlite3_column_int(stmt, 0);
+	return 0;
+}
+
+static int apply_one(struct store *s, const char *dir, const char *name, int version)
+{
+	_cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
+	_cleanup_free_ char *sql = NULL;
+	_cleanup_free_ char *set = NULL;
+	int r;
+
+	r = read_file_bounded(path, SCHEMA_FILE_MAX, &sql, NULL);
+	if (r < 0)
+		return log_error_errno(r, "store: cannot read schema file %s: %m", path);
+
+	r = exec(s, "BEGIN IMMEDIATE", "begin schema upgrade");
+	if (r < 0)
+		return r;
+	set = xasprintf("PRAGMA user_version = %d", version);
+	r = exec(s, sql, path);
+	if (r >= 0)
+		r = exec(s, set, "set user_version");
+	if (r >= 0)
+		r = exec(s, "COMMIT", "commit schema upgrade");
+	if (r < 0) {
+		(void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return r;
+	}
+	log_info("store: applied schema %s (version %d)", name, version);
+	return 0;
+}
+
+static int apply_schema(struct store *s, const char *dir)
+{
+	struct dirent **list = NULL;
+	int n, i, r = 0, current = 0, last = 0;
+
+	r = user_version(s, &current);
+	if (r < 0)
+		return r;
+
+	n = scandir(dir, &list, schema_filter, alphasort);
+	if (n < 0)
+		return log_error_errno(errno, "store: cannot list schema directory %s: %m", dir);
+
+	for (i = 0; i < n && r >= 0; i++) {
+		int v = schema_file_version(list[i]->d_name);
+
+		/* alphasort orders zero-padded numbers; require strictly increasing versions */
+		if (v <= last) {
+			log_error("store: schema file %s/%s repeats or reorders version %d", dir,
+				  list[i]->d_name, v);
+			r = -EINVAL;
+			break;
+		}
+		last = v;
+		if (v > current) {
+			r = apply_one(s, dir, list[i]->d_name, v);
+			if (r >= 0)
+				current = v;
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	if (r < 0)
+		return r;
+
+	if (last == 0)
+		return log_error_errno(ENOENT, "store: no schema files (NNN-name.sql) in %s", dir);
+	if (current > last)
+		return log_error_errno(EPROTO,
+				       "store: database is at schema version %d, newer than the "
+				       "schema files in %s (%d); refusing to use it",
+				       current, dir, last);
+	s->version = current;
+	return 0;
+}
+
+int store_open(const char *path, const char *schema_dir, struct store **ret)
+{
+	_cleanup_(store_closep) struct store *s = NULL;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+
+	if (sqlite3_open_v2(path, &s->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+			    NULL) != SQLITE_OK) {
+		log_error("store: cannot open %s: %s", path,
+			  s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		return -EIO;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+
+	r = exec(s, "PRAGMA journal_mode = WAL", "enable WAL");
+	if (r < 0)
+		return r;
+	r = exec(s, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "set pragmas");
+	if (r < 0)
+		return r;
+	r = apply_schema(s, schema_dir);
+	if (r < 0)
+		return r;
+
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->db && sqlite3_close(s->db) != SQLITE_OK)
+		log_error("store: close: %s", sqlite3_errmsg(s->db));
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int store_schema_version(struct store *s)
+{
+	return s->version;
+}
+
+/* ---- jobs ---- */
+
+static bool valid_state(const char *state)
+{
+	static const char *const states[] = {
+	    "queued", "running", "succeeded", "failed", "cancelled", "interrupted",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(states); i++)
+		if (strcmp(state, states[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool final_state(const char *state)
+{
+	return strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
+	       strcmp(state, "cancelled") == 0 || strcmp(state, "interrupted") == 0;
+}
+
+int store_job_create(struct store *s, const char *kind, const json_t *request, int64_t *ret_id)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	char now[32];
+	int r;
+
+	if (!kind || (strcmp(kind, "diagnose") != 0 && strcmp(kind, "reference") != 0) ||
+	    !json_is_object(request))
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	r = prepare(s,
+		    "INSERT INTO jobs (kind, state, request, created) VALUES (?, 'queued', ?, ?)",
+		    &stmt);
+	if (r < 0)
+		return r;
+	now_iso(now);
+	if (bind_text(stmt, 1, kind) < 0 || bind_json(stmt, 2, request) < 0 ||
+	    bind_text(stmt, 3, now) < 0)
+		return -EINVAL;
+	r = step_done(s, stmt, "create job");
+	if (r < 0)
+		return r;
+	*ret_id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_job_update(struct store *s, int64_t id, const char *state, double progress,
+		     const char *step, const json_t *result, const json_t *error)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	char now[32];
+	int r;
+
+	if (state && !valid_state(state))
+		return -EINVAL;
+	if (progress > 1)
+		progress = 1;
+
+	STORE_LOCKED(s);
+	/*
+	 * One statement; each "keep" is a NULL parameter. started is set on the
+	 * transition into running, finished on the one into a final state.
+	 */
+	r = prepare(s,
+		    "UPDATE jobs SET"
+		    " state = COALESCE(?1, state),"
+		    " progress = COALESCE(?2, progress),"
+		    " step = COALESCE(?3, step),"
+		    " result = COALESCE(?4, result),"
+		    " error = COALESCE(?5, error),"
+		    " started = CASE WHEN ?1 = 'running' THEN ?6 ELSE started END,"
+		    " finished = CASE WHEN ?7 THEN ?6 ELSE finished END"
+		    " WHERE id = ?8",
+		    &stmt);
+	if (r < 0)
+		return r;
+	now_iso(now);
+	if (bind_text(stmt, 1, state) < 0 ||
+	    (progress >= 0 ? sqlite3_bind_double(stmt, 2, progress) : sqlite3_bind_null(stmt, 2)) !=
+		SQLITE_OK ||
+	    bind_text(stmt, 3, step) < 0 || bind_json(stmt, 4, result) < 0 ||
+	    bind_json(stmt, 5, error) < 0 || bind_text(stmt, 6, now) < 0 ||
+	    sqlite3_bind_int(stmt, 7, state && final_state(state)) != SQLITE_OK ||
+	    sqlite3_bind_int64(stmt, 8, id) != SQLITE_OK)
+		return -EINVAL;
+	r = step_done(s, stmt, "update job");
+	if (r < 0)
+		return r;
+	return sqlite3_changes(s->db) > 0 ? 0 : -ENOENT;
+}
+
+#define JOB_COLUMNS "id, kind, state, progress, step, created, started, finished, subject"
+
+/* The list representation, from a row of JOB_COLUMNS. */
+static json_t *job_summary(sqlite3_stmt *stmt)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "id", json_integer(sqlite3_column_int64(stmt, 0)));
+	json_object_set_new(j, "kind", column_string(stmt, 1));
+	json_object_set_new(j, "state", column_string(stmt, 2));
+	json_object_set_new(j, "progress", json_real(sqlite3_column_double(stmt, 3)));
+	json_object_set_new(j, "step", column_string(stmt, 4));
+	json_object_set_new(j, "created", column_string(stmt, 5));
+	json_object_set_new(j, "started", column_string(stmt, 6));
+	json_object_set_new(j, "finished", column_string(stmt, 7));
+	json_object_set_new(j, "subject", column_string(stmt, 8));
+	return j;
+}
+
+int store_job_get(struct store *s, int64_t id, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	json_t *j;
+	int r, rc;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "SELECT " JOB_COLUMNS ", request, result, error FROM jobs WHERE id = ?",
+		    &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return sql_fail(s, "get job");
+
+	j = job_summary(stmt);
+	json_object_set_new(j, "request", column_json(stmt, 9));
+	if (sqlite3_column_type(stmt, 10) != SQLITE_NULL)
+		json_object_set_new(j, "result", column_json(stmt, 10));
+	if (sqlite3_column_type(stmt, 11) != SQLITE_NULL)
+		json_object_set_new(j, "error", column_json(stmt, 11));
+	*ret = j;
+	return 0;
+}
+
+int store_job_state(struct store *s, int64_t id, char *state, size_t len)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	const char *t;
+	int r, rc;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "SELECT state FROM jobs WHERE id = ?", &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return sql_fail(s, "get job state");
+	t = (const char *)sqlite3_column_text(stmt, 0);
+	if (!t || strlen(t) >= len)
+		return -ENOBUFS;
+	strcpy(state, t);
+	return 0;
+}
+
+int store_job_list(struct store *s, const struct job_filter *f, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	json_auto_t *jobs = NULL;
+	int64_t last = 0;
+	int r, rc, n = 0;
+
+	if (f->limit < 1 || f->limit > STORE_LIST_MAX || f->before_id < 0)
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	/* Fetch one row more than asked to know whether a next page exists. */
+	r = prepare(s,
+		    "SELECT " JOB_COLUMNS " FROM jobs"
+		    " WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR kind = ?2)"
+		    " AND (?3 IS NULL OR workload = ?3) AND (?4 <= 0 OR id < ?4)"
+		    " ORDER BY id DESC LIMIT ?5",
+		    &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, f->state) < 0 || bind_text(stmt, 2, f->kind) < 0 ||
+	    bind_text(stmt, 3, f->workload) < 0 ||
+	    sqlite3_bind_int64(stmt, 4, f->before_id) != SQLITE_OK ||
+	    sqlite3_bind_int(stmt, 5, f->limit + 1) != SQLITE_OK)
+		return -EINVAL;
+
+	jobs = json_array();
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (n == f->limit)
+			break;
+		json_array_append_new(jobs, job_summary(stmt));
+		last = sqlite3_column_int64(stmt, 0);
+		n++;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_fail(s, "list jobs");
+
+	*ret = json_pack("{s:O,s:o}", "jobs", jobs, "next_before",
+			 rc == SQLITE_ROW ? json_integer(last) : json_null());
+	return *ret ? 0 : -ENOMEM;
+}
+
+int store_jobs_queued(struct store *s, int64_t **ret_ids, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	_cleanup_free_ int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "SELECT id FROM jobs WHERE state = 'queued' ORDER BY id", &stmt);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			int64_t *p = realloc(ids, ncap * sizeof(*ids));
+
+			if (!p)
+				return -ENOMEM;
+			ids = p;
+			cap = ncap;
+		}
+		ids[n++] = sqlite3_column_int64(stmt, 0);
+	}
+	if (rc != SQLITE_DONE)
+		return sql_fail(s, "list queued jobs");
+	*ret_ids = TAKE_PTR(ids);
+	*ret_n = n;
+	return 0;
+}
+
+int store_jobs_interrupt_running(struct store *s)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	char now[32];
+	int r;
+
+	STORE_LOCKED(s);
+	r = prepare(s,
+		    "UPDATE jobs SET state = 'interrupted', finished = ?,"
+		    " error = COALESCE(error, json_object('code', 'interrupted', 'message',"
+		    " 'argusd stopped while the job was running; submit it again'))"
+		    " WHERE state = 'running'",
+		    &stmt);
+	if (r < 0)
+		return r;
+	now_iso(now);
+	bind_text(stmt, 1, now);
+	r = step_done(s, stmt, "interrupt running jobs");
+	if (r < 0)
+		return r;
+	return sqlite3_changes(s->db);
+}
+
+/* ---- traces and probes ---- */
+
+int store_trace_append(struct store *s, int64_t job_id, const json_t *step)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r;
+
+	if (!json_is_object(step))
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	/* seq is computed in the same statement, under the store lock: gapless and in order. */
+	r = prepare(s,
+		    "INSERT INTO trace_steps (job_id, seq, step) VALUES (?1,"
+		    " (SELECT COALESCE(MAX(seq) + 1, 0) FROM trace_steps WHERE job_id = ?1), ?2)",
+		    &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, job_id);
+	if (bind_json(stmt, 2, step) < 0)
+		return -EINVAL;
+	return step_done(s, stmt, "append trace step");
+}
+
+static int job_exists(struct store *s, int64_t id)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r, rc;
+
+	r = prepare(s, "SELECT 1 FROM jobs WHERE id = ?", &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	return sql_fail(s, "look up job");
+}
+
+int store_trace_get(struct store *s, int64_t job_id, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	json_auto_t *steps = NULL;
+	int r, rc;
+
+	STORE_LOCKED(s);
+	r = job_exists(s, job_id);
+	if (r < 0)
+		return r;
+	r = prepare(s, "SELECT step FROM trace_steps WHERE job_id = ? ORDER BY seq", &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, job_id);
+	steps = json_array();
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		json_array_append_new(steps, column_json(stmt, 0));
+	if (rc != SQLITE_DONE)
+		return sql_fail(s, "read trace");
+	*ret = json_pack("{s:I,s:O}", "job", (json_int_t)job_id, "steps", steps);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int store_probe_add(struct store *s, int64_t job_id, int level, const json_t *probe)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	char now[32];
+	int r;
+
+	if (level < 1 || level > 3 || !json_is_object(probe))
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "INSERT INTO probes (job_id, level, probe, created) VALUES (?, ?, ?, ?)",
+		    &stmt);
+	if (r < 0)
+		return r;
+	now_iso(now);
+	sqlite3_bind_int64(stmt, 1, job_id);
+	sqlite3_bind_int(stmt, 2, level);
+	if (bind_json(stmt, 3, probe) < 0 || bind_text(stmt, 4, now) < 0)
+		return -EINVAL;
+	return step_done(s, stmt, "add probe");
+}
+
+/* ---- references ---- */
+
+int store_reference_create(struct store *s, int64_t job_id, const json_t *meta, int64_t *ret_id)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	const char *subject;
+	char now[32];
+	int r;
+
+	subject = json_string_value(json_object_get(meta, "subject"));
+	if (!json_is_object(meta) || !subject || !*subject || job_id < 0)
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "INSERT INTO refs (job_id, subject, meta, created) VALUES (?, ?, ?, ?)",
+		    &stmt);
+	if (r < 0)
+		return r;
+	now_iso(now);
+	if (job_id > 0)
+		sqlite3_bind_int64(stmt, 1, job_id);
+	else
+		sqlite3_bind_null(stmt, 1);
+	if (bind_text(stmt, 2, subject) < 0 || bind_json(stmt, 3, meta) < 0 ||
+	    bind_text(stmt, 4, now) < 0)
+		return -EINVAL;
+	r = step_done(s, stmt, "create reference");
+	if (r < 0)
+		return r;
+	*ret_id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_reference_add_run(struct store *s, int64_t ref_id, int repeat, const struct mvec *v)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	json_auto_t *vec = NULL;
+	int r;
+
+	if (repeat < 0 || !v)
+		return -EINVAL;
+	vec = mvec_to_json(v);
+
+	STORE_LOCKED(s);
+	r = prepare(
+	    s, "INSERT OR REPLACE INTO reference_runs (ref_id, repeat, vector) VALUES (?, ?, ?)",
+	    &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, ref_id);
+	sqlite3_bind_int(stmt, 2, repeat);
+	if (bind_json(stmt, 3, vec) < 0)
+		return -EINVAL;
+	return step_done(s, stmt, "add reference run");
+}
+
+/* meta + "id", "job", "created", from a row of (id, job_id, meta, created). */
+static json_t *reference_row(sqlite3_stmt *stmt)
+{
+	json_t *j = column_json(stmt, 2);
+
+	if (!json_is_object(j)) {
+		json_decref(j);
+		j = json_object();
+	}
+	json_object_set_new(j, "id", json_integer(sqlite3_column_int64(stmt, 0)));
+	json_object_set_new(j, "job",
+			    sqlite3_column_type(stmt, 1) == SQLITE_NULL
+				? json_null()
+				: json_integer(sqlite3_column_int64(stmt, 1)));
+	json_object_set_new(j, "created", column_string(stmt, 3));
+	return j;
+}
+
+static int reference_exists(struct store *s, int64_t ref_id)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r, rc;
+
+	r = prepare(s, "SELECT 1 FROM refs WHERE id = ?", &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, ref_id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	return sql_fail(s, "look up reference");
+}
+
+int store_reference_exists(struct store *s, int64_t ref_id)
+{
+	STORE_LOCKED(s);
+	return reference_exists(s, ref_id);
+}
+
+int store_reference_get(struct store *s, int64_t ref_id, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	_cleanup_stmt_ sqlite3_stmt *runs_stmt = NULL;
+	json_auto_t *ref = NULL;
+	json_t *runs;
+	int r, rc;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "SELECT id, job_id, meta, created FROM refs WHERE id = ?", &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, ref_id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return sql_fail(s, "get reference");
+	ref = reference_row(stmt);
+
+	r = prepare(s, "SELECT vector FROM reference_runs WHERE ref_id = ? ORDER BY repeat",
+		    &runs_stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(runs_stmt, 1, ref_id);
+	runs = json_array();
+	json_object_set_new(ref, "runs", runs);
+	while ((rc = sqlite3_step(runs_stmt)) == SQLITE_ROW)
+		json_array_append_new(runs, column_json(runs_stmt, 0));
+	if (rc != SQLITE_DONE)
+		return sql_fail(s, "get reference runs");
+	*ret = TAKE_PTR(ref);
+	return 0;
+}
+
+static void mvec_array_free(struct mvec *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		mvec_free(&v[i]);
+	free(v);
+}
+
+int store_reference_runs(struct store *s, int64_t ref_id, struct mvec **ret_runs, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	struct mvec *runs = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
+
+	STORE_LOCKED(s);
+	r = reference_exists(s, ref_id);
+	if (r < 0)
+		return r;
+	r = prepare(s, "SELECT vector FROM reference_runs WHERE ref_id = ? ORDER BY repeat", &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, ref_id);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		json_auto_t *vec = column_json(stmt, 0);
+
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 8;
+			struct mvec *p = realloc(runs, ncap * sizeof(*runs));
+
+			if (!p) {
+				mvec_array_free(runs, n);
+				return -ENOMEM;
+			}
+			runs = p;
+			cap = ncap;
+		}
+		r = mvec_from_json(vec, &runs[n]);
+		if (r < 0) {
+			mvec_array_free(runs, n);
+			log_error("store: reference %lld has a malformed run vector",
+				  (long long)ref_id);
+			return -EIO;
+		}
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		mvec_array_free(runs, n);
+		return sql_fail(s, "read reference runs");
+	}
+	*ret_runs = runs;
+	*ret_n = n;
+	return 0;
+}
+
+int store_reference_latest(struct store *s, const char *subject, int64_t *ret_id)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r, rc;
+
+	if (!subject)
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "SELECT id FROM refs WHERE subject = ? ORDER BY id DESC LIMIT 1", &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, subject) < 0)
+		return -EINVAL;
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return sql_fail(s, "find latest reference");
+	*ret_id = sqlite3_column_int64(stmt, 0);
+	return 0;
+}
+
+int store_reference_list(struct store *s, const char *subject, int limit, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	json_auto_t *refs = NULL;
+	int r, rc;
+
+	if (limit < 1 || limit > STORE_LIST_MAX)
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	r = prepare(s,
+		    "SELECT id, job_id, meta, created FROM refs WHERE (?1 IS NULL OR subject = ?1)"
+		    " ORDER BY id DESC LIMIT ?2",
+		    &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, subject) < 0 || sqlite3_bind_int(stmt, 2, limit) != SQLITE_OK)
+		return -EINVAL;
+	refs = json_array();
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		json_array_append_new(refs, reference_row(stmt));
+	if (rc != SQLITE_DONE)
+		return sql_fail(s, "list references");
+	*ret = json_pack("{s:O}", "references", refs);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- vectors of a job ---- */
+
+int store_vector_add(struct store *s, int64_t job_id, const char *kind, int level,
+		     const char *parent, const struct mvec *v)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	json_auto_t *vec = NULL;
+	char now[32];
+	int r;
+
+	if (!kind || (strcmp(kind, "pmv") != 0 && strcmp(kind, "rmv") != 0) || level < 1 ||
+	    level > 3 || !v)
+		return -EINVAL;
+	vec = mvec_to_json(v);
+
+	STORE_LOCKED(s);
+	r = prepare(s,
+		    "INSERT INTO vectors (job_id, kind, level, parent, vector, created)"
+		    " VALUES (?, ?, ?, ?, ?, ?)",
+		    &stmt);
+	if (r < 0)
+		return r;
+	now_iso(now);
+	sqlite3_bind_int64(stmt, 1, job_id);
+	sqlite3_bind_int(stmt, 3, level);
+	if (bind_text(stmt, 2, kind) < 0 || bind_text(stmt, 4, parent ? parent : "") < 0 ||
+	    bind_json(stmt, 5, vec) < 0 || bind_text(stmt, 6, now) < 0)
+		return -EINVAL;
+	return step_done(s, stmt, "add vector");
+}
+
+int store_vectors_get(struct store *s, int64_t job_id, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	json_auto_t *vectors = NULL;
+	int r, rc;
+
+	STORE_LOCKED(s);
+	r = job_exists(s, job_id);
+	if (r < 0)
+		return r;
+	r = prepare(s,
+		    "SELECT kind, level, parent, vector FROM vectors WHERE job_id = ? ORDER BY id",
+		    &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, job_id);
+	vectors = json_array();
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		json_array_append_new(
+		    vectors, json_pack("{s:o,s:i,s:o,s:o}", "kind", column_string(stmt, 0), "level",
+				       sqlite3_column_int(stmt, 1), "parent",
+				       column_string(stmt, 2), "vector", column_json(stmt, 3)));
+	if (rc != SQLITE_DONE)
+		return sql_fail(s, "read vectors");
+	*ret = TAKE_PTR(vectors);
+	return 0;
+}

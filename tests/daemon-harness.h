@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test harness for integration tests: start the real argusd on a free
+ * loopback port with a temporary state directory, talk HTTP to it with
+ * libcurl, stop it (SIGTERM or SIGKILL), start it again on the same state.
+ */
+#pragma once
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "daemon/util.h"
+
+struct daemon {
+	char dir[128];	/* temporary directory: config, state, workloads */
+	char conf[192];
+	pid_t pid;
+	unsigned port;
+	int log_fd; /* argusd's stderr, appended to dir/argusd.log */
+};
+
+struct http_reply {
+	long status;
+	json_t *json; /* NULL when the body was not JSON */
+	char *body;
+	size_t len;
+	char location[128];
+};
+
+static inline void reply_free(struct http_reply *r)
+{
+	json_decref(r->json);
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+	struct http_reply *r = ud;
+	char *b = realloc(r->body, r->len + size * n + 1);
+
+	if (!b)
+		return 0;
+	memcpy(b + r->len, p, size * n);
+	r->len += size * n;
+	b[r->len] = 0;
+	r->body = b;
+	return size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+	struct http_reply *r = ud;
+	size_t len = size * n;
+
+	if (len > 10 && strncasecmp(p, "Location: ", 10) == 0) {
+		size_t l = len - 10;
+
+		while (l && (p[10 + l - 1] == '\r' || p[10 + l - 1] == '\n'))
+			l--;
+		if (l >= sizeof(r->location))
+			l = sizeof(r->location) - 1;
+		memcpy(r->location, p + 10, l);
+		r->location[l] = 0;
+	}
+	return len;
+}
+
+/* One request; body may be NULL. Returns the status (0 when nothing answered). */
+static inline long http(struct daemon *d, const char *method, const char *path, const char *body,
+			size_t body_len, struct http_reply *ret)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = NULL;
+	char url[512];
+
+	memset(ret, 0, sizeof(*ret));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", d->port, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, ret);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, ret);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (body) {
+		h = curl_slist_append(h, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);
+	}
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	if (ret->body)
+		ret->json = json_loads(ret->body, 0, NULL);
+	return ret->status;
+}
+
+static inline long http_get(struct daemon *d, const char *path, struct http_reply *ret)
+{
+	return http(d, "GET", path, NULL, 0, ret);
+}
+
+static inline long http_post(struct daemon *d, const char *path, const char *body,
+			     struct http_reply *ret)
+{
+	return http(d, "POST", path, body, strlen(body), ret);
+}
+
+static inline const char *err_code(const struct http_reply *r)
+{
+	return json_string_value(json_object_get(json_object_get(r->json, "error"), "code"));
+}
+
+static inline void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* Create the directory, the config and the workloads dir; extra config lines appended. */
+static inline int daemon_prepare(struct daemon *d, const char *extra_conf)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR"), *build = getenv("ARGUS_BUILD_DIR");
+	char path[256];
+	FILE *f;
+
+	memset(d, 0, sizeof(*d));
+	d->log_fd = -1;
+	snprintf(d->dir, sizeof(d->dir), "/tmp/argus-itest-XXXXXX");
+	if (!src || !build || !mkdtemp(d->dir))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/workloads", d->dir);
+	mkdir(path, 0755);
+	snprintf(d->conf, sizeof(d->conf), "%s/argusd.conf", d->dir);
+	f = fopen(d->conf, "w");
+	if (!f)
+		return -errno;
+	fprintf(f,
+		"listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s/workloads\n"
+		"victims_dir = %s/bench/victims\ntree_file = %s/tree-data/tree.json\n"
+		"schema_dir = %s/schema\n%s",
+		d->dir, d->dir, build, src, src, extra_conf ?: "");
+	fclose(f);
+	return 0;
+}
+
+/* Add a workload definition file. */
+static inline void daemon_add_workload(struct daemon *d, const char *name, const char *json)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/workloads/%s.json", d->dir, name);
+	write_text(path, json);
+}
+
+/* Start argusd and wait until it listens; 0 or -errno (its log is in dir/argusd.log). */
+static inline int daemon_start(struct daemon *d)
+{
+	const char *build = getenv("ARGUS_BUILD_DIR");
+	char exe[256], logpath[256], buf[8192];
+	int pfd[2];
+	size_t len = 0;
+	uint64_t deadline = now_mono_ns() + 60ull * 1000000000ull;
+
+	snprintf(exe, sizeof(exe), "%s/argusd", build);
+	snprintf(logpath, sizeof(logpath), "%s/argusd.log", d->dir);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	d->pid = fork();
+	if (d->pid == 0) {
+		dup2(pfd[1], 2);
+		execl(exe, exe, "--config", d->conf, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	d->port = 0;
+	while (now_mono_ns() < deadline && len < sizeof(buf) - 1) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		ssize_t n;
+		char *m;
+
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		n = read(pfd[0], buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+		buf[len] = 0;
+		m = strstr(buf, "(port ");
+		if (m && strchr(m, ')')) {
+			d->port = strtoul(m + 6, NULL, 10);
+			break;
+		}
+	}
+	/* keep draining stderr into the log file from a child so argusd never blocks */
+	if (fork() == 0) {
+		int out = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		ssize_t n;
+
+		if (out >= 0 && len)
+			(void)!write(out, buf, len);
+		while ((n = read(pfd[0], buf, sizeof(buf))) > 0)
+			(void)!write(out, buf, n);
+		_exit(0);
+	}
+	close(pfd[0]);
+	if (!d->port) {
+		fprintf(stderr, "argusd did not start:\n%.*s\n", (int)len, buf);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* Stop with a signal and reap; returns the exit status (or 128+signal). */
+static inline int daemon_stop(struct daemon *d, int sig)
+{
+	int status = 0;
+
+	if (d->pid <= 0)
+		return -1;
+	kill(d->pid, sig);
+	waitpid(d->pid, &status, 0);
+	d->pid = 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Poll a job until it ends (or timeout_s passes); returns its final JSON (owned) or NULL. */
+static inline json_t *wait_job(struct daemon *d, json_int_t id, int timeout_s)
+{
+	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_s * 1000000000ull;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/jobs/%lld", (long long)id);
+	while (now_mono_ns() < deadline) {
+		struct http_reply r;
+		const char *state;
+
+		if (http_get(d, path, &r) == 200) {
+			state = json_string_value(json_object_get(r.json, "state"));
+			if (state && strcmp(state, "queued") && strcmp(state, "running")) {
+				json_t *j = json_incref(r.json);
+
+				reply_free(&r);
+				return j;
+			}
+		}
+		reply_free(&r);
+		usleep(200 * 1000);
+	}
+	return NULL;
+}
+
+static inline const char *job_state(const json_t *job)
+{
+	return json_string_value(json_object_get(job, "state"));
+}
+
+static inline void daemon_cleanup(struct daemon *d)
+{
+	char cmd[256];
+
+	if (d->pid > 0)
+		daemon_stop(d, SIGKILL);
+	if (getenv("ARGUS_KEEP_TEST_DIRS"))
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->dir);
+	(void)!system(cmd);
+}

@@ -1,0 +1,764 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The HTTP API end to end on loopback: a real server, a real store in a
+ * temporary directory, the real job queue with a fake runner, and libcurl
+ * as the client.
+ */
+#include "api/http.h"
+#include "daemon/util.h"
+#include "tests/tap.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+static char tmpdir[] = "/tmp/argus-test-api-XXXXXX";
+static unsigned port;
+
+/* ---- the fake runner ---- */
+
+static struct {
+	pthread_mutex_t lock;
+	bool block; /* new jobs wait until released or cancelled */
+	bool release;
+	int64_t blocked; /* job waiting now */
+} ctl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static int runner(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_t **ret_error)
+{
+	const json_t *req = job_ctx_request(ctx);
+	const char *subject = json_string_value(json_object_get(req, "subject"));
+	bool block;
+
+	pthread_mutex_lock(&ctl.lock);
+	block = ctl.block;
+	if (block)
+		ctl.blocked = job_ctx_id(ctx);
+	while (block && !ctl.release && !job_ctx_cancelled(ctx)) {
+		pthread_mutex_unlock(&ctl.lock);
+		sleep_ms(2);
+		pthread_mutex_lock(&ctl.lock);
+	}
+	ctl.blocked = 0;
+	pthread_mutex_unlock(&ctl.lock);
+	if (job_ctx_cancelled(ctx))
+		return -ECANCELED;
+
+	job_ctx_progress(ctx, 0.5, "measuring");
+	job_ctx_trace(ctx, "measure", json_pack("{s:s}", "subject", subject ? subject : ""));
+
+	if (strcmp(job_ctx_kind(ctx), "reference") == 0) {
+		json_auto_t *meta = json_pack("{s:s,s:s,s:O}", "subject", subject, "kernel", "test",
+					      "repeats", json_object_get(req, "repeats"));
+		int64_t ref;
+		int k, r;
+
+		r = store_reference_create(job_ctx_store(ctx), job_ctx_id(ctx), meta, &ref);
+		if (r < 0) {
+			*ret_error = json_pack("{s:s,s:s}", "code", "store", "message", "no");
+			return r;
+		}
+		for (k = 0; k < json_integer_value(json_object_get(req, "repeats")); k++) {
+			struct mvec v = {};
+
+			mvec_set(&v, "kernel_paging/count", 100 + k);
+			store_reference_add_run(job_ctx_store(ctx), ref, k, &v);
+			mvec_free(&v);
+		}
+		*ret_result = json_pack("{s:I}", "reference", (json_int_t)ref);
+	} else {
+		*ret_result = json_pack("{s:s,s:[]}", "verdict", "no_bottleneck", "path");
+	}
+	return 0;
+}
+
+static void set_block(bool block)
+{
+	pthread_mutex_lock(&ctl.lock);
+	ctl.block = block;
+	ctl.release = !block;
+	pthread_mutex_unlock(&ctl.lock);
+}
+
+/* ---- the client ---- */
+
+struct reply {
+	long status;
+	char *body;
+	size_t len;
+	char *content_type;
+	char *location;
+	char *allow;
+	json_t *json;
+};
+
+static void reply_clear(struct reply *r)
+{
+	free(r->body);
+	free(r->content_type);
+	free(r->location);
+	free(r->allow);
+	json_decref(r->json);
+	*r = (struct reply){};
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *userdata)
+{
+	struct reply *r = userdata;
+	char *b = realloc(r->body, r->len + size * n + 1);
+
+	REQUIRE(b);
+	memcpy(b + r->len, p, size * n);
+	r->len += size * n;
+	b[r->len] = 0;
+	r->body = b;
+	return size * n;
+}
+
+static char *header_value(const char *line, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (len <= n + 1 || strncasecmp(line, name, n) != 0 || line[n] != ':')
+		return NULL;
+	line += n + 1;
+	len -= n + 1;
+	while (len > 0 && line[0] == ' ')
+		line++, len--;
+	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+		len--;
+	return strndup(line, len);
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *userdata)
+{
+	struct reply *r = userdata;
+	char *v;
+
+	if ((v = header_value(p, size * n, "Content-Type")))
+		free(r->content_type), r->content_type = v;
+	else if ((v = header_value(p, size * n, "Location")))
+		free(r->location), r->location = v;
+	else if ((v = header_value(p, size * n, "Allow")))
+		free(r->allow), r->allow = v;
+	return size * n;
+}
+
+/* Chunked upload of a large body (no Content-Length). */
+struct upload {
+	size_t left;
+};
+
+static size_t on_read(char *p, size_t size, size_t n, void *userdata)
+{
+	struct upload *u = userdata;
+	size_t k = size * n < u->left ? size * n : u->left;
+
+	memset(p, ' ', k);
+	u->left -= k;
+	return k;
+}
+
+/*
+ * One request. body NULL: none. type NULL: no Content-Type for a body.
+ * chunked > 0: stream that many bytes chunked instead of body.
+ */
+static long request(const char *method, const char *path, const char *body, const char *type,
+		    size_t chunked, struct reply *r)
+{
+	_cleanup_free_ char *url = xasprintf("http://127.0.0.1:%u%s", port, path);
+	struct curl_slist *headers = NULL;
+	struct upload up = {chunked};
+	CURL *c = curl_easy_init();
+	CURLcode rc;
+
+	REQUIRE(c);
+	reply_clear(r);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	if (body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	} else if (chunked) {
+		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(c, CURLOPT_READDATA, &up);
+		headers = curl_slist_append(headers, "Transfer-Encoding: chunked");
+	}
+	/* curl adds a form Content-Type to bodies; state the one wanted, or none */
+	if (body || chunked) {
+		_cleanup_free_ char *h =
+		    type ? xasprintf("Content-Type: %s", type) : xstrdup("Content-Type:");
+		headers = curl_slist_append(headers, h);
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+
+	rc = curl_easy_perform(c);
+	CHECKF(rc == CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(c);
+
+	if (r->body && r->content_type && strncmp(r->content_type, "application/json", 16) == 0)
+		r->json = json_loads(r->body, 0, NULL);
+	/* every answer but /metrics (and HEAD) is JSON */
+	if (strcmp(path, "/metrics") != 0 && strcmp(method, "HEAD") != 0)
+		CHECKF(r->json != NULL, "%s %s: not JSON: %s (%s)", method, path,
+		       r->body ? r->body : "(empty)",
+		       r->content_type ? r->content_type : "no type");
+	return r->status;
+}
+
+static long get(const char *path, struct reply *r)
+{
+	return request("GET", path, NULL, NULL, 0, r);
+}
+
+static long post(const char *path, const char *body, struct reply *r)
+{
+	return request("POST", path, body, "application/json", 0, r);
+}
+
+static const char *error_code(const struct reply *r)
+{
+	const char *c =
+	    json_string_value(json_object_get(json_object_get(r->json, "error"), "code"));
+
+	return c ? c : "";
+}
+
+static const char *error_message(const struct reply *r)
+{
+	const char *c =
+	    json_string_value(json_object_get(json_object_get(r->json, "error"), "message"));
+
+	return c ? c : "";
+}
+
+#define EXPECT_ERROR(r, st, code)                                                                  \
+	CHECKF((r)->status == (st) && strcmp(error_code(r), code) == 0 && *error_message(r),       \
+	       "want %d %s, got %ld %s", st, code, (r)->status, (r)->body ? (r)->body : "")
+
+static const char *state_of(const struct reply *r)
+{
+	const char *s = json_string_value(json_object_get(r->json, "state"));
+
+	return s ? s : "";
+}
+
+/* Poll GET /jobs/ID until the state is reached (10 s). */
+static bool wait_job(int64_t id, const char *state)
+{
+	_cleanup_free_ char *path = xasprintf("/jobs/%lld", (long long)id);
+	struct reply r = {};
+	bool ok = false;
+	int i;
+
+	for (i = 0; i < 1000 && !ok; i++) {
+		if (get(path, &r) == 200 && strcmp(state_of(&r), state) == 0)
+			ok = true;
+		else
+			sleep_ms(10);
+	}
+	if (!ok)
+		fprintf(stderr, "job %lld: %s, wanted %s\n", (long long)id, r.body, state);
+	reply_clear(&r);
+	return ok;
+}
+
+/* POST and expect 202 + Location; returns the job id. */
+static int64_t submit(const char *path, const char *body)
+{
+	struct reply r = {};
+	int64_t id = 0;
+
+	post(path, body, &r);
+	CHECKF(r.status == 202, "%s %s: %ld %s", path, body, r.status, r.body);
+	if (r.status == 202) {
+		_cleanup_free_ char *loc = NULL;
+
+		id = json_integer_value(json_object_get(r.json, "id"));
+		loc = xasprintf("/jobs/%lld", (long long)id);
+		CHECK(id > 0);
+		CHECK(strcmp(state_of(&r), "queued") == 0);
+		CHECK(r.location && strcmp(r.location, loc) == 0);
+	}
+	reply_clear(&r);
+	return id;
+}
+
+static bool wait_runner_blocked(int64_t id)
+{
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		bool b;
+
+		pthread_mutex_lock(&ctl.lock);
+		b = ctl.blocked == id;
+		pthread_mutex_unlock(&ctl.lock);
+		if (b)
+			return true;
+		sleep_ms(5);
+	}
+	return false;
+}
+
+/* ---- the tests ---- */
+
+static void test_basics(void)
+{
+	struct reply r = {};
+
+	CHECK(get("/healthz", &r) == 200);
+	CHECK(r.content_type && strcmp(r.content_type, "application/json") == 0);
+	CHECK(strcmp(json_string_value(json_object_get(r.json, "status")), "ok") == 0);
+	CHECK(json_integer_value(
+		  json_object_get(json_object_get(r.json, "store"), "schema_version")) == 1);
+	CHECK(json_is_integer(json_object_get(json_object_get(r.json, "queue"), "queued")));
+	CHECK(json_is_integer(json_object_get(json_object_get(r.json, "queue"), "running")));
+	CHECK(json_is_integer(json_object_get(r.json, "uptime_s")));
+	CHECK(strcmp(json_string_value(json_object_get(r.json, "kernel")), "6.18.0-test") == 0);
+
+	CHECK(request("HEAD", "/healthz", NULL, NULL, 0, &r) == 200);
+
+	get("/nope", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	get("/jobs/", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	get("/jobs/12/steps", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	get("/jobs/abc", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	get("/jobs/99999", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	get("/jobs/99999/trace", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	get("/references/99999", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	request("DELETE", "/jobs/99999", NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+
+	/* an over-long path is not echoed back whole */
+	{
+		char path[2048];
+
+		memset(path, 'a', sizeof(path) - 1);
+		path[0] = '/';
+		path[sizeof(path) - 1] = 0;
+		get(path, &r);
+		EXPECT_ERROR(&r, 404, "not_found");
+		CHECK(strlen(error_message(&r)) < 400);
+	}
+
+	request("PUT", "/jobs", "{}", "application/json", 0, &r);
+	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	CHECK(r.allow && strcmp(r.allow, "GET, HEAD") == 0);
+	get("/diagnose", &r);
+	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	CHECK(r.allow && strcmp(r.allow, "POST") == 0);
+	post("/healthz", "{}", &r);
+	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	request("DELETE", "/references/1", NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	request("POST", "/jobs/1", "{}", "application/json", 0, &r);
+	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	CHECK(r.allow && strstr(r.allow, "DELETE"));
+
+	get("/tree", &r);
+	EXPECT_ERROR(&r, 503, "tree_unavailable");
+
+	CHECK(get("/workloads", &r) == 200);
+	CHECK(strstr(r.body, "\"checkout\""));
+	CHECK(json_is_array(json_object_get(r.json, "workloads")));
+	reply_clear(&r);
+}
+
+static void test_bad_requests(void)
+{
+	struct reply r = {};
+
+	post("/diagnose", "{\"workload\": ", &r);
+	EXPECT_ERROR(&r, 400, "bad_json");
+	CHECK(strstr(error_message(&r), "line 1"));
+	post("/diagnose", "", &r);
+	EXPECT_ERROR(&r, 400, "bad_json");
+	post("/diagnose", "[]", &r);
+	EXPECT_ERROR(&r, 400, "bad_body");
+	post("/diagnose", "{\"workload\": \"checkout\", \"colour\": \"blue\"}", &r);
+	EXPECT_ERROR(&r, 400, "unknown_field");
+	CHECK(strstr(error_message(&r), "colour"));
+	post("/diagnose", "{\"workload\": \"checkout\", \"tau\": 1000}", &r);
+	EXPECT_ERROR(&r, 400, "bad_field");
+	post("/diagnose", "{\"workload\": \"ghost\"}", &r);
+	EXPECT_ERROR(&r, 400, "unknown_workload");
+	post("/diagnose", "{\"workload\": \"checkout\", \"agent\": \"llm\"}", &r);
+	EXPECT_ERROR(&r, 400, "llm_not_configured");
+	post("/diagnose", "{\"workload\": \"checkout\", \"reference\": 999}", &r);
+	EXPECT_ERROR(&r, 400, "unknown_reference");
+	post("/diagnose", "{\"workload\": \"checkout\"}", &r);
+	EXPECT_ERROR(&r, 409, "no_reference");
+	CHECK(strstr(error_message(&r), "POST /references"));
+	post("/diagnose", "{\"target\": {\"pid\": 4242}}", &r);
+	EXPECT_ERROR(&r, 409, "no_reference");
+	CHECK(strstr(error_message(&r), "pid:4242"));
+	post("/references", "{\"workload\": \"checkout\", \"repeats\": 50}", &r);
+	EXPECT_ERROR(&r, 400, "bad_field");
+
+	/* media types: JSON, none, and curl's -d default are fine; others are 415 */
+	request("POST", "/diagnose", "{\"workload\": \"checkout\"}", "text/plain", 0, &r);
+	EXPECT_ERROR(&r, 415, "unsupported_media_type");
+	request("POST", "/diagnose", "{\"workload\": \"checkout\"}", NULL, 0, &r);
+	EXPECT_ERROR(&r, 409, "no_reference");
+	request("POST", "/diagnose", "{\"workload\": \"checkout\"}",
+		"application/x-www-form-urlencoded", 0, &r);
+	EXPECT_ERROR(&r, 409, "no_reference");
+	request("POST", "/diagnose", "{\"workload\": \"checkout\"}",
+		"application/json; charset=utf-8", 0, &r);
+	EXPECT_ERROR(&r, 409, "no_reference");
+
+	/* bodies over max_body (4096 here): with a Content-Length, and chunked */
+	{
+		char *big = malloc(200001);
+
+		REQUIRE(big);
+		memset(big, ' ', 200000);
+		big[0] = '{';
+		big[200000] = 0;
+		post("/diagnose", big, &r);
+		EXPECT_ERROR(&r, 413, "body_too_large");
+		free(big);
+	}
+	request("POST", "/diagnose", NULL, "application/json", 100000, &r);
+	EXPECT_ERROR(&r, 413, "body_too_large");
+	/* the server still answers after both */
+	CHECK(get("/healthz", &r) == 200);
+
+	get("/jobs?limit=0", &r);
+	EXPECT_ERROR(&r, 400, "bad_field");
+	get("/jobs?limit=501", &r);
+	EXPECT_ERROR(&r, 400, "bad_field");
+	get("/jobs?state=sleeping", &r);
+	EXPECT_ERROR(&r, 400, "bad_field");
+	get("/jobs?before=-3", &r);
+	EXPECT_ERROR(&r, 400, "bad_field");
+	get("/jobs?colour=blue", &r);
+	EXPECT_ERROR(&r, 400, "unknown_field");
+	get("/references?subject=Bad%20Name", &r);
+	EXPECT_ERROR(&r, 400, "bad_field");
+	reply_clear(&r);
+}
+
+static void test_flow(void)
+{
+	struct reply r = {};
+	_cleanup_free_ char *path = NULL;
+	int64_t ref_job, diag, ref_id;
+	json_t *req;
+
+	ref_job = submit("/references", "{\"workload\": \"checkout\", \"repeats\": 3}");
+	CHECK(wait_job(ref_job, "succeeded"));
+	path = xasprintf("/jobs/%lld", (long long)ref_job);
+	CHECK(get(path, &r) == 200);
+	CHECK(strcmp(json_string_value(json_object_get(r.json, "kind")), "reference") == 0);
+	req = json_object_get(r.json, "request");
+	CHECK(json_integer_value(json_object_get(req, "repeats")) == 3);
+	CHECK(strcmp(json_string_value(json_object_get(req, "subject")), "checkout") == 0);
+	ref_id =
+	    json_integer_value(json_object_get(json_object_get(r.json, "result"), "reference"));
+	CHECK(ref_id > 0);
+
+	/* finished jobs cannot be cancelled */
+	request("DELETE", path, NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 409, "already_finished");
+
+	/* references */
+	CHECK(get("/references", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "references")) == 1);
+	CHECK(get("/references?subject=checkout&limit=5", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "references")) == 1);
+	CHECK(get("/references?subject=pid:1", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "references")) == 0);
+	free(path);
+	path = xasprintf("/references/%lld", (long long)ref_id);
+	CHECK(get(path, &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "runs")) == 3);
+	CHECK(json_integer_value(json_object_get(r.json, "job")) == ref_job);
+
+	/* now a diagnosis resolves the latest reference */
+	diag = submit("/diagnose", "{\"workload\": \"checkout\", \"max_depth\": 2}");
+	CHECK(wait_job(diag, "succeeded"));
+	free(path);
+	path = xasprintf("/jobs/%lld", (long long)diag);
+	CHECK(get(path, &r) == 200);
+	req = json_object_get(r.json, "request");
+	CHECK(json_integer_value(json_object_get(req, "reference")) == ref_id);
+	CHECK(strcmp(json_string_value(json_object_get(req, "agent")), "builtin") == 0);
+	CHECK(json_real_value(json_object_get(req, "tau")) == 3);
+	CHECK(json_integer_value(json_object_get(req, "max_depth")) == 2);
+	CHECK(json_is_true(json_object_get(req, "calibration")));
+	CHECK(
+	    strcmp(json_string_value(json_object_get(json_object_get(r.json, "result"), "verdict")),
+		   "no_bottleneck") == 0);
+	CHECK(json_real_value(json_object_get(r.json, "progress")) == 1);
+
+	free(path);
+	path = xasprintf("/jobs/%lld/trace", (long long)diag);
+	CHECK(get(path, &r) == 200);
+	CHECK(json_integer_value(json_object_get(r.json, "job")) == diag);
+	CHECK(json_array_size(json_object_get(r.json, "steps")) == 1);
+	CHECK(strcmp(json_string_value(json_object_get(
+			 json_array_get(json_object_get(r.json, "steps"), 0), "kind")),
+		     "measure") == 0);
+
+	/* an explicit reference */
+	{
+		_cleanup_free_ char *body = xasprintf(
+		    "{\"workload\": \"checkout\", \"reference\": %lld, \"calibration\": false}",
+		    (long long)ref_id);
+		int64_t id = submit("/diagnose", body);
+
+		CHECK(wait_job(id, "succeeded"));
+	}
+	reply_clear(&r);
+}
+
+static void test_list_and_paging(void)
+{
+	struct reply r = {};
+	json_t *next;
+	int64_t seen = 0;
+	int pages = 0, total = 0;
+	_cleanup_free_ char *path = xstrdup("/jobs?limit=2");
+
+	CHECK(get("/jobs?kind=reference", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 1);
+	CHECK(json_is_null(json_object_get(r.json, "next_before")));
+	CHECK(get("/jobs?workload=checkout&state=succeeded", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 3);
+
+	/* pages of 2 over the 3 jobs: 2 + 1, newest first, no overlap */
+	for (;;) {
+		json_t *jobs;
+		size_t i;
+
+		CHECK(get(path, &r) == 200);
+		jobs = json_object_get(r.json, "jobs");
+		for (i = 0; i < json_array_size(jobs); i++) {
+			int64_t id =
+			    json_integer_value(json_object_get(json_array_get(jobs, i), "id"));
+
+			CHECK(seen == 0 || id < seen);
+			seen = id;
+			total++;
+		}
+		pages++;
+		next = json_object_get(r.json, "next_before");
+		if (!json_is_integer(next) || pages > 5)
+			break;
+		free(path);
+		path = xasprintf("/jobs?limit=2&before=%lld", (long long)json_integer_value(next));
+	}
+	CHECK(pages == 2 && total == 3);
+	reply_clear(&r);
+}
+
+static void test_queue_full_and_cancel(const struct config *cfg)
+{
+	struct reply r = {};
+	int64_t running, q1, q2;
+	_cleanup_free_ char *p_running = NULL, *p_q1 = NULL;
+
+	set_block(true);
+	running = submit("/references", "{\"workload\": \"checkout\"}");
+	CHECK(wait_runner_blocked(running));
+	CHECK(wait_job(running, "running"));
+	q1 = submit("/references", "{\"workload\": \"checkout\"}");
+	q2 = submit("/references", "{\"workload\": \"checkout\"}");
+	CHECK(cfg->queue_max == 2);
+
+	post("/references", "{\"workload\": \"checkout\"}", &r);
+	EXPECT_ERROR(&r, 429, "queue_full");
+
+	CHECK(get("/healthz", &r) == 200);
+	CHECK(json_integer_value(json_object_get(json_object_get(r.json, "queue"), "queued")) == 2);
+	CHECK(json_integer_value(json_object_get(json_object_get(r.json, "queue"), "running")) ==
+	      1);
+
+	/* cancel a queued job: at once */
+	p_q1 = xasprintf("/jobs/%lld", (long long)q1);
+	CHECK(request("DELETE", p_q1, NULL, NULL, 0, &r) == 200);
+	CHECK(strcmp(state_of(&r), "cancelled") == 0);
+	request("DELETE", p_q1, NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 409, "already_finished");
+
+	/* cancel the running job: it ends cancelled */
+	p_running = xasprintf("/jobs/%lld", (long long)running);
+	CHECK(request("DELETE", p_running, NULL, NULL, 0, &r) == 200);
+	CHECK(json_integer_value(json_object_get(r.json, "id")) == running);
+	CHECK(wait_job(running, "cancelled"));
+
+	/* q2 runs next and blocks; release it */
+	CHECK(wait_runner_blocked(q2));
+	set_block(false);
+	CHECK(wait_job(q2, "succeeded"));
+	reply_clear(&r);
+}
+
+/* Every sample line is "name{labels} value" or "name value"; HELP/TYPE present for each name. */
+static void test_metrics(void)
+{
+	struct reply r = {};
+	char *save = NULL, *line, *text;
+	int samples = 0;
+
+	CHECK(get("/metrics", &r) == 200);
+	CHECK(r.content_type && strncmp(r.content_type, "text/plain; version=0.0.4", 25) == 0);
+	REQUIRE(r.body);
+	CHECK(strstr(r.body, "# TYPE argusd_up gauge\nargusd_up 1\n"));
+	CHECK(strstr(r.body, "# HELP argusd_jobs_queued "));
+	CHECK(strstr(r.body, "# TYPE argusd_jobs_queued gauge\n"));
+	CHECK(strstr(r.body, "# TYPE argusd_job_running gauge\n"));
+	CHECK(strstr(r.body, "# TYPE argusd_jobs_finished_total counter\n"));
+	CHECK(strstr(r.body, "argusd_jobs_finished_total{state=\"cancelled\"} 2\n"));
+	CHECK(strstr(r.body, "# TYPE argusd_http_requests_total counter\n"));
+	CHECK(strstr(r.body, "argusd_http_requests_total{code=\"429\"} 1\n"));
+	CHECK(strstr(r.body, "argusd_http_requests_total{code=\"413\"} 2\n"));
+	CHECK(strstr(r.body, "# TYPE argusd_uptime_seconds gauge\n"));
+	{
+		const char *p = strstr(r.body, "argusd_jobs_finished_total{state=\"succeeded\"} ");
+		CHECK(p &&
+		      atoi(p + strlen("argusd_jobs_finished_total{state=\"succeeded\"} ")) == 4);
+	}
+
+	text = xstrdup(r.body);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[128], *end;
+		const char *value;
+		size_t n = strspn(line, "abcdefghijklmnopqrstuvwxyz_");
+		_cleanup_free_ char *help = NULL, *type = NULL;
+
+		if (line[0] == '#') {
+			CHECKF(strncmp(line, "# HELP ", 7) == 0 || strncmp(line, "# TYPE ", 7) == 0,
+			       "%s", line);
+			continue;
+		}
+		CHECKF(n > 0 && n < sizeof(name), "%s", line);
+		if (n == 0 || n >= sizeof(name))
+			continue;
+		memcpy(name, line, n);
+		name[n] = 0;
+		value = line + n;
+		if (*value == '{') {
+			value = strchr(value, '}');
+			CHECKF(value, "%s", line);
+			if (!value)
+				continue;
+			value++;
+		}
+		CHECKF(*value == ' ', "%s", line);
+		strtod(value + 1, &end);
+		CHECKF(end != value + 1 && *end == 0, "%s", line);
+		help = xasprintf("# HELP %s ", name);
+		type = xasprintf("# TYPE %s ", name);
+		CHECKF(strstr(r.body, help) && strstr(r.body, type), "%s", name);
+		samples++;
+	}
+	CHECK(samples >= 10);
+	free(text);
+	reply_clear(&r);
+}
+
+int main(void)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR");
+	_cleanup_free_ char *schema = NULL, *db = NULL, *cmd = NULL;
+	char *argv[] = {"true", NULL};
+	struct workload checkout = {
+	    .name = "checkout",
+	    .description = "test workload",
+	    .argv = argv,
+	    .argc = 1,
+	    .user = "nobody",
+	    .timeout_s = 10,
+	    .source = "checkout.json",
+	};
+	struct workload *items[] = {&checkout};
+	struct workload_registry registry = {.items = items, .n = 1};
+	struct config cfg = {
+	    .queue_max = 2,
+	    .max_body = 4096,
+	    .reference_repeats = 3,
+	    .tau = 3,
+	    .window_s = 5,
+	};
+	struct api_ctx ctx = {
+	    .cfg = &cfg,
+	    .workloads = &registry,
+	    .llm_configured = false,
+	    .kernel_release = "6.18.0-test",
+	};
+	struct http_server *h = NULL, *h2 = NULL;
+	struct reply r = {};
+
+	REQUIRE(src);
+	REQUIRE(mkdtemp(tmpdir));
+	REQUIRE(curl_global_init(CURL_GLOBAL_DEFAULT) == 0);
+	CPU_ZERO(&checkout.cpuset);
+	schema = xasprintf("%s/schema", src);
+	db = xasprintf("%s/argusd.db", tmpdir);
+	REQUIRE(store_open(db, schema, &ctx.store) == 0);
+	REQUIRE(jobs_start(ctx.store, cfg.queue_max, runner, NULL, &ctx.jobs) == 0);
+	ctx.started_mono_ns = now_mono_ns();
+
+	CHECK(http_start("127.0.0.1", &ctx, &h2) == -EINVAL);
+	CHECK(http_start("127.0.0.1:99999", &ctx, &h2) == -EINVAL);
+	CHECK(http_start("nowhere:80", &ctx, &h2) == -EINVAL);
+	REQUIRE(http_start("127.0.0.1:0", &ctx, &h) == 0);
+	port = http_port(h);
+	REQUIRE(port > 0);
+	{
+		/* the same port twice: the error of bind(2) comes back */
+		_cleanup_free_ char *again = xasprintf("127.0.0.1:%u", port);
+		CHECK(http_start(again, &ctx, &h2) == -EADDRINUSE);
+	}
+
+	test_basics();
+	test_bad_requests();
+	test_flow();
+	test_list_and_paging();
+	test_queue_full_and_cancel(&cfg);
+	test_metrics();
+
+	/* without a job queue (as while stopping), submissions are 503 */
+	jobs_stop(ctx.jobs);
+	ctx.jobs = NULL;
+	post("/references", "{\"workload\": \"checkout\"}", &r);
+	EXPECT_ERROR(&r, 503, "unavailable");
+	reply_clear(&r);
+
+	http_stop(h);
+	http_stop(NULL);
+	store_close(ctx.store);
+	curl_global_cleanup();
+	cmd = xasprintf("rm -rf '%s'", tmpdir);
+	CHECK(system(cmd) == 0);
+	return tap_done("test-api");
+}

@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: MIT
+/* Calibration maths and the descent rule, with hand-computed numbers. */
+#include "daemon/calibrate.h"
+#include "daemon/util.h"
+#include "tests/tap.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define K 3
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+static struct tree *load_real(void)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR");
+	_cleanup_free_ char *path = NULL, *err = NULL;
+	struct tree *t = NULL;
+
+	REQUIRE(src);
+	path = xasprintf("%s/tree-data/tree.json", src);
+	if (tree_load_file(path, &t, &err) < 0)
+		fprintf(stderr, "%s\n", err ? err : path);
+	REQUIRE(t);
+	return t;
+}
+
+static struct calib_score score(const struct calib_params *p, bool is_time, const double *ref,
+				size_t k, double value)
+{
+	struct calib_score s;
+
+	calib_score_metric(p, "m", is_time, ref, k, value, &s);
+	free(s.metric);
+	s.metric = NULL;
+	return s;
+}
+
+static void test_params(void)
+{
+	struct calib_params p;
+
+	memset(&p, 0xff, sizeof(p));
+	calib_params_default(&p);
+	CHECK(p.tau == 3.0 && p.rel_floor == 0.05 && p.count_floor == 20.0 &&
+	      p.time_floor_ns == 2e6 && p.min_slowdown == 0.05 && p.calibrated);
+	CHECK(streq(calib_action_name(CALIB_ABSTAIN), "abstain"));
+	CHECK(streq(calib_action_name(CALIB_DESCEND), "descend"));
+	CHECK(streq(calib_action_name(CALIB_COMMIT), "commit"));
+}
+
+static void test_scores(void)
+{
+	struct calib_params p;
+	struct calib_score s;
+
+	calib_params_default(&p);
+
+	/* Count: centre 110, sd 10, rel 5.5, floor 20 wins: z = 90 / 20. */
+	s = score(&p, false, (double[]){100, 110, 120}, 3, 200);
+	CHECK(near(s.centre, 110) && near(s.spread, 20) && near(s.delta, 90) && near(s.z, 4.5));
+	CHECK(s.flagged && near(s.value, 200));
+
+	/* Time: centre 12 ms, sd 2 ms (= the floor): z 4 flags, z 2.5 does not. */
+	s = score(&p, true, (double[]){10e6, 12e6, 14e6}, 3, 20e6);
+	CHECK(near(s.centre, 12e6) && near(s.spread, 2e6) && near(s.z, 4.0) && s.flagged);
+	s = score(&p, true, (double[]){10e6, 12e6, 14e6}, 3, 17e6);
+	CHECK(near(s.z, 2.5) && !s.flagged);
+
+	/* The sample sd (n - 1) dominates: sqrt(50000 / 3) = 129.0994... */
+	s = score(&p, false, (double[]){1000, 1100, 1200, 1300}, 4, 1600);
+	CHECK(near(s.centre, 1150) && near(s.spread, sqrt(50000.0 / 3.0)));
+	CHECK(near(s.z, 450.0 / sqrt(50000.0 / 3.0)) && s.flagged);
+
+	/* The relative floor dominates: 5% of 1 s. */
+	s = score(&p, true, (double[]){1e9, 1e9, 1e9}, 3, 1.2e9);
+	CHECK(near(s.spread, 5e7) && near(s.z, 4.0) && s.flagged);
+
+	/* K = 1: no sd; 5% of 500 = 25 beats the count floor. */
+	s = score(&p, false, (double[]){500}, 1, 600);
+	CHECK(near(s.centre, 500) && near(s.spread, 25) && near(s.z, 4.0) && s.flagged);
+
+	/* Exactly tau does not flag: "above tau". */
+	s = score(&p, false, (double[]){100, 100, 100}, 3, 160);
+	CHECK(near(s.z, 3.0) && !s.flagged);
+
+	/* A zero-spread reference: a tiny change stays small, a large one flags. */
+	s = score(&p, false, (double[]){0, 0, 0}, 3, 5);
+	CHECK(near(s.spread, 20) && near(s.z, 0.25) && !s.flagged);
+	s = score(&p, false, (double[]){0, 0, 0}, 3, 1000);
+	CHECK(near(s.z, 50) && s.flagged);
+	s = score(&p, true, (double[]){0, 0, 0}, 3, 1e6);
+	CHECK(near(s.spread, 2e6) && near(s.z, 0.5) && !s.flagged);
+	s = score(&p, true, (double[]){0, 0, 0}, 3, 1e8);
+	CHECK(near(s.z, 50) && s.flagged);
+
+	/* A decrease never flags, however large. */
+	s = score(&p, false, (double[]){1e6, 1e6, 1e6}, 3, 0);
+	CHECK(near(s.z, -20) && !s.flagged);
+	s = score(&p, true, (double[]){5e9, 5e9, 5e9}, 3, 0);
+	CHECK(s.z < -3 && !s.flagged);
+
+	/* Broken input is reported, never flagged. */
+	s = score(&p, false, (double[]){1, 2, 3}, 3, NAN);
+	CHECK(!s.flagged && s.z == 0);
+	s = score(&p, false, (double[]){1, INFINITY, 3}, 3, 1e9);
+	CHECK(!s.flagged);
+
+	/* Floors disabled and no spread: the score is infinite but well defined. */
+	p.rel_floor = 0;
+	p.count_floor = 0;
+	s = score(&p, false, (double[]){7, 7, 7}, 3, 8);
+	CHECK(isinf(s.z) && s.z > 0 && s.flagged);
+	s = score(&p, false, (double[]){7, 7, 7}, 3, 7);
+	CHECK(s.z == 0 && !s.flagged);
+
+	/* Ablation: no spread, relative change, any increase flags. */
+	calib_params_default(&p);
+	p.calibrated = false;
+	s = score(&p, false, (double[]){100, 110, 120}, 3, 111);
+	CHECK(near(s.centre, 110) && s.spread == 0 && near(s.delta, 1) && near(s.z, 1.0 / 110));
+	CHECK(s.flagged);
+	s = score(&p, false, (double[]){0.2, 0.2, 0.2}, 3, 0.7);
+	CHECK(near(s.z, 0.5) && s.flagged);
+	s = score(&p, true, (double[]){1e9, 1e9, 1e9}, 3, 0.9e9);
+	CHECK(near(s.z, -0.1) && !s.flagged);
+
+	calib_score_metric(&p, "kernel_paging/count", false, (double[]){1}, 1, 2, &s);
+	CHECK(streq(s.metric, "kernel_paging/count"));
+	free(s.metric);
+}
+
+/* One metric's K reference values and its perturbed value. */
+struct row {
+	const char *metric;
+	double ref[K];
+	double pmv;
+};
+
+struct vectors {
+	struct mvec ref[K];
+	struct mvec pmv;
+};
+
+static void fill(struct vectors *v, const struct row *rows, size_t n)
+{
+	size_t i, r;
+
+	*v = (struct vectors){};
+	for (i = 0; i < n; i++) {
+		for (r = 0; r < K; r++)
+			if (!isnan(rows[i].ref[r]))
+				mvec_set(&v->ref[r], rows[i].metric, rows[i].ref[r]);
+		if (!isnan(rows[i].pmv))
+			mvec_set(&v->pmv, rows[i].metric, rows[i].pmv);
+	}
+}
+
+static void vectors_clear(struct vectors *v)
+{
+	size_t r;
+
+	for (r = 0; r < K; r++)
+		mvec_free(&v->ref[r]);
+	mvec_free(&v->pmv);
+}
+
+/* Decide for the level under parent (-1: level 1) of the real tree. */
+static int decide(const struct calib_params *p, const struct tree *t, const char *parent_id,
+		  const struct row *rows, size_t n, struct calib_decision *ret)
+{
+	int active[TREE_MAX_CHILDREN], parent = parent_id ? tree_find(t, parent_id) : -1;
+	size_t n_active;
+	struct vectors v;
+	int r;
+
+	REQUIRE(!parent_id || parent >= 0);
+	n_active = tree_active(t, parent, active, ARRAY_SIZE(active));
+	fill(&v, rows, n);
+	r = calib_decide(p, t, active, n_active, parent, v.ref, K, &v.pmv, ret);
+	vectors_clear(&v);
+	return r;
+}
+
+static const struct calib_score *find_score(const struct calib_decision *d, const char *metric)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_scores; i++)
+		if (streq(d->scores[i].metric, metric))
+			return &d->scores[i];
+	return NULL;
+}
+
+static const char *node_id(const struct tree *t, const struct calib_decision *d)
+{
+	return d->node >= 0 ? t->nodes[d->node].id : "(none)";
+}
+
+/*
+ * Level 1 of a THP-like slowdown: wall 1.00 +- 0.05 s -> 1.30 s (z 6), paging
+ * time 100 +- 10 ms -> 400 ms (z 30, +300 ms), scheduler time 1 ms ->
+ * 101 ms (z 50 but only +100 ms), block I/O count 10 -> 10000 (z ~500, count only).
+ */
+static const struct row level1_slow[] = {
+    {"kernel_paging/count", {1000, 1000, 1000}, 1000},
+    {"kernel_paging/time_ns", {1.0e8, 1.1e8, 0.9e8}, 4e8},
+    {"kernel_scheduler/count", {50, 50, 50}, 50},
+    {"kernel_scheduler/time_ns", {1e6, 1e6, 1e6}, 1.01e8},
+    {"kernel_memory_pressure/count", {0, 0, 0}, 0},
+    {"kernel_memory_pressure/time_ns", {0, 0, 0}, 0},
+    {"kernel_block_io/count", {10, 10, 10}, 10000},
+    {"kernel_block_io/time_ns", {0, 0, 0}, 0},
+    {"kernel_sync/count", {5, 5, 5}, 5},
+    {"kernel_sync/time_ns", {0, 0, 0}, 0},
+    {"target/wall_ns", {1.00e9, 1.01e9, 0.99e9}, 1.3e9},
+};
+
+static void test_level1_descend_and_ranking(const struct tree *t)
+{
+	struct calib_decision d;
+	const struct calib_score *s;
+	json_auto_t *j = NULL;
+	json_t *e;
+
+	CHECK(decide(NULL, t, NULL, level1_slow, ARRAY_SIZE(level1_slow), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND);
+	/* Time beats count-only; the larger absolute time increase beats the larger z. */
+	CHECKF(streq(node_id(t, &d), "kernel_paging"), "%s", node_id(t, &d));
+	CHECKF(streq(d.reason, "kernel_paging: time_ns 400.0 ms vs 100.0 +- 10.0 ms (z 30.0); "
+			       "descending into its 3 children "
+			       "(target wall 1.30 s vs 1.00 +- 0.05 s (z 6.0))"),
+	       "%s", d.reason);
+
+	/* Scores: every declared metric of the level, then the wall time. */
+	CHECK(d.n_scores == 11);
+	CHECK(streq(d.scores[0].metric, "kernel_paging/count"));
+	CHECK(streq(d.scores[1].metric, "kernel_paging/time_ns"));
+	CHECK(streq(d.scores[10].metric, "target/wall_ns"));
+	CHECK(d.evidence == 1);
+	s = find_score(&d, "kernel_paging/time_ns");
+	CHECK(s && near(s->centre, 1e8) && near(s->spread, 1e7) && near(s->z, 30) && s->flagged);
+	s = find_score(&d, "kernel_scheduler/time_ns");
+	CHECK(s && near(s->spread, 2e6) && near(s->z, 50) && s->flagged);
+	s = find_score(&d, "kernel_block_io/count");
+	CHECK(s && near(s->z, 9990.0 / 20.0) && s->flagged);
+	s = find_score(&d, "kernel_paging/count");
+	CHECK(s && s->z == 0 && !s->flagged);
+	s = find_score(&d, "target/wall_ns");
+	CHECK(s && near(s->centre, 1e9) && near(s->spread, 5e7) && near(s->z, 6) && s->flagged);
+
+	j = calib_scores_to_json(&d);
+	CHECK(json_array_size(j) == 11);
+	e = json_array_get(j, 1);
+	CHECK(streq(json_string_value(json_object_get(e, "metric")), "kernel_paging/time_ns"));
+	CHECK(near(json_real_value(json_object_get(e, "reference")), 1e8));
+	CHECK(near(json_real_value(json_object_get(e, "spread")), 1e7));
+	CHECK(near(json_real_value(json_object_get(e, "value")), 4e8));
+	CHECK(near(json_real_value(json_object_get(e, "delta")), 3e8));
+	CHECK(near(json_real_value(json_object_get(e, "z")), 30));
+	CHECK(json_is_true(json_object_get(e, "flagged")));
+	CHECK(json_is_false(json_object_get(json_array_get(j, 0), "flagged")));
+	calib_decision_free(&d);
+	CHECK(d.scores == NULL && d.reason == NULL && d.n_scores == 0);
+	calib_decision_free(&d);
+	calib_decision_free(NULL);
+}
+
+static void test_gate(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow)];
+	struct calib_params p;
+	struct calib_decision d;
+
+	/* Wall flat: abstain, even though the block I/O count exploded. */
+	memcpy(rows, level1_slow, sizeof(rows));
+	rows[10].pmv = 1.01e9;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.node == -1);
+	CHECKF(streq(d.reason,
+		     "target not slower than its reference: wall 1.01 s vs 1.00 +- 0.05 s (z 0.2)"),
+	       "%s", d.reason);
+	CHECK(d.n_scores == 11 && d.evidence == 10 && !d.scores[10].flagged);
+	CHECK(find_score(&d, "kernel_block_io/count")->flagged);
+	calib_decision_free(&d);
+
+	/* Significant (z 10) but under min_slowdown (+2%): still abstain, and say why. */
+	calib_params_default(&p);
+	p.rel_floor = 0.001;
+	rows[10] = (struct row){"target/wall_ns", {1e9, 1e9, 1e9}, 1.02e9};
+	CHECK(decide(&p, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN);
+	CHECKF(streq(d.reason,
+		     "target not slower than its reference: wall 1.02 s vs 1.00 +- 0.00 s "
+		     "(z 10.0), +2.0% is below the 5.0% minimum slowdown"),
+	       "%s", d.reason);
+	CHECK(near(d.scores[10].z, 10) && !d.scores[10].flagged);
+	calib_decision_free(&d);
+
+	/* No wall time anywhere (a running target): the gate is skipped. */
+	memcpy(rows, level1_slow, sizeof(rows));
+	rows[10] = (struct row){"perf/page-faults", {1, 1, 1}, 1};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging"));
+	CHECK(d.n_scores == 10 && !find_score(&d, "target/wall_ns"));
+	CHECK(streq(d.reason, "kernel_paging: time_ns 400.0 ms vs 100.0 +- 10.0 ms (z 30.0); "
+			      "descending into its 3 children"));
+	calib_decision_free(&d);
+
+	/* Wall time in the PMV but missing from one reference run: skipped too. */
+	memcpy(rows, level1_slow, sizeof(rows));
+	rows[10] = (struct row){"target/wall_ns", {1e9, NAN, 1e9}, 1.0e9};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && !find_score(&d, "target/wall_ns"));
+	calib_decision_free(&d);
+
+	/* Below level 1 the wall time is reported but does not gate. */
+	{
+		const struct row l2[] = {
+		    {"kernel_paging.anon_fault/count", {100, 100, 100}, 100},
+		    {"kernel_paging.anon_fault/time_ns", {1e7, 1e7, 1e7}, 3e8},
+		    {"target/wall_ns", {1e9, 1e9, 1e9}, 1e9},
+		};
+
+		CHECK(decide(NULL, t, "kernel_paging", l2, ARRAY_SIZE(l2), &d) == 0);
+		CHECK(d.action == CALIB_DESCEND &&
+		      streq(node_id(t, &d), "kernel_paging.anon_fault"));
+		CHECK(find_score(&d, "target/wall_ns") &&
+		      !find_score(&d, "target/wall_ns")->flagged);
+		calib_decision_free(&d);
+	}
+}
+
+static void test_commit_and_abstain(const struct tree *t)
+{
+	struct calib_decision d;
+
+	/* A flagged leaf: commit. */
+	{
+		const struct row rows[] = {
+		    {"kernel_paging.anon_fault.minor/count", {1e5, 1e5, 1e5}, 1.5e5},
+		    {"kernel_paging.anon_fault.minor/time_ns", {2.0e8, 2.1e8, 1.9e8}, 6e8},
+		    {"kernel_paging.anon_fault.zero_page/count", {10, 10, 10}, 10},
+		    {"kernel_paging.anon_fault.zero_page/time_ns", {1e4, 1e4, 1e4}, 1e4},
+		    {"kernel_paging.anon_fault.cow/count", {0, 0, 0}, 0},
+		    {"kernel_paging.anon_fault.cow/time_ns", {0, 0, 0}, 0},
+		    {"kernel_paging.anon_fault.thp/count", {0, 0, 0}, 0},
+		    {"kernel_paging.anon_fault.thp/time_ns", {0, 0, 0}, 0},
+		};
+
+		CHECK(decide(NULL, t, "kernel_paging.anon_fault", rows, ARRAY_SIZE(rows), &d) == 0);
+		CHECK(d.action == CALIB_COMMIT);
+		CHECK(streq(node_id(t, &d), "kernel_paging.anon_fault.minor"));
+		CHECKF(streq(d.reason,
+			     "kernel_paging.anon_fault.minor: time_ns 600.0 ms vs 200.0 +- "
+			     "10.0 ms (z 40.0); a leaf: committing"),
+		       "%s", d.reason);
+		CHECK(d.n_scores == 8 && d.evidence == 1);
+		calib_decision_free(&d);
+	}
+
+	/* Children flat: commit to the parent, shallow but correct. */
+	{
+		const struct row rows[] = {
+		    {"kernel_paging.anon_fault/count", {1000, 1010, 990}, 1020},
+		    {"kernel_paging.anon_fault/time_ns", {1e8, 1e8, 1e8}, 1.02e8},
+		    {"kernel_paging.file_fault/count", {50, 50, 50}, 60},
+		    {"kernel_paging.file_fault/time_ns", {1e6, 1e6, 1e6}, 1e6},
+		    {"kernel_paging.tlb_shootdown/count", {0, 0, 0}, 3},
+		};
+
+		CHECK(decide(NULL, t, "kernel_paging", rows, ARRAY_SIZE(rows), &d) == 0);
+		CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_paging"));
+		/* Largest z: file_fault count, 10 / 20. */
+		CHECKF(streq(d.reason, "kernel_paging: its children show no significant deviation "
+				       "(largest z: kernel_paging.file_fault/count 0.5, tau 3.0); "
+				       "committing to kernel_paging, the deepest flagged path"),
+		       "%s", d.reason);
+		CHECK(d.n_scores == 5 && d.evidence == 2);
+		calib_decision_free(&d);
+	}
+
+	/* Level 1, the target slower but no path deviates: abstain. */
+	{
+		struct row rows[ARRAY_SIZE(level1_slow)];
+		size_t i;
+
+		memcpy(rows, level1_slow, sizeof(rows));
+		for (i = 0; i < 10; i++)
+			rows[i].pmv = rows[i].ref[0];
+		rows[1].pmv = 1.2e8; /* z 2 */
+		CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+		CHECK(d.action == CALIB_ABSTAIN && d.node == -1);
+		CHECKF(streq(d.reason, "no kernel path deviates from the reference "
+				       "(largest z: kernel_paging/time_ns 2.0, tau 3.0)"),
+		       "%s", d.reason);
+		CHECK(d.scores[10].flagged);
+		calib_decision_free(&d);
+	}
+}
+
+static void test_count_only_ranking(const struct tree *t)
+{
+	struct calib_decision d;
+	struct row rows[] = {
+	    {"kernel_paging.anon_fault/count", {100, 100, 100}, 200}, /* z 5 */
+	    {"kernel_paging.anon_fault/time_ns", {1e6, 1e6, 1e6}, 1e6},
+	    {"kernel_paging.file_fault/count", {0, 0, 0}, 0},
+	    {"kernel_paging.file_fault/time_ns", {0, 0, 0}, 0},
+	    {"kernel_paging.tlb_shootdown/count", {0, 0, 0}, 200}, /* z 10 */
+	};
+
+	/* Count-only: the larger z wins; tlb_shootdown is a leaf at level 2. */
+	CHECK(decide(NULL, t, "kernel_paging", rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_paging.tlb_shootdown"));
+	CHECKF(streq(d.reason, "kernel_paging.tlb_shootdown: count 200 vs 0.0 +- 20.0 (z 10.0); "
+			       "a leaf: committing"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	/* A flagged time beats any count z. */
+	rows[1].pmv = 1e7;   /* z 4.5 */
+	rows[4].pmv = 20000; /* z 1000 */
+	CHECK(decide(NULL, t, "kernel_paging", rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging.anon_fault"));
+	CHECK(d.evidence == 1);
+	calib_decision_free(&d);
+
+	/* Ties keep the level's order. */
+	rows[1].pmv = 1e6;
+	rows[4].pmv = 100; /* z 5, as anon_fault's count */
+	CHECK(decide(NULL, t, "kernel_paging", rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging.anon_fault"));
+	calib_decision_free(&d);
+}
+
+/*
+ * The ablation's failure mode: run-to-run noise (sync count 900..1100, a
+ * flat wall time) looks like a deviation without the reference spread.
+ */
+static void test_uncalibrated(const struct tree *t)
+{
+	const struct row noise[] = {
+	    {"kernel_paging/count", {1000, 1000, 1000}, 1000},
+	    {"kernel_paging/time_ns", {1e8, 1e8, 1e8}, 1e8},
+	    {"kernel_scheduler/count", {300, 330, 270}, 306}, /* +2% */
+	    {"kernel_scheduler/time_ns", {4e6, 4e6, 4e6}, 4e6},
+	    {"kernel_memory_pressure/count", {0, 0, 0}, 0},
+	    {"kernel_memory_pressure/time_ns", {0, 0, 0}, 0},
+	    {"kernel_block_io/count", {0, 0, 0}, 0},
+	    {"kernel_block_io/time_ns", {0, 0, 0}, 0},
+	    {"kernel_sync/count", {1000, 1100, 900}, 1050}, /* +5%, z 0.5 */
+	    {"kernel_sync/time_ns", {5e7, 5e7, 5e7}, 4.9e7},
+	    {"target/wall_ns", {1.0e9, 1.05e9, 0.95e9}, 1.0e9},
+	};
+	struct calib_params p;
+	struct calib_decision d;
+
+	calib_params_default(&p);
+	CHECK(decide(&p, t, NULL, noise, ARRAY_SIZE(noise), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN);
+	CHECK(d.reason && strncmp(d.reason, "target not slower than its reference", 36) == 0);
+	calib_decision_free(&d);
+	/* Even without the gate, calibration sees nothing beyond the noise. */
+	CHECK(decide(&p, t, NULL, noise, ARRAY_SIZE(noise) - 1, &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN);
+	CHECKF(streq(d.reason, "no kernel path deviates from the reference "
+			       "(largest z: kernel_sync/count 0.5, tau 3.0)"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	/* The baseline skips the gate and descends on the largest relative increase. */
+	p.calibrated = false;
+	CHECK(decide(&p, t, NULL, noise, ARRAY_SIZE(noise), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_sync"));
+	CHECKF(streq(d.reason, "kernel_sync: count 1050 vs 1000.0 (+5.0%); descending into its 2 "
+			       "children (target wall 1.00 s vs 1.00 s (+0.0%))"),
+	       "%s", d.reason);
+	CHECK(find_score(&d, "kernel_scheduler/count")->flagged);
+	CHECK(!find_score(&d, "kernel_sync/time_ns")->flagged);
+	CHECK(find_score(&d, "kernel_sync/count")->spread == 0);
+	calib_decision_free(&d);
+
+	/* Nothing increased at all: the baseline abstains too. */
+	{
+		const struct row flat[] = {
+		    {"kernel_paging/count", {1000, 1000, 1000}, 990},
+		    {"kernel_sync/count", {10, 10, 10}, 10},
+		};
+
+		CHECK(decide(&p, t, NULL, flat, ARRAY_SIZE(flat), &d) == 0);
+		CHECK(d.action == CALIB_ABSTAIN && d.node == -1);
+		CHECK(d.n_scores == 2);
+		calib_decision_free(&d);
+	}
+}
+
+static void test_missing_metrics(const struct tree *t)
+{
+	const struct row rows[] = {
+	    /* Missing from the PMV: not scored, however the reference looks. */
+	    {"kernel_paging/count", {1000, 1000, 1000}, NAN},
+	    {"kernel_paging/time_ns", {1e8, 1e8, 1e8}, NAN},
+	    /* Missing from one reference run: not scored, however large the PMV. */
+	    {"kernel_scheduler/count", {10, NAN, 10}, 1e6},
+	    {"kernel_scheduler/time_ns", {NAN, NAN, NAN}, 1e10},
+	    /* A metric the node does not declare is ignored. */
+	    {"kernel_memory_pressure/bytes", {0, 0, 0}, 1e12},
+	    {"kernel_sync/count", {10, 10, 10}, 10},
+	};
+	struct calib_decision d;
+
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN);
+	CHECK(d.n_scores == 1 && streq(d.scores[0].metric, "kernel_sync/count"));
+	calib_decision_free(&d);
+
+	/* Nothing scored at all. */
+	CHECK(decide(NULL, t, "kernel_sync", NULL, 0, &d) == 0);
+	CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_sync") && d.n_scores == 0);
+	CHECK(d.evidence == -1 && d.reason && strstr(d.reason, "no path metric could be scored"));
+	calib_decision_free(&d);
+
+	/* Declared-only: kswapd has no time_ns, so its time is never read. */
+	{
+		const struct row kswapd[] = {
+		    {"kernel_memory_pressure.kswapd/time_ns", {0, 0, 0}, 1e10},
+		    {"kernel_memory_pressure.kswapd/count", {0, 0, 0}, 0},
+		};
+
+		CHECK(decide(NULL, t, "kernel_memory_pressure", kswapd, ARRAY_SIZE(kswapd), &d) ==
+		      0);
+		CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_memory_pressure"));
+		CHECK(d.n_scores == 1 && !find_score(&d, "kernel_memory_pressure.kswapd/time_ns"));
+		calib_decision_free(&d);
+	}
+}
+
+static void test_errors_and_json(const struct tree *t)
+{
+	struct calib_decision d = {.action = CALIB_DESCEND, .node = 42};
+	struct mvec ref[1] = {}, pmv = {};
+	int active[1] = {0}, bad[1] = {9999};
+	json_auto_t *j = NULL;
+
+	CHECK(calib_decide(NULL, t, active, 1, -1, ref, 0, &pmv, &d) == -EINVAL);
+	CHECK(calib_decide(NULL, t, bad, 1, -1, ref, 1, &pmv, &d) == -EINVAL);
+	CHECK(calib_decide(NULL, t, active, 1, 9999, ref, 1, &pmv, &d) == -EINVAL);
+	CHECK(calib_decide(NULL, NULL, active, 1, -1, ref, 1, &pmv, &d) == -EINVAL);
+	CHECK(calib_decide(NULL, t, active, 1, -1, ref, 1, NULL, &d) == -EINVAL);
+	CHECK(d.action == CALIB_DESCEND && d.node == 42);
+
+	/* Infinite z (floors off, flat reference) is null in JSON. */
+	{
+		struct calib_params p;
+		const struct row rows[] = {{"kernel_paging/count", {0, 0, 0}, 5}};
+		const struct calib_score *s;
+		json_t *e;
+
+		calib_params_default(&p);
+		p.count_floor = 0;
+		p.rel_floor = 0;
+		CHECK(decide(&p, t, NULL, rows, 1, &d) == 0);
+		s = find_score(&d, "kernel_paging/count");
+		CHECK(s && isinf(s->z) && d.action == CALIB_DESCEND);
+		j = calib_scores_to_json(&d);
+		e = json_array_get(j, 0);
+		CHECK(json_is_null(json_object_get(e, "z")));
+		CHECK(near(json_real_value(json_object_get(e, "value")), 5));
+		CHECK(json_real_value(json_object_get(e, "spread")) == 0);
+		calib_decision_free(&d);
+	}
+}
+
+int main(void)
+{
+	struct tree *t = load_real();
+
+	test_params();
+	test_scores();
+	test_level1_descend_and_ranking(t);
+	test_gate(t);
+	test_commit_and_abstain(t);
+	test_count_only_ranking(t);
+	test_uncalibrated(t);
+	test_missing_metrics(t);
+	test_errors_and_json(t);
+	tree_free(t);
+	return tap_done("test-calibrate");
+}

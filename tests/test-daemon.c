@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The whole flow over HTTP against the real argusd, as a client would:
+ * reference, an unperturbed diagnosis that abstains, a perturbed one that
+ * names the right leaf, a running target by pid, workloads that fail, bad
+ * requests, a full queue, restart with the store intact, an interrupted
+ * job, a second daemon on the same state directory.
+ */
+#include "tests/daemon-harness.h"
+#include "tests/tap.h"
+
+#define PC_WORKLOAD                                                                                \
+	"{\"name\": \"pc\", \"argv\": [\"pf_page_cache\", \"--mb\", \"128\", \"--rounds\", \"60\"], " \
+	"\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 120}"
+
+static struct daemon d;
+
+static json_int_t submit(const char *path, const char *body, long want_status)
+{
+	struct http_reply r;
+	json_int_t id = 0;
+	long st = http_post(&d, path, body, &r);
+
+	CHECKF(st == want_status, "POST %s %s: %ld %s", path, body, st, r.body ?: "");
+	if (st == 202) {
+		id = json_integer_value(json_object_get(r.json, "id"));
+		CHECK(strcmp(json_string_value(json_object_get(r.json, "state")) ?: "", "queued") ==
+		      0);
+		CHECKF(strstr(r.location, "/jobs/") != NULL, "Location: %s", r.location);
+	}
+	reply_free(&r);
+	return id;
+}
+
+/* Submit and wait; returns the final job (owned). */
+static json_t *run_job(const char *path, const char *body, int timeout_s)
+{
+	json_int_t id = submit(path, body, 202);
+
+	return id ? wait_job(&d, id, timeout_s) : NULL;
+}
+
+static void test_basics(void)
+{
+	struct http_reply r;
+	json_t *nodes, *n;
+	size_t i;
+	bool major = false;
+
+	CHECK(http_get(&d, "/healthz", &r) == 200);
+	CHECK(json_is_object(json_object_get(r.json, "queue")));
+	reply_free(&r);
+
+	CHECK(http_get(&d, "/tree", &r) == 200);
+	nodes = json_object_get(r.json, "nodes");
+	CHECK(json_array_size(nodes) >= 15);
+	json_array_foreach(nodes, i, n)
+	{
+		const char *id = json_string_value(json_object_get(n, "id"));
+
+		if (id && strcmp(id, "kernel_paging.file_fault.major") == 0)
+			major = json_is_true(json_object_get(n, "available")) &&
+				strcmp(json_string_value(json_object_get(n, "backend")) ?: "",
+				       "tracepoint") == 0;
+	}
+	CHECKF(major, "file_fault.major not resolved to tracepoint");
+	reply_free(&r);
+
+	CHECK(http_get(&d, "/workloads", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "workloads")) >= 4);
+	reply_free(&r);
+}
+
+static void test_bad_requests(void)
+{
+	struct http_reply r;
+	char *big;
+
+	CHECK(http_post(&d, "/diagnose", "{\"workload\": ", &r) == 400);
+	CHECKF(err_code(&r) && strcmp(err_code(&r), "bad_json") == 0, "%s", r.body ?: "");
+	CHECK(json_string_value(json_object_get(json_object_get(r.json, "error"), "message")));
+	reply_free(&r);
+
+	CHECK(http_post(&d, "/diagnose", "{\"workload\": \"pc\", \"bogus\": 1}", &r) == 400);
+	CHECKF(err_code(&r) && strcmp(err_code(&r), "unknown_field") == 0, "%s", r.body ?: "");
+	reply_free(&r);
+
+	CHECK(http_post(&d, "/diagnose", "{\"workload\": \"nope\"}", &r) == 400);
+	CHECKF(err_code(&r) && strcmp(err_code(&r), "unknown_workload") == 0, "%s", r.body ?: "");
+	reply_free(&r);
+
+	CHECK(http_post(&d, "/diagnose", "{\"workload\": 5}", &r) == 400);
+	reply_free(&r);
+	CHECK(http_post(&d, "/diagnose", "{\"workload\": \"pc\", \"tau\": -1}", &r) == 400);
+	reply_free(&r);
+
+	CHECK(http_post(&d, "/diagnose", "{\"workload\": \"pc\"}", &r) == 409);
+	CHECKF(err_code(&r) && strcmp(err_code(&r), "no_reference") == 0, "%s", r.body ?: "");
+	reply_free(&r);
+
+	CHECK(http_get(&d, "/nope", &r) == 404);
+	CHECK(err_code(&r) != NULL);
+	reply_free(&r);
+	CHECK(http_get(&d, "/jobs/999999", &r) == 404);
+	reply_free(&r);
+	CHECK(http(&d, "PUT", "/diagnose", "{}", 2, &r) == 405);
+	reply_free(&r);
+	CHECK(http(&d, "DELETE", "/tree", NULL, 0, &r) == 405);
+	reply_free(&r);
+
+	big = malloc(300 * 1024);
+	REQUIRE(big);
+	memset(big, ' ', 300 * 1024);
+	memcpy(big, "{\"workload\": \"pc\"}", 18);
+	CHECK(http(&d, "POST", "/diagnose", big, 300 * 1024, &r) == 413);
+	reply_free(&r);
+	free(big);
+
+	CHECK(http_get(&d, "/healthz", &r) == 200);
+	reply_free(&r);
+}
+
+static const char *result_verdict(const json_t *job)
+{
+	return json_string_value(json_object_get(json_object_get(job, "result"), "verdict"));
+}
+
+static const char *result_leaf(const json_t *job)
+{
+	json_t *path = json_object_get(json_object_get(job, "result"), "path");
+
+	return json_string_value(json_array_get(path, json_array_size(path) - 1));
+}
+
+static pid_t start_perturber(const char *name, const char *cpu)
+{
+	const char *build = getenv("ARGUS_BUILD_DIR");
+	char exe[256];
+	pid_t pid;
+
+	snprintf(exe, sizeof(exe), "%s/bench/perturbers/%s", build, name);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		execl(exe, exe, "--cpu", cpu, (char *)NULL);
+		_exit(127);
+	}
+	sleep(1);
+	return pid;
+}
+
+static void stop_perturber(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+static void test_diagnosis(void)
+{
+	json_t *job, *trace_steps;
+	json_int_t ref;
+	struct http_reply r;
+	char path[64];
+	pid_t pert;
+	size_t i;
+	json_t *s;
+	bool kinds[4] = {};
+
+	job = run_job("/references", "{\"workload\": \"pc\", \"repeats\": 3}", 300);
+	REQUIRE(job);
+	CHECKF(strcmp(job_state(job), "succeeded") == 0, "reference: %s",
+	       json_dumps(job, JSON_COMPACT));
+	ref = json_integer_value(json_object_get(json_object_get(job, "result"), "reference"));
+	CHECK(ref > 0);
+	json_decref(job);
+
+	snprintf(path, sizeof(path), "/references/%lld", (long long)ref);
+	CHECK(http_get(&d, path, &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "runs")) == 3);
+	reply_free(&r);
+
+	/* quiet system: nothing deviates */
+	job = run_job("/diagnose", "{\"workload\": \"pc\"}", 300);
+	REQUIRE(job);
+	CHECKF(strcmp(job_state(job), "succeeded") == 0 &&
+		       strcmp(result_verdict(job) ?: "", "no_bottleneck") == 0,
+	       "unperturbed: %s", json_dumps(json_object_get(job, "result"), JSON_COMPACT));
+	json_decref(job);
+
+	/* the page cache dropped in a loop on the other CPU */
+	pert = start_perturber("cache_dropper", "1");
+	job = run_job("/diagnose", "{\"workload\": \"pc\"}", 300);
+	stop_perturber(pert);
+	REQUIRE(job);
+	CHECKF(strcmp(job_state(job), "succeeded") == 0 &&
+		       strcmp(result_verdict(job) ?: "", "bottleneck") == 0 &&
+		       strcmp(result_leaf(job) ?: "", "kernel_paging.file_fault.major") == 0,
+	       "perturbed: %s", json_dumps(json_object_get(job, "result"), JSON_COMPACT));
+	CHECK(json_array_size(json_object_get(json_object_get(job, "result"), "evidence")) > 0);
+
+	snprintf(path, sizeof(path), "/jobs/%lld/trace",
+		 (long long)json_integer_value(json_object_get(job, "id")));
+	CHECK(http_get(&d, path, &r) == 200);
+	trace_steps = json_object_get(r.json, "steps");
+	json_array_foreach(trace_steps, i, s)
+	{
+		const char *k = json_string_value(json_object_get(s, "kind"));
+
+		kinds[0] |= k && !strcmp(k, "probe");
+		kinds[1] |= k && !strcmp(k, "measure");
+		kinds[2] |= k && !strcmp(k, "decision");
+		kinds[3] |= k && !strcmp(k, "report");
+	}
+	CHECKF(kinds[0] && kinds[1] && kinds[2] && kinds[3], "trace kinds incomplete");
+	reply_free(&r);
+	json_decref(job);
+}
+
+static void expect_failure(const char *body, const char *code)
+{
+	json_t *job = run_job("/references", body, 120);
+	const char *c;
+
+	REQUIRE(job);
+	c = json_string_value(json_object_get(json_object_get(job, "error"), "code"));
+	CHECKF(strcmp(job_state(job), "failed") == 0 && c && strcmp(c, code) == 0,
+	       "%s: %s", body, json_dumps(job, JSON_COMPACT));
+	json_decref(job);
+}
+
+static void test_failures(void)
+{
+	struct http_reply r;
+
+	expect_failure("{\"workload\": \"crash\"}", "workload_failed");
+	expect_failure("{\"workload\": \"missing\"}", "workload_failed");
+	expect_failure("{\"workload\": \"slow\"}", "workload_timeout");
+	CHECK(http_get(&d, "/healthz", &r) == 200);
+	reply_free(&r);
+}
+
+static void test_pid_target(void)
+{
+	char body[256];
+	json_t *job;
+	pid_t busy, brief;
+
+	busy = fork();
+	if (busy == 0) {
+		volatile unsigned long x = 0;
+
+		for (;;)
+			x++;
+	}
+	snprintf(body, sizeof(body), "{\"target\": {\"pid\": %d}, \"window_s\": 1}", (int)busy);
+	job = run_job("/references", body, 120);
+	REQUIRE(job);
+	CHECKF(strcmp(job_state(job), "succeeded") == 0, "pid reference: %s",
+	       json_dumps(job, JSON_COMPACT));
+	json_decref(job);
+	job = run_job("/diagnose", body, 120);
+	REQUIRE(job);
+	CHECKF(strcmp(job_state(job), "succeeded") == 0 && result_verdict(job),
+	       "pid diagnosis: %s", json_dumps(job, JSON_COMPACT));
+	json_decref(job);
+	kill(busy, SIGKILL);
+	waitpid(busy, NULL, 0);
+
+	/* a pid that exits during the window */
+	brief = fork();
+	if (brief == 0) {
+		usleep(500 * 1000);
+		_exit(0);
+	}
+	snprintf(body, sizeof(body), "{\"target\": {\"pid\": %d}, \"window_s\": 3}", (int)brief);
+	job = run_job("/references", body, 120);
+	waitpid(brief, NULL, 0);
+	REQUIRE(job);
+	CHECKF(strcmp(job_state(job), "failed") == 0, "exited pid: %s",
+	       json_dumps(job, JSON_COMPACT));
+	json_decref(job);
+}
+
+static void test_queue_and_cancel(void)
+{
+	json_int_t ids[3];
+	struct http_reply r;
+	char path[64];
+	json_t *job;
+	int i;
+
+	/* queue_max is 2: one running and two waiting fill it */
+	for (i = 0; i < 3; i++)
+		ids[i] = submit("/references", "{\"workload\": \"sleeper\"}", 202);
+	usleep(300 * 1000);
+	CHECK(http_post(&d, "/references", "{\"workload\": \"sleeper\"}", &r) == 429);
+	CHECKF(err_code(&r) && strcmp(err_code(&r), "queue_full") == 0, "%s", r.body ?: "");
+	reply_free(&r);
+
+	for (i = 2; i >= 0; i--) {
+		snprintf(path, sizeof(path), "/jobs/%lld", (long long)ids[i]);
+		CHECK(http(&d, "DELETE", path, NULL, 0, &r) == 200);
+		reply_free(&r);
+		job = wait_job(&d, ids[i], 30);
+		CHECKF(job && strcmp(job_state(job), "cancelled") == 0, "job %lld: %s",
+		       (long long)ids[i], job ? job_state(job) : "timeout");
+		json_decref(job);
+	}
+	snprintf(path, sizeof(path), "/jobs/%lld", (long long)ids[0]);
+	CHECK(http(&d, "DELETE", path, NULL, 0, &r) == 409);
+	reply_free(&r);
+}
+
+static void test_restart(void)
+{
+	struct daemon second;
+	struct http_reply r;
+	json_int_t id;
+	char path[64];
+	json_t *job;
+	int status;
+
+	/* a second daemon on the same state directory refuses to start */
+	second = d;
+	second.pid = 0;
+	status = daemon_start(&second);
+	CHECK(status < 0);
+	if (second.pid > 0) {
+		int st = 0;
+
+		waitpid(second.pid, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	}
+
+	/* cut off while running: interrupted after the restart */
+	id = submit("/references", "{\"workload\": \"sleeper\"}", 202);
+	usleep(1500 * 1000);
+	daemon_stop(&d, SIGKILL);
+	REQUIRE(daemon_start(&d) == 0);
+	snprintf(path, sizeof(path), "/jobs/%lld", (long long)id);
+	CHECK(http_get(&d, path, &r) == 200);
+	CHECKF(strcmp(json_string_value(json_object_get(r.json, "state")) ?: "", "interrupted") ==
+		       0,
+	       "after SIGKILL: %s", r.body ?: "");
+	reply_free(&r);
+	/* everything earlier is still there */
+	CHECK(http_get(&d, "/references?subject=pc", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "references")) >= 1);
+	reply_free(&r);
+	CHECK(http_get(&d, "/jobs?limit=100", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) >= 8);
+	reply_free(&r);
+
+	/* SIGTERM with a running job: it is cancelled, argusd exits cleanly */
+	id = submit("/references", "{\"workload\": \"sleeper\"}", 202);
+	usleep(1500 * 1000);
+	CHECK(daemon_stop(&d, SIGTERM) == 0);
+	REQUIRE(daemon_start(&d) == 0);
+	job = wait_job(&d, id, 10);
+	CHECKF(job && strcmp(job_state(job), "cancelled") == 0, "after SIGTERM: %s",
+	       job ? job_state(job) : "?");
+	json_decref(job);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test-daemon needs root\n");
+		return 77;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	REQUIRE(daemon_prepare(&d, "queue_max = 2\n") == 0);
+	daemon_add_workload(&d, "pc", PC_WORKLOAD);
+	daemon_add_workload(&d, "crash",
+			    "{\"name\": \"crash\", \"argv\": [\"/bin/sh\", \"-c\", \"kill -SEGV $$\"], "
+			    "\"timeout_s\": 10}");
+	daemon_add_workload(&d, "missing",
+			    "{\"name\": \"missing\", \"argv\": [\"/nonexistent/victim\"], "
+			    "\"timeout_s\": 10}");
+	daemon_add_workload(&d, "slow",
+			    "{\"name\": \"slow\", \"argv\": [\"/bin/sleep\", \"30\"], "
+			    "\"timeout_s\": 1}");
+	daemon_add_workload(&d, "sleeper",
+			    "{\"name\": \"sleeper\", \"argv\": [\"/bin/sleep\", \"20\"], "
+			    "\"timeout_s\": 60}");
+	REQUIRE(daemon_start(&d) == 0);
+
+	test_basics();
+	test_bad_requests();
+	test_diagnosis();
+	test_failures();
+	test_pid_target();
+	test_queue_and_cancel();
+	test_restart();
+
+	daemon_cleanup(&d);
+	curl_global_cleanup();
+	return tap_done("test-daemon");
+}

@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: MIT
+/* Resolution rules with fake probers: backend order, symbol variants, caching, inner nodes. */
+#include "daemon/resolve.h"
+#include "daemon/util.h"
+#include "tests/tap.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MAX_CALLS 512
+
+/* A fake kernel: decide() says whether (backend, hook) attaches; every call is logged. */
+struct fake {
+	int (*decide)(enum backend b, const char *hook, char **ret_reason);
+	struct {
+		enum backend b;
+		char hook[128];
+	} calls[MAX_CALLS];
+	size_t n_calls;
+};
+
+static int fake_try(void *userdata, enum backend b, const char *hook, char **ret_reason)
+{
+	struct fake *f = userdata;
+
+	REQUIRE(f->n_calls < MAX_CALLS);
+	f->calls[f->n_calls].b = b;
+	snprintf(f->calls[f->n_calls].hook, sizeof(f->calls[0].hook), "%s", hook);
+	f->n_calls++;
+	return f->decide(b, hook, ret_reason);
+}
+
+static size_t calls_of(const struct fake *f, enum backend b, const char *hook)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->n_calls; i++)
+		if (f->calls[i].b == b && strcmp(f->calls[i].hook, hook) == 0)
+			n++;
+	return n;
+}
+
+static size_t calls_of_backend(const struct fake *f, enum backend b)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->n_calls; i++)
+		n += f->calls[i].b == b;
+	return n;
+}
+
+/* Every (backend, hook) at most once, and never a '+'-joined name. */
+static void check_probed_once(const struct fake *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n_calls; i++) {
+		CHECKF(calls_of(f, f->calls[i].b, f->calls[i].hook) == 1, "%s %s probed %zu times",
+		       backend_name(f->calls[i].b), f->calls[i].hook,
+		       calls_of(f, f->calls[i].b, f->calls[i].hook));
+		CHECKF(!strchr(f->calls[i].hook, '+'), "joined hook %s", f->calls[i].hook);
+	}
+}
+
+static struct tree *load_real(void)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR");
+	_cleanup_free_ char *path = NULL, *err = NULL;
+	struct tree *t = NULL;
+
+	REQUIRE(src);
+	path = xasprintf("%s/tree-data/tree.json", src);
+	if (tree_load_file(path, &t, &err) < 0)
+		fprintf(stderr, "%s\n", err ? err : path);
+	REQUIRE(t);
+	return t;
+}
+
+static struct tree *load_text(const char *text)
+{
+	_cleanup_free_ char *s = xstrdup(text), *err = NULL;
+	json_auto_t *doc = NULL;
+	struct tree *t = NULL;
+
+	for (char *p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	doc = json_loads(s, 0, NULL);
+	REQUIRE(doc);
+	if (tree_from_json(doc, &t, &err) < 0)
+		fprintf(stderr, "%s\n", err ? err : "bad tree");
+	REQUIRE(t);
+	return t;
+}
+
+static const struct tree_node *node(const struct tree *t, const char *id)
+{
+	int i = tree_find(t, id);
+
+	REQUIRE(i >= 0);
+	return &t->nodes[i];
+}
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* This machine: fentry refused at load (EPERM), no kprobes, tracepoints attach. */
+static int decide_tracepoint_only(enum backend b, const char *hook, char **ret_reason)
+{
+	if (b == BACKEND_FENTRY)
+		return -EPERM; /* no reason: the resolver says strerror */
+	if (b == BACKEND_KPROBE) {
+		*ret_reason = xstrdup("kprobe: kernel has no kprobe support (CONFIG_KPROBES off)");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static void test_tracepoint_only(void)
+{
+	struct tree *t = load_real();
+	struct fake f = {.decide = decide_tracepoint_only};
+	struct prober p = {fake_try, &f};
+	const struct tree_node *n;
+	json_auto_t *j = NULL;
+	size_t i;
+	int r;
+
+	r = tree_resolve(t, &p);
+	CHECK(r == 0);
+	check_probed_once(&f);
+
+	n = node(t, "kernel_paging.anon_fault.minor");
+	CHECK(n->backend == BACKEND_TRACEPOINT);
+	CHECK(streq(n->hook, "page_fault_user+rss_stat"));
+	CHECKF(
+	    streq(n->reason,
+		  "fentry: do_anonymous_page: Operation not permitted; "
+		  "kprobe: do_anonymous_page: kernel has no kprobe support (CONFIG_KPROBES off); "
+		  "kprobe: do_anonymous_page.isra.0: kernel has no kprobe support (CONFIG_KPROBES "
+		  "off); "
+		  "kprobe: do_anonymous_page.constprop.0: kernel has no kprobe support "
+		  "(CONFIG_KPROBES off)"),
+	    "%s", n->reason);
+
+	/* Only a tracepoint declared: nothing refused, nothing to explain. */
+	n = node(t, "kernel_paging.anon_fault.zero_page");
+	CHECK(n->backend == BACKEND_TRACEPOINT && streq(n->hook, "page_fault_user") && !n->reason);
+	n = node(t, "kernel_scheduler.runqueue_wait");
+	CHECK(n->backend == BACKEND_TRACEPOINT &&
+	      streq(n->hook, "sched_wakeup+sched_wakeup_new+sched_switch") && !n->reason);
+
+	n = node(t, "kernel_paging.file_fault.major");
+	CHECK(n->backend == BACKEND_TRACEPOINT &&
+	      streq(n->hook, "page_fault_user+sched_switch+mm_filemap_add_to_page_cache"));
+	CHECK(n->reason && strstr(n->reason, "fentry: filemap_fault: Operation not permitted"));
+
+	/* Inner nodes: measured through their children, on the tracepoint backend. */
+	n = node(t, "kernel_paging");
+	CHECK(n->backend == BACKEND_TRACEPOINT &&
+	      streq(n->hook, "page_fault_user+rss_stat+mm_page_alloc+sched_switch+"
+			     "mm_filemap_add_to_page_cache+tlb_flush") &&
+	      n->reason == NULL);
+	n = node(t, "kernel_paging.anon_fault");
+	CHECK(n->backend == BACKEND_TRACEPOINT &&
+	      streq(n->hook, "page_fault_user+rss_stat+mm_page_alloc") && n->reason == NULL);
+
+	for (i = 0; i < t->n_nodes; i++)
+		CHECKF(t->nodes[i].backend == BACKEND_TRACEPOINT, "%s", t->nodes[i].id);
+
+	/* Shared tracepoints are probed once for the whole tree. */
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "page_fault_user") == 1);
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "rss_stat") == 1);
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "sched_switch") == 1);
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "block_rq_issue") == 1);
+	CHECK(calls_of(&f, BACKEND_KPROBE, "do_anonymous_page.isra.0") == 1);
+
+	j = tree_to_json(t);
+	CHECK(json_integer_value(json_object_get(json_object_get(j, "summary"), "unavailable")) ==
+	      0);
+	CHECK(json_integer_value(json_object_get(
+		  json_object_get(json_object_get(j, "summary"), "by_backend"), "tracepoint")) ==
+	      (json_int_t)t->n_nodes);
+	tree_free(t);
+}
+
+/* kprobes work, but only the renamed ".isra.0" symbols exist; no fentry, no tracepoints. */
+static int decide_isra_only(enum backend b, const char *hook, char **ret_reason)
+{
+	if (b == BACKEND_FENTRY) {
+		*ret_reason = xstrdup("fentry: no BTF for the function");
+		return -ENOENT;
+	}
+	if (b == BACKEND_KPROBE) {
+		if (strstr(hook, ".isra.0"))
+			return 0;
+		*ret_reason = xasprintf("symbol %s not in kallsyms", hook);
+		return -ENOENT;
+	}
+	*ret_reason = xstrdup("no such tracepoint");
+	return -ENOENT;
+}
+
+static void test_symbol_variants(void)
+{
+	struct tree *t = load_real();
+	struct fake f = {.decide = decide_isra_only};
+	struct prober p = {fake_try, &f};
+	const struct tree_node *n;
+	int r, unavailable = 0;
+	size_t i;
+
+	r = tree_resolve(t, &p);
+	check_probed_once(&f);
+	for (i = 0; i < t->n_nodes; i++)
+		unavailable += t->nodes[i].backend == BACKEND_NONE;
+	CHECK(r == unavailable);
+
+	n = node(t, "kernel_paging.anon_fault.minor");
+	CHECK(n->backend == BACKEND_KPROBE && streq(n->hook, "do_anonymous_page.isra.0"));
+	/* The refusals before the choice, the prober's "fentry: " prefix said once. */
+	CHECKF(streq(n->reason,
+		     "fentry: do_anonymous_page: no BTF for the function; "
+		     "kprobe: do_anonymous_page: symbol do_anonymous_page not in kallsyms"),
+	       "%s", n->reason);
+	/* Later alternatives are not tried once one works. */
+	CHECK(calls_of(&f, BACKEND_KPROBE, "do_anonymous_page.constprop.0") == 0);
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "page_fault_user") == 1);
+
+	n = node(t, "kernel_paging.anon_fault.cow");
+	CHECK(n->backend == BACKEND_KPROBE && streq(n->hook, "wp_page_copy.isra.0"));
+	CHECK(calls_of(&f, BACKEND_KPROBE, "do_wp_page") == 0);
+
+	n = node(t, "kernel_scheduler.load_balance");
+	CHECK(n->backend == BACKEND_KPROBE && streq(n->hook, "load_balance.isra.0"));
+	CHECK(n->reason && strstr(n->reason, "fentry: sched_balance_rq: ") &&
+	      strstr(n->reason, "fentry: load_balance: ") &&
+	      strstr(n->reason, "kprobe: sched_balance_rq: ") &&
+	      strstr(n->reason, "kprobe: load_balance: "));
+
+	/* No variant and no tracepoint: every refusal is listed. */
+	n = node(t, "kernel_paging.anon_fault.thp");
+	CHECK(n->backend == BACKEND_NONE && n->hook == NULL);
+	CHECKF(streq(n->reason, "fentry: do_huge_pmd_anonymous_page: no BTF for the function; "
+				"kprobe: do_huge_pmd_anonymous_page: symbol "
+				"do_huge_pmd_anonymous_page not in kallsyms; "
+				"tracepoint: page_fault_user: no such tracepoint"),
+	       "%s", n->reason);
+	/* The first tracepoint of a joined alternative failed: the rest are not tried. */
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "mm_page_alloc") == 0);
+
+	n = node(t, "kernel_paging.anon_fault.zero_page");
+	CHECK(n->backend == BACKEND_NONE &&
+	      streq(n->reason, "tracepoint: page_fault_user: no such tracepoint"));
+
+	/* anon_fault: two of four children measurable, the others named. */
+	n = node(t, "kernel_paging.anon_fault");
+	CHECK(n->backend == BACKEND_KPROBE &&
+	      streq(n->hook, "do_anonymous_page.isra.0+wp_page_copy.isra.0"));
+	CHECKF(streq(n->reason, "measured through 2 of 4 children; unavailable: "
+				"kernel_paging.anon_fault.zero_page, kernel_paging.anon_fault.thp"),
+	       "%s", n->reason);
+
+	/* file_fault: no child has an .isra.0 variant. */
+	n = node(t, "kernel_paging.file_fault");
+	CHECK(n->backend == BACKEND_NONE);
+	CHECK(n->reason &&
+	      strncmp(n->reason, "no child is available: kernel_paging.file_fault.page_cache [",
+		      60) == 0);
+	CHECK(n->reason &&
+	      strstr(n->reason, "kernel_paging.file_fault.major [fentry: filemap_fault: "));
+	n = node(t, "kernel_paging");
+	CHECK(n->backend == BACKEND_KPROBE);
+	CHECK(streq(n->reason, "measured through 1 of 3 children; unavailable: "
+			       "kernel_paging.file_fault, kernel_paging.tlb_shootdown"));
+	tree_free(t);
+}
+
+/* A kernel that allows fentry everywhere (and tracepoints); kprobes must never be asked. */
+static int decide_fentry(enum backend b, const char *hook, char **ret_reason)
+{
+	if (b == BACKEND_KPROBE) {
+		*ret_reason = xstrdup("should not be tried");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void test_fentry_everywhere(void)
+{
+	struct tree *t = load_real();
+	struct fake f = {.decide = decide_fentry};
+	struct prober p = {fake_try, &f};
+	const struct tree_node *n;
+	size_t i;
+
+	CHECK(tree_resolve(t, &p) == 0);
+	check_probed_once(&f);
+	CHECK(calls_of_backend(&f, BACKEND_KPROBE) == 0);
+
+	n = node(t, "kernel_paging.anon_fault.minor");
+	CHECK(n->backend == BACKEND_FENTRY && streq(n->hook, "do_anonymous_page") && !n->reason);
+	n = node(t, "kernel_paging.anon_fault.cow");
+	CHECK(n->backend == BACKEND_FENTRY && streq(n->hook, "wp_page_copy"));
+	CHECK(calls_of(&f, BACKEND_FENTRY, "do_wp_page") == 0);
+	n = node(t, "kernel_scheduler.load_balance");
+	CHECK(n->backend == BACKEND_FENTRY && streq(n->hook, "sched_balance_rq"));
+	/* Nodes with only tracepoints still get them. */
+	n = node(t, "kernel_paging.anon_fault.zero_page");
+	CHECK(n->backend == BACKEND_TRACEPOINT && !n->reason);
+	/* Inner: the backend most children use (3 fentry, 1 tracepoint). */
+	n = node(t, "kernel_paging.anon_fault");
+	CHECK(n->backend == BACKEND_FENTRY);
+	/* ... measured through the hooks its fentry children chose; zero_page is not on it. */
+	CHECK(streq(n->hook, "do_anonymous_page+wp_page_copy+do_huge_pmd_anonymous_page"));
+	CHECK(node(t, "kernel_scheduler")->backend == BACKEND_FENTRY);
+
+	/* Tracepoints asked only for the nodes that have nothing else. */
+	CHECK(calls_of_backend(&f, BACKEND_TRACEPOINT) == 4);
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "page_fault_user") == 1);
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "sched_wakeup_new") == 1);
+	for (i = 0; i < t->n_nodes; i++)
+		CHECK(t->nodes[i].backend != BACKEND_NONE);
+	tree_free(t);
+}
+
+/* Tracepoints attach, except everything kernel_sync needs. */
+static int decide_no_sync(enum backend b, const char *hook, char **ret_reason)
+{
+	static const char *const sync_hooks[] = {"sys_enter", "sys_exit", "mmap_lock_start_locking",
+						 "mmap_lock_acquire_returned"};
+	size_t i;
+
+	if (b != BACKEND_TRACEPOINT)
+		return decide_tracepoint_only(b, hook, ret_reason);
+	for (i = 0; i < ARRAY_SIZE(sync_hooks); i++)
+		if (strcmp(hook, sync_hooks[i]) == 0) {
+			*ret_reason = xasprintf("verifier rejected %s", hook);
+			return -EACCES;
+		}
+	return 0;
+}
+
+static void test_subtree_refused(void)
+{
+	struct tree *t = load_real();
+	struct fake f = {.decide = decide_no_sync};
+	struct prober p = {fake_try, &f};
+	const struct tree_node *n;
+	json_auto_t *j = NULL;
+	json_t *jn;
+
+	CHECK(tree_resolve(t, &p) == 3);
+	check_probed_once(&f);
+
+	n = node(t, "kernel_sync.futex");
+	CHECK(n->backend == BACKEND_NONE && n->hook == NULL);
+	CHECKF(streq(n->reason,
+		     "fentry: futex_wait: Operation not permitted; "
+		     "kprobe: futex_wait: kernel has no kprobe support (CONFIG_KPROBES off); "
+		     "tracepoint: sys_enter: verifier rejected sys_enter"),
+	       "%s", n->reason);
+	n = node(t, "kernel_sync.mmap_lock");
+	CHECK(n->backend == BACKEND_NONE && n->reason &&
+	      strstr(n->reason, "tracepoint: mmap_lock_start_locking: verifier rejected"));
+	n = node(t, "kernel_sync");
+	CHECK(n->backend == BACKEND_NONE && n->hook == NULL);
+	CHECK(n->reason &&
+	      strstr(n->reason, "no child is available: kernel_sync.futex [fentry: futex_wait:"));
+	CHECK(n->reason &&
+	      strstr(n->reason, "kernel_sync.mmap_lock [fentry: lock_mm_and_find_vma:"));
+	CHECK(n->reason && strstr(n->reason, "verifier rejected sys_enter") &&
+	      strstr(n->reason, "verifier rejected mmap_lock_start_locking"));
+
+	/* Everything else is untouched. */
+	CHECK(node(t, "kernel_block_io")->backend == BACKEND_TRACEPOINT);
+	CHECK(node(t, "kernel_paging.anon_fault.thp")->backend == BACKEND_TRACEPOINT);
+
+	j = tree_to_json(t);
+	CHECK(json_integer_value(json_object_get(json_object_get(j, "summary"), "unavailable")) ==
+	      3);
+	jn = json_array_get(json_object_get(j, "nodes"), tree_find(t, "kernel_sync"));
+	CHECK(json_is_false(json_object_get(jn, "available")));
+	CHECK(json_is_null(json_object_get(jn, "backend")) &&
+	      json_is_null(json_object_get(jn, "hook")));
+	CHECK(json_is_string(json_object_get(jn, "reason")));
+
+	/* A second resolution replaces the first. */
+	f.n_calls = 0;
+	f.decide = decide_tracepoint_only;
+	CHECK(tree_resolve(t, &p) == 0);
+	n = node(t, "kernel_sync");
+	CHECK(n->backend == BACKEND_TRACEPOINT && n->reason == NULL);
+	CHECK(streq(n->hook,
+		    "sys_enter+sys_exit+mmap_lock_start_locking+mmap_lock_acquire_returned"));
+	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "sys_enter") == 1);
+	tree_free(t);
+}
+
+static int decide_refuse_x_and_fentry_y(enum backend b, const char *hook, char **ret_reason)
+{
+	if (strcmp(hook, "x") == 0)
+		return -ENOENT;
+	if (strcmp(hook, "y") == 0)
+		return b == BACKEND_FENTRY ? 0 : -ENOENT;
+	return b == BACKEND_TRACEPOINT ? 0 : -EPERM;
+}
+
+static void test_inner_hooks_and_ties(void)
+{
+	struct tree *t = load_text(
+	    "{'version': 'v', 'nodes': ["
+	    " {'id': 'a', 'description': 'd', 'metrics': ['count'], 'hooks': {'fentry': ['y']}},"
+	    " {'id': 'a.l', 'description': 'd', 'metrics': ['count'], 'classes': ['fork'], "
+	    "'hooks': {'fentry': ['y']}},"
+	    " {'id': 'b', 'description': 'd', 'metrics': ['count'], 'hooks': {'kprobe': ['x']}},"
+	    " {'id': 'b.l1', 'description': 'd', 'metrics': ['count'], 'classes': ['futex'], "
+	    "'hooks': {'fentry': ['y']}},"
+	    " {'id': 'b.l2', 'description': 'd', 'metrics': ['count'], 'classes': ['mmap_lock'], "
+	    "'hooks': {'tracepoint': ['t1']}},"
+	    " {'id': 'c', 'description': 'd', 'metrics': ['count'], 'classes': ['migrate']},"
+	    " {'id': 'd', 'description': 'd', 'metrics': ['count'], 'classes': ['kswapd'], "
+	    "'hooks': {'fentry': ['x'], 'kprobe': ['z']}}"
+	    "]}");
+	struct fake f = {.decide = decide_refuse_x_and_fentry_y};
+	struct prober p = {fake_try, &f};
+
+	CHECK(tree_resolve(t, &p) == 2);
+	check_probed_once(&f);
+	/* An inner node with a hook that works uses it. */
+	CHECK(t->nodes[0].backend == BACKEND_FENTRY && streq(t->nodes[0].hook, "y") &&
+	      !t->nodes[0].reason);
+	CHECK(calls_of(&f, BACKEND_FENTRY, "y") == 1);
+	/* Its own hook refused: through its children; one fentry, one tracepoint: the earlier
+	 * backend wins. */
+	CHECK(t->nodes[2].backend == BACKEND_FENTRY && streq(t->nodes[2].hook, "y"));
+	CHECKF(streq(t->nodes[2].reason, "kprobe: x: No such file or directory"), "%s",
+	       t->nodes[2].reason);
+	CHECK(t->nodes[4].backend == BACKEND_TRACEPOINT && streq(t->nodes[4].hook, "t1"));
+	/* A leaf without hooks. */
+	CHECK(t->nodes[5].backend == BACKEND_NONE &&
+	      streq(t->nodes[5].reason, "no hooks declared"));
+	CHECKF(streq(t->nodes[6].reason,
+		     "fentry: x: No such file or directory; kprobe: z: Operation not permitted"),
+	       "%s", t->nodes[6].reason);
+	CHECK(calls_of(&f, BACKEND_FENTRY, "x") == 1 && calls_of(&f, BACKEND_KPROBE, "x") == 1);
+
+	CHECK(tree_resolve(NULL, &p) == -EINVAL);
+	CHECK(tree_resolve(t, NULL) == -EINVAL);
+	CHECK(tree_resolve(t, &(struct prober){NULL, NULL}) == -EINVAL);
+	tree_free(t);
+}
+
+int main(void)
+{
+	test_tracepoint_only();
+	test_symbol_variants();
+	test_fentry_everywhere();
+	test_subtree_refused();
+	test_inner_hooks_and_ties();
+	return tap_done("test-resolve");
+}

@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: MIT
+/* The tree loader: the real tree-data file, malformed documents, queries, GET /tree JSON. */
+#include "daemon/tree.h"
+#include "daemon/util.h"
+#include "bpf/paths.h"
+#include "tests/tap.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Test documents are written with ' for " to stay readable. */
+static json_t *doc_from(const char *text)
+{
+	_cleanup_free_ char *s = xstrdup(text);
+	json_error_t jerr;
+	json_t *doc;
+
+	for (char *p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	doc = json_loads(s, 0, &jerr);
+	if (!doc)
+		fprintf(stderr, "bad test document: %s: %s\n", jerr.text, s);
+	REQUIRE(doc);
+	return doc;
+}
+
+static int load_text(const char *text, struct tree **ret, char **ret_err)
+{
+	json_auto_t *doc = doc_from(text);
+
+	return tree_from_json(doc, ret, ret_err);
+}
+
+static struct tree *load_real(void)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR");
+	_cleanup_free_ char *path = NULL, *err = NULL;
+	struct tree *t = NULL;
+	int r;
+
+	REQUIRE(src);
+	path = xasprintf("%s/tree-data/tree.json", src);
+	r = tree_load_file(path, &t, &err);
+	if (r < 0)
+		fprintf(stderr, "loading %s: %d %s\n", path, r, err ? err : "");
+	REQUIRE(r == 0 && t);
+	return t;
+}
+
+static unsigned bit(int cls)
+{
+	return 1u << cls;
+}
+
+static void test_real_tree(void)
+{
+	static const struct {
+		const char *id, *parent;
+		int level;
+	} fixed[] = {
+	    {"kernel_paging", NULL, 1},
+	    {"kernel_paging.anon_fault", "kernel_paging", 2},
+	    {"kernel_paging.anon_fault.minor", "kernel_paging.anon_fault", 3},
+	    {"kernel_paging.anon_fault.zero_page", "kernel_paging.anon_fault", 3},
+	    {"kernel_paging.anon_fault.cow", "kernel_paging.anon_fault", 3},
+	    {"kernel_paging.anon_fault.thp", "kernel_paging.anon_fault", 3},
+	    {"kernel_paging.file_fault", "kernel_paging", 2},
+	    {"kernel_paging.file_fault.page_cache", "kernel_paging.file_fault", 3},
+	    {"kernel_paging.file_fault.major", "kernel_paging.file_fault", 3},
+	    {"kernel_paging.tlb_shootdown", "kernel_paging", 2},
+	    {"kernel_scheduler", NULL, 1},
+	    {"kernel_scheduler.runqueue_wait", "kernel_scheduler", 2},
+	    {"kernel_scheduler.load_balance", "kernel_scheduler", 2},
+	    {"kernel_scheduler.fork", "kernel_scheduler", 2},
+	    {"kernel_memory_pressure", NULL, 1},
+	    {"kernel_memory_pressure.direct_reclaim", "kernel_memory_pressure", 2},
+	    {"kernel_memory_pressure.compaction", "kernel_memory_pressure", 2},
+	    {"kernel_memory_pressure.kswapd", "kernel_memory_pressure", 2},
+	    {"kernel_block_io", NULL, 1},
+	    {"kernel_block_io.queue", "kernel_block_io", 2},
+	    {"kernel_block_io.device", "kernel_block_io", 2},
+	    {"kernel_sync", NULL, 1},
+	    {"kernel_sync.futex", "kernel_sync", 2},
+	    {"kernel_sync.mmap_lock", "kernel_sync", 2},
+	};
+	struct tree *t = load_real();
+	unsigned owned = 0;
+	size_t i;
+	int idx;
+
+	CHECK(strcmp(t->version, "2026.11-1") == 0);
+	CHECK(t->n_nodes == ARRAY_SIZE(fixed));
+	for (i = 0; i < ARRAY_SIZE(fixed); i++) {
+		idx = tree_find(t, fixed[i].id);
+		CHECKF(idx >= 0, "%s missing", fixed[i].id);
+		if (idx < 0)
+			continue;
+		CHECKF(t->nodes[idx].level == fixed[i].level, "%s level %d", fixed[i].id,
+		       t->nodes[idx].level);
+		if (fixed[i].parent)
+			CHECKF(t->nodes[idx].parent == tree_find(t, fixed[i].parent), "%s parent",
+			       fixed[i].id);
+		else
+			CHECKF(t->nodes[idx].parent == -1, "%s is level 1", fixed[i].id);
+		CHECK(t->nodes[idx].description && strlen(t->nodes[idx].description) > 40);
+		CHECK(t->nodes[idx].n_metrics >= 1);
+		CHECK(tree_node_has_metric(&t->nodes[idx], "count"));
+	}
+
+	/* Class unions: paging owns the 7 paging classes, anon_fault 4. */
+	idx = tree_find(t, "kernel_paging");
+	CHECK(t->nodes[idx].classes ==
+	      (bit(ARGUS_CLS_ANON_MINOR) | bit(ARGUS_CLS_ANON_ZERO) | bit(ARGUS_CLS_ANON_COW) |
+	       bit(ARGUS_CLS_ANON_THP) | bit(ARGUS_CLS_FILE_CACHE) | bit(ARGUS_CLS_FILE_MAJOR) |
+	       bit(ARGUS_CLS_TLB_SHOOTDOWN)));
+	CHECK(__builtin_popcount(t->nodes[idx].classes) == 7);
+	idx = tree_find(t, "kernel_paging.anon_fault");
+	CHECK(t->nodes[idx].classes == (bit(ARGUS_CLS_ANON_MINOR) | bit(ARGUS_CLS_ANON_ZERO) |
+					bit(ARGUS_CLS_ANON_COW) | bit(ARGUS_CLS_ANON_THP)));
+	idx = tree_find(t, "kernel_paging.file_fault.major");
+	CHECK(t->nodes[idx].classes == bit(ARGUS_CLS_FILE_MAJOR));
+	idx = tree_find(t, "kernel_scheduler");
+	CHECK(t->nodes[idx].classes ==
+	      (bit(ARGUS_CLS_RUNQ_WAIT) | bit(ARGUS_CLS_MIGRATE) | bit(ARGUS_CLS_FORK)));
+	idx = tree_find(t, "kernel_sync");
+	CHECK(t->nodes[idx].classes == (bit(ARGUS_CLS_FUTEX) | bit(ARGUS_CLS_MMAP_LOCK)));
+
+	/* Every class has exactly one leaf; count-only leaves as specified. */
+	for (i = 0; i < t->n_nodes; i++)
+		if (tree_is_leaf(t, (int)i)) {
+			CHECK(t->nodes[i].classes != 0);
+			CHECK((owned & t->nodes[i].classes) == 0);
+			owned |= t->nodes[i].classes;
+		}
+	CHECK(owned == (1u << ARGUS_CLS_MAX) - 1);
+	idx = tree_find(t, "kernel_paging.tlb_shootdown");
+	CHECK(t->nodes[idx].n_metrics == 1 && !tree_node_has_metric(&t->nodes[idx], "time_ns"));
+	idx = tree_find(t, "kernel_scheduler.load_balance");
+	CHECK(t->nodes[idx].n_metrics == 1);
+	idx = tree_find(t, "kernel_memory_pressure.kswapd");
+	CHECK(t->nodes[idx].n_metrics == 1);
+	idx = tree_find(t, "kernel_paging.anon_fault.minor");
+	CHECK(tree_node_has_metric(&t->nodes[idx], "time_ns"));
+
+	/* Hooks: ordered alternatives, symbol variants for kprobe. */
+	idx = tree_find(t, "kernel_paging.anon_fault.minor");
+	CHECK(t->nodes[idx].n_hooks[BACKEND_FENTRY] == 1 &&
+	      strcmp(t->nodes[idx].hooks[BACKEND_FENTRY][0], "do_anonymous_page") == 0);
+	CHECK(t->nodes[idx].n_hooks[BACKEND_KPROBE] == 3 &&
+	      strcmp(t->nodes[idx].hooks[BACKEND_KPROBE][1], "do_anonymous_page.isra.0") == 0);
+	CHECK(t->nodes[idx].n_hooks[BACKEND_TRACEPOINT] == 1 &&
+	      strcmp(t->nodes[idx].hooks[BACKEND_TRACEPOINT][0], "page_fault_user+rss_stat") == 0);
+	idx = tree_find(t, "kernel_paging.anon_fault.zero_page");
+	CHECK(t->nodes[idx].n_hooks[BACKEND_FENTRY] == 0 &&
+	      t->nodes[idx].n_hooks[BACKEND_KPROBE] == 0);
+	idx = tree_find(t, "kernel_scheduler.runqueue_wait");
+	CHECK(t->nodes[idx].n_hooks[BACKEND_TRACEPOINT] == 1 &&
+	      t->nodes[idx].n_hooks[BACKEND_FENTRY] == 0);
+	/* Every leaf can at least use a tracepoint, the backend this machine has. */
+	for (i = 0; i < t->n_nodes; i++)
+		if (tree_is_leaf(t, (int)i))
+			CHECKF(t->nodes[i].n_hooks[BACKEND_TRACEPOINT] >= 1, "%s", t->nodes[i].id);
+	/* Before resolution nothing is chosen. */
+	CHECK(t->nodes[0].backend == BACKEND_NONE && !t->nodes[0].hook && !t->nodes[0].reason);
+
+	tree_free(t);
+}
+
+static void test_queries(void)
+{
+	struct tree *t = load_real();
+	int act[TREE_MAX_CHILDREN], paging, anon, minor, file, sched;
+	size_t n;
+
+	paging = tree_find(t, "kernel_paging");
+	anon = tree_find(t, "kernel_paging.anon_fault");
+	minor = tree_find(t, "kernel_paging.anon_fault.minor");
+	file = tree_find(t, "kernel_paging.file_fault");
+	sched = tree_find(t, "kernel_scheduler");
+	CHECK(paging == 0);
+	CHECK(tree_find(t, "kernel_paging.anon") == -1);
+	CHECK(tree_find(t, "kernel_paging.") == -1);
+	CHECK(tree_find(t, NULL) == -1);
+	CHECK(tree_find(NULL, "kernel_paging") == -1);
+	CHECK(strcmp(t->nodes[minor].name, "minor") == 0);
+	CHECK(strcmp(t->nodes[paging].name, "kernel_paging") == 0);
+
+	/* Level 1: the five subsystems, in file order. */
+	n = tree_active(t, -1, act, ARRAY_SIZE(act));
+	CHECK(n == 5);
+	CHECK(n == 5 && act[0] == paging && act[1] == sched &&
+	      act[2] == tree_find(t, "kernel_memory_pressure") &&
+	      act[3] == tree_find(t, "kernel_block_io") && act[4] == tree_find(t, "kernel_sync"));
+	n = tree_active(t, paging, act, ARRAY_SIZE(act));
+	CHECK(n == 3 && act[0] == anon && act[1] == file &&
+	      act[2] == tree_find(t, "kernel_paging.tlb_shootdown"));
+	n = tree_active(t, anon, act, ARRAY_SIZE(act));
+	CHECK(n == 4 && act[0] == minor && act[3] == tree_find(t, "kernel_paging.anon_fault.thp"));
+	CHECK(tree_active(t, minor, act, ARRAY_SIZE(act)) == 0);
+	CHECK(tree_active(t, 9999, act, ARRAY_SIZE(act)) == 0);
+	/* Bounded by max. */
+	CHECK(tree_active(t, anon, act, 2) == 2 &&
+	      act[1] == tree_find(t, "kernel_paging.anon_fault.zero_page"));
+	CHECK(tree_active(t, -1, act, 0) == 0);
+
+	CHECK(tree_in_subtree(t, paging, paging));
+	CHECK(tree_in_subtree(t, paging, minor));
+	CHECK(tree_in_subtree(t, anon, minor));
+	CHECK(!tree_in_subtree(t, file, minor));
+	CHECK(!tree_in_subtree(t, minor, anon));
+	CHECK(!tree_in_subtree(t, sched, minor));
+	CHECK(!tree_in_subtree(t, -1, minor));
+	CHECK(!tree_in_subtree(t, paging, -1));
+	CHECK(!tree_in_subtree(t, paging, 9999));
+
+	CHECK(tree_is_leaf(t, minor) && !tree_is_leaf(t, anon));
+
+	CHECK(strcmp(backend_name(BACKEND_FENTRY), "fentry") == 0);
+	CHECK(strcmp(backend_name(BACKEND_KPROBE), "kprobe") == 0);
+	CHECK(strcmp(backend_name(BACKEND_TRACEPOINT), "tracepoint") == 0);
+	CHECK(strcmp(backend_name(BACKEND_NONE), "none") == 0);
+	CHECK(backend_from_name("tracepoint") == BACKEND_TRACEPOINT);
+	CHECK(backend_from_name("kprobe") == BACKEND_KPROBE);
+	CHECK(backend_from_name("uprobe") == BACKEND_NONE);
+	CHECK(backend_from_name(NULL) == BACKEND_NONE);
+	CHECK(strcmp(tree_class_name(ARGUS_CLS_MMAP_LOCK), "mmap_lock") == 0);
+	CHECK(tree_class_name(ARGUS_CLS_MAX) == NULL && tree_class_name(-1) == NULL);
+	CHECK(tree_class_from_name("anon_thp") == ARGUS_CLS_ANON_THP);
+	CHECK(tree_class_from_name("anon") == -1);
+	tree_free(t);
+	tree_free(NULL);
+}
+
+static void test_to_json(void)
+{
+	struct tree *t = load_real();
+	json_auto_t *j = NULL;
+	json_t *nodes, *n, *summary;
+	int minor = tree_find(t, "kernel_paging.anon_fault.minor");
+
+	/* As after a resolution: one node on a tracepoint, one refused. */
+	t->nodes[minor].backend = BACKEND_TRACEPOINT;
+	t->nodes[minor].hook = xstrdup("page_fault_user+rss_stat");
+	t->nodes[minor].reason = xstrdup("fentry: do_anonymous_page: Operation not permitted");
+
+	j = tree_to_json(t);
+	REQUIRE(j);
+	CHECK(strcmp(json_string_value(json_object_get(j, "version")), "2026.11-1") == 0);
+	nodes = json_object_get(j, "nodes");
+	CHECK(json_array_size(nodes) == t->n_nodes);
+
+	n = json_array_get(nodes, 0);
+	CHECK(strcmp(json_string_value(json_object_get(n, "id")), "kernel_paging") == 0);
+	CHECK(json_integer_value(json_object_get(n, "level")) == 1);
+	CHECK(json_is_null(json_object_get(n, "parent")));
+	CHECK(json_array_size(json_object_get(n, "children")) == 3);
+	CHECK(strcmp(json_string_value(json_array_get(json_object_get(n, "children"), 0)),
+		     "kernel_paging.anon_fault") == 0);
+	CHECK(json_array_size(json_object_get(n, "classes")) == 7);
+	CHECK(json_is_false(json_object_get(n, "available")));
+	CHECK(json_is_null(json_object_get(n, "backend")));
+	CHECK(json_is_null(json_object_get(n, "hook")));
+	CHECK(json_is_null(json_object_get(n, "reason")));
+	CHECK(json_is_string(json_object_get(n, "description")));
+	CHECK(json_array_size(json_object_get(n, "metrics")) == 2);
+
+	n = json_array_get(nodes, minor);
+	CHECK(strcmp(json_string_value(json_object_get(n, "parent")), "kernel_paging.anon_fault") ==
+	      0);
+	CHECK(json_integer_value(json_object_get(n, "level")) == 3);
+	CHECK(json_array_size(json_object_get(n, "children")) == 0);
+	CHECK(json_array_size(json_object_get(n, "classes")) == 1 &&
+	      strcmp(json_string_value(json_array_get(json_object_get(n, "classes"), 0)),
+		     "anon_minor") == 0);
+	CHECK(json_is_true(json_object_get(n, "available")));
+	CHECK(strcmp(json_string_value(json_object_get(n, "backend")), "tracepoint") == 0);
+	CHECK(strcmp(json_string_value(json_object_get(n, "hook")), "page_fault_user+rss_stat") ==
+	      0);
+	CHECK(strstr(json_string_value(json_object_get(n, "reason")), "Operation not permitted"));
+	CHECK(json_array_size(json_object_get(json_object_get(n, "hooks"), "kprobe")) == 3);
+	CHECK(json_array_size(json_object_get(json_object_get(n, "hooks"), "tracepoint")) == 1);
+
+	summary = json_object_get(j, "summary");
+	CHECK(json_integer_value(json_object_get(summary, "nodes")) == (json_int_t)t->n_nodes);
+	CHECK(json_integer_value(json_object_get(summary, "unavailable")) ==
+	      (json_int_t)t->n_nodes - 1);
+	CHECK(json_integer_value(
+		  json_object_get(json_object_get(summary, "by_backend"), "tracepoint")) == 1);
+	CHECK(json_integer_value(
+		  json_object_get(json_object_get(summary, "by_backend"), "fentry")) == 0);
+	tree_free(t);
+}
+
+/* A small valid document; the malformed ones below each change one thing. */
+#define LEAF(id, cls)                                                                              \
+	"{'id': '" id "', 'description': 'd', 'metrics': ['count'], 'classes': ['" cls "']}"
+#define INNER(id) "{'id': '" id "', 'description': 'd', 'metrics': ['count', 'time_ns']}"
+
+static void test_small_valid(void)
+{
+	struct tree *t = NULL;
+	char *err = NULL;
+	int r;
+
+	r = load_text(
+	    "{'version': 'v1', 'nodes': [" INNER("a") ", " INNER("a.b") ", " LEAF(
+		"a.b.c", "anon_minor") ", {'id': 'a.b.d', 'description': 'd', 'metrics': "
+				       "['time_ns'], 'classes': ['anon_zero', 'anon_cow'],"
+				       "  'hooks': {'kprobe': ['x', 'x.isra.0'], 'tracepoint': "
+				       "['p+q', 'r'], 'fentry': []}}," LEAF("e", "fork") "]}",
+	    &t, &err);
+	CHECKF(r == 0, "%d %s", r, err ? err : "");
+	if (r < 0)
+		return;
+	CHECK(t->n_nodes == 5);
+	CHECK(t->nodes[1].parent == 0 && t->nodes[2].parent == 1 && t->nodes[3].parent == 1);
+	CHECK(t->nodes[4].parent == -1 && t->nodes[4].level == 1);
+	CHECK(t->nodes[1].n_children == 2 && t->nodes[1].children[1] == 3);
+	CHECK(t->nodes[0].classes ==
+	      (bit(ARGUS_CLS_ANON_MINOR) | bit(ARGUS_CLS_ANON_ZERO) | bit(ARGUS_CLS_ANON_COW)));
+	CHECK(t->nodes[3].n_hooks[BACKEND_KPROBE] == 2 && t->nodes[3].n_hooks[BACKEND_FENTRY] == 0);
+	CHECK(strcmp(t->nodes[3].hooks[BACKEND_TRACEPOINT][0], "p+q") == 0);
+	CHECK(err == NULL);
+	tree_free(t);
+}
+
+static void expect_reject(const char *text, const char *want1, const char *want2, int line)
+{
+	struct tree *t = (struct tree *)0x1;
+	char *err = NULL;
+	int r = load_text(text, &t, &err);
+
+	CHECKF(r == -EINVAL, "line %d: r = %d", line, r);
+	CHECKF(t == (struct tree *)0x1, "line %d: ret written on failure", line);
+	CHECKF(err && strstr(err, want1), "line %d: error \"%s\" lacks \"%s\"", line,
+	       err ? err : "(none)", want1);
+	if (want2)
+		CHECKF(err && strstr(err, want2), "line %d: error \"%s\" lacks \"%s\"", line,
+		       err ? err : "(none)", want2);
+	free(err);
+	if (r == 0 && t != (struct tree *)0x1)
+		tree_free(t);
+	/* ret_err is optional. */
+	t = NULL;
+	CHECK(load_text(text, &t, NULL) == -EINVAL && t == NULL);
+}
+#define REJECT(text, a, b) expect_reject(text, a, b, __LINE__)
+
+static void test_malformed(void)
+{
+	_cleanup_free_ char *big = NULL, *many = NULL, *longid = NULL;
+	size_t i;
+
+	/* Ids. */
+	REJECT("{'version': 'v', 'nodes': [" LEAF("Kernel", "fork") "]}", "nodes[0]", "\"id\"");
+	REJECT("{'version': 'v', 'nodes': [" LEAF("a..b", "fork") "]}", "empty component",
+	       "\"id\"");
+	REJECT("{'version': 'v', 'nodes': [" LEAF("a.", "fork") "]}", "nodes[0]", "\"id\"");
+	REJECT("{'version': 'v', 'nodes': [" LEAF("1a", "fork") "]}", "nodes[0]", "\"id\"");
+	REJECT("{'version': 'v', 'nodes': [" LEAF("a-b", "fork") "]}", "nodes[0]", "\"id\"");
+	REJECT("{'version': 'v', 'nodes': [" INNER("a") ", " LEAF("b.c", "fork") "]}",
+	       "nodes[1] (b.c)", "parent \"b\" does not appear earlier");
+	REJECT("{'version': 'v', 'nodes': [" LEAF("a.b", "fork") ", " INNER("a") "]}", "(a.b)",
+	       "parent \"a\"");
+	REJECT("{'version': 'v', 'nodes': [" INNER("a") ", " INNER("a.b") ", " INNER(
+		   "a.b.c") ", " LEAF("a.b.c.d", "fork") "]}",
+	       "(a.b.c.d)", "depth 4");
+	REJECT("{'version': 'v', 'nodes': [" INNER("a") ", " LEAF("a.b", "fork") ", " LEAF(
+		   "a.b", "futex") "]}",
+	       "nodes[2] (a.b)", "duplicate id");
+	REJECT("{'version': 'v', 'nodes': [{'description': 'd', 'metrics': ['count'], 'classes': "
+	       "['fork']}]}",
+	       "nodes[0]", "\"id\": missing");
+	REJECT("{'version': 'v', 'nodes': [{'id': 7, 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork']}]}",
+	       "nodes[0]", "\"id\"");
+	longid = calloc(1, TREE_MAX_ID_LEN + 64);
+	REQUIRE(longid);
+	memset(longid, 'a', TREE_MAX_ID_LEN + 10);
+	big = xasprintf(
+	    "{'version': 'v', 'nodes': [{'id': '%s', 'description': 'd', 'metrics': ['count'], "
+	    "'classes': ['fork']}]}",
+	    longid);
+	REJECT(big, "nodes[0]", "too long");
+	free(TAKE_PTR(big));
+
+	/* Classes. */
+	REJECT("{'version': 'v', 'nodes': [" LEAF("a", "forks") "]}", "nodes[0] (a)",
+	       "\"classes\": unknown class \"forks\"");
+	REJECT("{'version': 'v', 'nodes': [" INNER("a") "]}", "(a)", "\"classes\": missing");
+	REJECT(
+	    "{'version': 'v', 'nodes': [" INNER("a") ", " INNER("a.b") ", " LEAF("c", "fork") "]}",
+	    "nodes[1] (a.b)", "\"classes\"");
+	REJECT("{'version': 'v', 'nodes': [" LEAF("a", "fork") ", " LEAF("a.b", "futex") "]}",
+	       "nodes[0] (a)", "inner node may not list classes");
+	REJECT("{'version': 'v', 'nodes': [" LEAF("a", "fork") ", " LEAF("b", "fork") "]}",
+	       "nodes[1] (b)", "already belongs to a");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': []}]}",
+	       "(a)", "\"classes\"");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork', 'fork']}]}",
+	       "(a)", "duplicate class");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': 'fork'}]}",
+	       "(a)", "\"classes\"");
+
+	/* Metrics. */
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': [], "
+	       "'classes': ['fork']}]}",
+	       "(a)", "\"metrics\": must not be empty");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['bytes'], "
+	       "'classes': ['fork']}]}",
+	       "(a)", "unknown metric \"bytes\"");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count', "
+	       "'count'], 'classes': ['fork']}]}",
+	       "(a)", "\"metrics\"");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'classes': ['fork']}]}",
+	       "(a)", "\"metrics\": missing");
+
+	/* Description. */
+	REJECT(
+	    "{'version': 'v', 'nodes': [{'id': 'a', 'metrics': ['count'], 'classes': ['fork']}]}",
+	    "(a)", "\"description\": missing");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': '', 'metrics': ['count'], "
+	       "'classes': ['fork']}]}",
+	       "(a)", "\"description\"");
+
+	/* Hooks. */
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'uprobe': ['x']}}]}",
+	       "(a)", "unknown backend \"uprobe\"");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'kprobe': ['do-x']}}]}",
+	       "(a)", "invalid hook \"do-x\"");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'kprobe': ['x+y']}}]}",
+	       "(a)", "\"hooks\"");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'tracepoint': ['a++b']}}]}",
+	       "(a)", "invalid hook");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'tracepoint': ['a+']}}]}",
+	       "(a)", "invalid hook");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'fentry': ['x', 'x']}}]}",
+	       "(a)", "duplicate hook");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'fentry': 'x'}}]}",
+	       "(a)", "\"hooks\"");
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': ['x']}]}",
+	       "(a)", "\"hooks\"");
+	many = xstrdup("");
+	for (i = 0; i <= TREE_MAX_HOOKS; i++) {
+		char *m = xasprintf("%s%s'f%zu'", many, i ? ", " : "", i);
+
+		free(many);
+		many = m;
+	}
+	big = xasprintf(
+	    "{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	    "'classes': ['fork'], 'hooks': {'kprobe': [%s]}}]}",
+	    many);
+	REJECT(big, "(a)", "more than 16 alternatives");
+	free(TAKE_PTR(big));
+
+	/* Unknown fields, at both levels. */
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'unit': 'ns'}]}",
+	       "nodes[0] (a)", "\"unit\": unknown field");
+	REJECT("{'version': 'v', 'nodes': [" LEAF("a", "fork") "], 'extra': 1}", "\"extra\"",
+	       "unknown field");
+
+	/* Document shape. */
+	REJECT("{'nodes': [" LEAF("a", "fork") "]}", "\"version\"", NULL);
+	REJECT("{'version': '', 'nodes': [" LEAF("a", "fork") "]}", "\"version\"", NULL);
+	REJECT("{'version': 'v', 'nodes': []}", "\"nodes\"", NULL);
+	REJECT("{'version': 'v'}", "\"nodes\"", NULL);
+	REJECT("{'version': 'v', 'nodes': [7]}", "nodes[0]", NULL);
+	REJECT("[]", "document", NULL);
+
+	/* Too many nodes, and too many children for one level's slots. */
+	free(TAKE_PTR(many));
+	many = xstrdup("");
+	for (i = 0; i <= TREE_MAX_NODES; i++) {
+		char *m = xasprintf("%s%s" INNER("n%zu"), many, i ? ", " : "", i);
+
+		free(many);
+		many = m;
+	}
+	big = xasprintf("{'version': 'v', 'nodes': [%s]}", many);
+	REJECT(big, "\"nodes\"", "more than the maximum 256");
+	free(TAKE_PTR(big));
+	free(TAKE_PTR(many));
+	many = xstrdup(INNER("a"));
+	for (i = 0; i <= TREE_MAX_CHILDREN; i++) {
+		char *m = xasprintf("%s, " INNER("a.c%zu"), many, i);
+
+		free(many);
+		many = m;
+	}
+	big = xasprintf("{'version': 'v', 'nodes': [%s]}", many);
+	REJECT(big, "nodes[33] (a.c32)", "more than 32 children");
+}
+
+/* A temporary file with content (len 0: up to its NUL); the caller unlinks it. */
+static char *write_temp(const char *content, size_t len)
+{
+	char *path = xstrdup("/tmp/argus-test-tree-XXXXXX");
+	int fd = mkstemp(path);
+
+	if (len == 0)
+		len = strlen(content);
+	REQUIRE(fd >= 0);
+	REQUIRE(write(fd, content, len) == (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+static void test_load_file(void)
+{
+	_cleanup_free_ char *path = NULL, *err = NULL, *big = NULL;
+	struct tree *t = NULL;
+	int r;
+
+	r = tree_load_file("/nonexistent/tree.json", &t, &err);
+	CHECK(r == -ENOENT && t == NULL);
+	CHECK(err && strstr(err, "/nonexistent/tree.json"));
+	free(TAKE_PTR(err));
+
+	path = write_temp("{\"version\": \"v\", \"nodes\": [\n  {\"id\": }\n]}", 0);
+	r = tree_load_file(path, &t, &err);
+	CHECK(r == -EINVAL && t == NULL);
+	CHECKF(err && strstr(err, path) && strstr(err, ":2:"), "%s", err ? err : "(none)");
+	free(TAKE_PTR(err));
+	unlink(path);
+	free(TAKE_PTR(path));
+
+	/* Duplicate keys are an error, not a silent overwrite. */
+	path = write_temp("{\"version\": \"v\", \"version\": \"w\", \"nodes\": []}", 0);
+	r = tree_load_file(path, &t, &err);
+	CHECK(r == -EINVAL && t == NULL && err);
+	free(TAKE_PTR(err));
+	unlink(path);
+	free(TAKE_PTR(path));
+
+	/* Loader errors keep the node and field, prefixed with the file. */
+	path =
+	    write_temp("{\"version\": \"v\", \"nodes\": [{\"id\": \"a\", \"description\": \"d\", "
+		       "\"metrics\": [\"count\"], \"classes\": [\"nope\"]}]}",
+		       0);
+	r = tree_load_file(path, &t, &err);
+	CHECK(r == -EINVAL && t == NULL);
+	CHECKF(err && strstr(err, path) && strstr(err, "nodes[0] (a)") && strstr(err, "nope"), "%s",
+	       err ? err : "(none)");
+	free(TAKE_PTR(err));
+	unlink(path);
+	free(TAKE_PTR(path));
+
+	big = malloc(TREE_MAX_FILE_BYTES + 2);
+	REQUIRE(big);
+	memset(big, ' ', TREE_MAX_FILE_BYTES + 1);
+	path = write_temp(big, TREE_MAX_FILE_BYTES + 1);
+	r = tree_load_file(path, &t, &err);
+	CHECK(r == -EFBIG && t == NULL);
+	CHECK(err && strstr(err, "larger than"));
+	unlink(path);
+}
+
+int main(void)
+{
+	test_real_tree();
+	test_queries();
+	test_to_json();
+	test_small_valid();
+	test_malformed();
+	test_load_file();
+	return tap_done("test-tree");
+}
