@@ -8,6 +8,12 @@
  * (class_slot[], set before load). A level loads only the programs its
  * classes need; the rest are not autoloaded.
  *
+ * Page faults are classified by what they did (the RSS counter that moved,
+ * file-mapping tracepoints, a huge-page allocation, a sleep) and by the
+ * error code, not by looking the VMA up: bpf_find_vma at page_fault_user
+ * runs with interrupts off and pays an irq_work self-IPI per fault to drop
+ * the mmap lock (about 6 us per fault in a VM).
+ *
  * time_ns is thread time attributed exclusively to one path: a page fault's
  * time runs from fault entry to the last page mapped (or to the wakeup after
  * it slept), minus the time spent inside nested paths (runqueue waits,
@@ -37,9 +43,9 @@ const volatile int class_slot[ARGUS_CLS_MAX] = {};
 #define ARGUS_FENTRY_PAIRS 8
 const volatile int fentry_slot[ARGUS_FENTRY_PAIRS] = {};
 
-/* Diagnostics for the trace: faults whose VMA could not be looked up. */
+/* Diagnostics for the trace: faults that moved nothing a class recognizes. */
 unsigned long long unclassified_faults = 0;
-unsigned long long thread_map_full = 0;
+unsigned long long thread_map_full = 0; /* task storage allocation failures */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -56,15 +62,22 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-#define F_RSS_SEEN 1u
-#define F_SLEPT 2u
+/* What happened inside a fault: its class is decided when it ends. */
+#define F_RSS_ANON 0x01u   /* an anonymous page was mapped (new, copied or huge) */
+#define F_RSS_FILE 0x02u   /* a file or shmem page was mapped */
+#define F_FILEMAP 0x04u    /* filemap_fault or fault-around ran: the page is file-backed */
+#define F_SLEPT 0x08u      /* the thread blocked inside the fault */
+#define F_CACHE_ADD 0x10u  /* a page was inserted into the page cache: read from storage */
+#define F_THP_ALLOC 0x20u  /* an order-9 allocation: a transparent huge page */
+#define F_WRITE 0x40u      /* error code: write access */
+#define F_PROT 0x80u       /* error code: the page was present (protection fault) */
 
 struct thread_state {
 	__u64 fault_start;  /* 0: not inside a fault */
 	__u64 fault_end;    /* last page mapped, or last wakeup inside the fault */
 	__u64 fault_nested; /* time inside nested paths during this fault */
-	__u32 fault_class;
 	__u32 fault_flags;
+	__u32 role; /* ROLE_TARGET or ROLE_OTHER, decided on first sight */
 	__u64 runq_start;   /* runnable since (wakeup or preemption) */
 	__u64 block_start;  /* blocked since (switched out not runnable) */
 	__u64 reclaim_start;
@@ -72,17 +85,38 @@ struct thread_state {
 	__u64 lock_start;
 	__u64 futex_start;
 	__u64 io_block_start; /* blocked in iowait outside a fault */
-	__u64 rq_insert;      /* phases of the thread's last completed request */
-	__u64 rq_issue;
-	__u64 rq_complete;
+};
+
+/* Phases of each target thread's last completed block request, by tid. */
+struct rq_phases {
+	__u64 insert;
+	__u64 issue;
+	__u64 complete;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ARGUS_MAX_THREADS);
 	__type(key, __u32);
+	__type(value, struct rq_phases);
+} last_request SEC(".maps");
+
+/*
+ * Per-thread state in task-local storage: one lookup, no hashing, freed
+ * with the task. Every task the probe meets gets an entry whose role says
+ * whether it belongs to the target, so the tgid table is consulted once per
+ * task, not once per event. Membership cannot change after that first
+ * look: children are added to targets at fork, before they run.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
+
+#define ROLE_TARGET 1
+#define ROLE_OTHER 2
 
 struct request_state {
 	__u64 insert_ts;
@@ -133,43 +167,61 @@ static __always_inline void account(__u32 cls, __u64 count, __u64 time_ns)
 	account_slot(ARGUS_CLASS_SLOT_BASE + cls, count, time_ns);
 }
 
-static __always_inline bool task_is_target(struct task_struct *p)
+/* The state of a target thread, or NULL for any other task. */
+static __always_inline struct thread_state *task_state(struct task_struct *p)
 {
-	__u32 tgid = p->tgid;
+	struct thread_state *ts = bpf_task_storage_get(&threads, p, 0, 0);
+	__u32 tgid;
 
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	if (!ts) {
+		ts = bpf_task_storage_get(&threads, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!ts) {
+			__sync_fetch_and_add(&thread_map_full, 1);
+			return NULL;
+		}
+		tgid = p->tgid;
+		ts->role = bpf_map_lookup_elem(&targets, &tgid) ? ROLE_TARGET : ROLE_OTHER;
+	}
+	return ts->role == ROLE_TARGET ? ts : NULL;
 }
 
-static __always_inline bool current_is_target(void)
+static __always_inline struct thread_state *current_state(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return task_state(bpf_get_current_task_btf());
 }
 
-static __always_inline struct thread_state *thread_get(__u32 tid, bool create)
+/*
+ * The class of a finished fault, from what it did. A write that mapped an
+ * anonymous page over a present page or a file page is copy-on-write; a
+ * write fault on a present page that copied nothing reused it (still the
+ * copy-on-write path). A fresh anonymous page is minor, or THP when an
+ * order-9 allocation served it. A file-backed fault is major when it read
+ * from storage or slept for the page, else served from the page cache. A
+ * read of a never-touched anonymous page maps the zero page and moves no
+ * counter.
+ */
+static __always_inline __u32 fault_class(__u32 f)
 {
-	struct thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
-	struct thread_state zero = {};
+	bool write = f & F_WRITE, prot = f & F_PROT, file = f & (F_FILEMAP | F_RSS_FILE);
 
-	if (ts || !create)
-		return ts;
-	if (bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST) && !bpf_map_lookup_elem(&threads, &tid))
-		__sync_fetch_and_add(&thread_map_full, 1);
-	return bpf_map_lookup_elem(&threads, &tid);
-}
-
-static __always_inline struct thread_state *current_thread(bool create)
-{
-	if (!current_is_target())
-		return NULL;
-	return thread_get((__u32)bpf_get_current_pid_tgid(), create);
+	if (write && (f & F_RSS_ANON) && (prot || file))
+		return ARGUS_CLS_ANON_COW;
+	if (write && prot)
+		return ARGUS_CLS_ANON_COW;
+	if (f & F_RSS_ANON)
+		return (f & F_THP_ALLOC) ? ARGUS_CLS_ANON_THP : ARGUS_CLS_ANON_MINOR;
+	if (file)
+		return (f & (F_SLEPT | F_CACHE_ADD)) ? ARGUS_CLS_FILE_MAJOR : ARGUS_CLS_FILE_CACHE;
+	if (!write && !prot)
+		return ARGUS_CLS_ANON_ZERO;
+	return ARGUS_CLS_MAX;
 }
 
 /* Close the thread's open fault, if any: the thread left the fault path. */
 static __always_inline void fault_finish(struct thread_state *ts)
 {
 	__u64 end, dur = 0;
+	__u32 cls;
 
 	if (!ts->fault_start)
 		return;
@@ -178,7 +230,11 @@ static __always_inline void fault_finish(struct thread_state *ts)
 		dur = end - ts->fault_start;
 		dur = dur > ts->fault_nested ? dur - ts->fault_nested : 0;
 	}
-	account(ts->fault_class, 1, dur);
+	cls = fault_class(ts->fault_flags);
+	if (cls < ARGUS_CLS_MAX)
+		account(cls, 1, dur);
+	else
+		__sync_fetch_and_add(&unclassified_faults, 1);
 	ts->fault_start = 0;
 }
 
@@ -193,55 +249,21 @@ static __always_inline void fault_nest(struct thread_state *ts, __u64 ns)
 
 #define PF_PROT 0x1
 #define PF_WRITE 0x2
-#define VM_SHARED_FLAG 0x8
-
-struct vma_info {
-	bool file;
-	bool shared;
-};
-
-static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
-{
-	struct vma_info *vi = data;
-
-	vi->file = vma->vm_file != NULL;
-	vi->shared = (vma->vm_flags & VM_SHARED_FLAG) != 0;
-	return 0;
-}
 
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct vma_info vi = {};
-	struct thread_state *ts;
-	bool write = error_code & PF_WRITE, prot = error_code & PF_PROT;
-	__u32 cls;
+	struct thread_state *ts = current_state();
 
-	ts = current_thread(true);
 	if (!ts)
 		return 0;
 	fault_finish(ts);
-
-	if (bpf_find_vma(task, address, vma_cb, &vi, 0)) {
-		__sync_fetch_and_add(&unclassified_faults, 1);
-		return 0;
-	}
-	if (vi.file && !(write && !vi.shared))
-		cls = ARGUS_CLS_FILE_CACHE;
-	else if (write && (prot || vi.file))
-		cls = ARGUS_CLS_ANON_COW; /* write to a present read-only or private file page */
-	else if (!write && !prot)
-		cls = ARGUS_CLS_ANON_ZERO;
-	else
-		cls = ARGUS_CLS_ANON_MINOR;
-
 	ts->fault_start = bpf_ktime_get_ns();
 	ts->fault_end = ts->fault_start;
 	ts->fault_nested = 0;
-	ts->fault_class = cls;
-	ts->fault_flags = 0;
+	ts->fault_flags = ((error_code & PF_WRITE) ? F_WRITE : 0) |
+			  ((error_code & PF_PROT) ? F_PROT : 0);
 	return 0;
 }
 
@@ -249,14 +271,17 @@ int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs
 SEC("tp_btf/rss_stat")
 int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 {
-	struct thread_state *ts = current_thread(false);
+	struct thread_state *ts = current_state();
 
 	if (!ts || !ts->fault_start)
 		return 0;
 	if (mm != bpf_get_current_task_btf()->mm)
 		return 0;
 	ts->fault_end = bpf_ktime_get_ns();
-	ts->fault_flags |= F_RSS_SEEN;
+	if (member == MM_ANONPAGES)
+		ts->fault_flags |= F_RSS_ANON;
+	else if (member == MM_FILEPAGES || member == MM_SHMEMPAGES)
+		ts->fault_flags |= F_RSS_FILE;
 	return 0;
 }
 
@@ -270,19 +295,42 @@ int BPF_PROG(handle_mm_page_alloc, struct page *page, unsigned int order, gfp_t 
 
 	if (order < HPAGE_PMD_ORDER)
 		return 0;
-	ts = current_thread(false);
-	if (ts && ts->fault_start && ts->fault_class == ARGUS_CLS_ANON_MINOR)
-		ts->fault_class = ARGUS_CLS_ANON_THP;
+	ts = current_state();
+	if (ts && ts->fault_start)
+		ts->fault_flags |= F_THP_ALLOC;
 	return 0;
 }
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 {
-	struct thread_state *ts = current_thread(false);
+	struct thread_state *ts = current_state();
 
-	if (ts && ts->fault_start && ts->fault_class == ARGUS_CLS_FILE_CACHE)
-		ts->fault_class = ARGUS_CLS_FILE_MAJOR;
+	if (ts && ts->fault_start)
+		ts->fault_flags |= F_CACHE_ADD;
+	return 0;
+}
+
+static __always_inline void mark_file_fault(void)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts && ts->fault_start)
+		ts->fault_flags |= F_FILEMAP;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
+{
+	mark_file_fault();
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigned long start,
+	     unsigned long last)
+{
+	mark_file_fault();
 	return 0;
 }
 
@@ -300,14 +348,15 @@ static __always_inline __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
  * overlaps its last request's queueing counts as queue time, the rest as
  * device time.
  */
-static __always_inline void io_wait_done(struct thread_state *ts, __u64 t0, __u64 t1)
+static __always_inline void io_wait_done(__u32 tid, __u64 t0, __u64 t1)
 {
+	struct rq_phases *ph = bpf_map_lookup_elem(&last_request, &tid);
 	__u64 q = 0;
 
 	if (t1 <= t0)
 		return;
-	if (ts->rq_insert && ts->rq_issue > ts->rq_insert)
-		q = overlap(t0, t1, ts->rq_insert, ts->rq_issue);
+	if (ph && ph->insert && ph->issue > ph->insert)
+		q = overlap(t0, t1, ph->insert, ph->issue);
 	if (q)
 		account(ARGUS_CLS_BLOCK_QUEUE, 0, q);
 	account(ARGUS_CLS_BLOCK_DEVICE, 0, t1 - t0 - q);
@@ -315,11 +364,8 @@ static __always_inline void io_wait_done(struct thread_state *ts, __u64 t0, __u6
 
 static __always_inline void mark_runnable(struct task_struct *p)
 {
-	struct thread_state *ts;
+	struct thread_state *ts = task_state(p);
 
-	if (!task_is_target(p))
-		return;
-	ts = thread_get(p->pid, true);
 	if (ts && !ts->runq_start)
 		ts->runq_start = bpf_ktime_get_ns();
 }
@@ -338,6 +384,23 @@ int BPF_PROG(handle_sched_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
+/* A target thread leaves the CPU: preempted (still runnable) or blocked. */
+static __always_inline void switched_out(struct thread_state *ts, struct task_struct *prev,
+					 bool runnable, __u64 now)
+{
+	if (runnable) {
+		ts->runq_start = now;
+		return;
+	}
+	ts->runq_start = 0;
+	ts->block_start = now;
+	if (!ts->fault_start && BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+		ts->io_block_start = now;
+	/* a file fault that sleeps waits for its page to be read */
+	if (ts->fault_start)
+		ts->fault_flags |= F_SLEPT;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -345,47 +408,29 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	__u64 now = bpf_ktime_get_ns();
 	struct thread_state *ts;
 
-	if (task_is_target(prev)) {
-		ts = thread_get(prev->pid, true);
-		if (ts) {
-			if (preempt || prev_state == 0) {
-				ts->runq_start = now;
-			} else {
-				ts->runq_start = 0;
-				ts->block_start = now;
-				if (!ts->fault_start &&
-				    BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
-					ts->io_block_start = now;
-				if (ts->fault_start) {
-					ts->fault_flags |= F_SLEPT;
-					/* a file fault that sleeps waits for its page to be read */
-					if (ts->fault_class == ARGUS_CLS_FILE_CACHE)
-						ts->fault_class = ARGUS_CLS_FILE_MAJOR;
-				}
-			}
-		}
-	}
-	if (task_is_target(next)) {
-		ts = thread_get(next->pid, false);
-		if (ts) {
-			if (ts->runq_start && now > ts->runq_start) {
-				__u64 wait = now - ts->runq_start;
+	ts = task_state(prev);
+	if (ts)
+		switched_out(ts, prev, preempt || prev_state == 0, now);
 
-				account(ARGUS_CLS_RUNQ_WAIT, 1, wait);
-				fault_nest(ts, wait);
-			}
-			ts->runq_start = 0;
-			if (ts->block_start) {
-				/* blocked inside a fault: the fault lasted at least until now */
-				if (ts->fault_start)
-					ts->fault_end = now;
-				ts->block_start = 0;
-			}
-			if (ts->io_block_start) {
-				io_wait_done(ts, ts->io_block_start, now);
-				ts->io_block_start = 0;
-			}
-		}
+	ts = task_state(next);
+	if (!ts)
+		return 0;
+	if (ts->runq_start && now > ts->runq_start) {
+		__u64 wait = now - ts->runq_start;
+
+		account(ARGUS_CLS_RUNQ_WAIT, 1, wait);
+		fault_nest(ts, wait);
+	}
+	ts->runq_start = 0;
+	if (ts->block_start) {
+		/* blocked inside a fault: the fault lasted at least until now */
+		if (ts->fault_start)
+			ts->fault_end = now;
+		ts->block_start = 0;
+	}
+	if (ts->io_block_start) {
+		io_wait_done(next->pid, ts->io_block_start, now);
+		ts->io_block_start = 0;
 	}
 	return 0;
 }
@@ -393,7 +438,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
-	if (task_is_target(p))
+	if (task_state(p))
 		account(ARGUS_CLS_MIGRATE, 1, 0);
 	return 0;
 }
@@ -405,7 +450,7 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	__u32 tgid = child->tgid;
 	__u8 one = 1;
 
-	if (!task_is_target(parent))
+	if (!task_state(parent))
 		return 0;
 	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
 	account(ARGUS_CLS_FORK, 1, 0);
@@ -415,15 +460,12 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 {
+	struct thread_state *ts = task_state(p);
 	__u32 tid = p->pid;
-	struct thread_state *ts;
 
-	if (!task_is_target(p))
-		return 0;
-	ts = thread_get(tid, false);
 	if (ts) {
 		fault_finish(ts);
-		bpf_map_delete_elem(&threads, &tid);
+		bpf_map_delete_elem(&last_request, &tid);
 	}
 	return 0;
 }
@@ -437,15 +479,10 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
-	struct thread_state *ts = current_thread(false);
+	struct thread_state *ts = current_state();
 
-	if (!ts) {
-		if (id != NR_futex && id != NR_futex_waitv && id != NR_futex_wait)
-			return 0;
-		ts = current_thread(true);
-		if (!ts)
-			return 0;
-	}
+	if (!ts)
+		return 0;
 	fault_finish(ts);
 	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait)
 		ts->futex_start = bpf_ktime_get_ns();
@@ -455,7 +492,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
-	struct thread_state *ts = current_thread(false);
+	struct thread_state *ts = current_state();
 	__u64 now;
 
 	if (!ts || !ts->futex_start)
@@ -471,7 +508,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
 int BPF_PROG(handle_mm_vmscan_direct_reclaim_begin, int order, gfp_t gfp)
 {
-	struct thread_state *ts = current_thread(true);
+	struct thread_state *ts = current_state();
 
 	if (ts)
 		ts->reclaim_start = bpf_ktime_get_ns();
@@ -481,7 +518,7 @@ int BPF_PROG(handle_mm_vmscan_direct_reclaim_begin, int order, gfp_t gfp)
 SEC("tp_btf/mm_vmscan_direct_reclaim_end")
 int BPF_PROG(handle_mm_vmscan_direct_reclaim_end, unsigned long nr_reclaimed)
 {
-	struct thread_state *ts = current_thread(false);
+	struct thread_state *ts = current_state();
 	__u64 dt;
 
 	if (!ts || !ts->reclaim_start)
@@ -497,7 +534,7 @@ SEC("tp_btf/mm_compaction_begin")
 int BPF_PROG(handle_mm_compaction_begin, struct compact_control *cc, unsigned long zone_start,
 	     unsigned long migrate_pfn, bool sync)
 {
-	struct thread_state *ts = current_thread(true);
+	struct thread_state *ts = current_state();
 
 	if (ts)
 		ts->compact_start = bpf_ktime_get_ns();
@@ -508,7 +545,7 @@ SEC("tp_btf/mm_compaction_end")
 int BPF_PROG(handle_mm_compaction_end, struct compact_control *cc, unsigned long zone_start,
 	     unsigned long migrate_pfn, bool sync, int status)
 {
-	struct thread_state *ts = current_thread(false);
+	struct thread_state *ts = current_state();
 	__u64 dt;
 
 	if (!ts || !ts->compact_start)
@@ -523,7 +560,7 @@ int BPF_PROG(handle_mm_compaction_end, struct compact_control *cc, unsigned long
 SEC("tp_btf/mm_vmscan_wakeup_kswapd")
 int BPF_PROG(handle_mm_vmscan_wakeup_kswapd, int nid, int zid, int order, gfp_t gfp)
 {
-	if (current_is_target())
+	if (current_state())
 		account(ARGUS_CLS_KSWAPD, 1, 0);
 	return 0;
 }
@@ -536,7 +573,7 @@ int BPF_PROG(handle_block_rq_insert, struct request *rq)
 	struct request_state rs = {};
 	__u64 key = (__u64)rq;
 
-	if (!current_is_target())
+	if (!current_state())
 		return 0;
 	rs.insert_ts = bpf_ktime_get_ns();
 	rs.tid = (__u32)bpf_get_current_pid_tgid();
@@ -556,7 +593,7 @@ int BPF_PROG(handle_block_rq_issue, struct request *rq)
 		account(ARGUS_CLS_BLOCK_QUEUE, 1, 0);
 		return 0;
 	}
-	if (!current_is_target())
+	if (!current_state())
 		return 0;
 	/* issued directly, without a scheduler queue */
 	account(ARGUS_CLS_BLOCK_QUEUE, 1, 0);
@@ -572,17 +609,15 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct request_state *rs = bpf_map_lookup_elem(&requests, &key);
-	struct thread_state *ts;
+	struct rq_phases ph;
+	__u32 tid;
 
 	if (!rs)
 		return 0;
+	ph = (struct rq_phases){ .insert = rs->insert_ts, .issue = rs->issue_ts, .complete = now };
+	tid = rs->tid;
 	account(ARGUS_CLS_BLOCK_DEVICE, 1, 0);
-	ts = thread_get(rs->tid, false);
-	if (ts) {
-		ts->rq_insert = rs->insert_ts;
-		ts->rq_issue = rs->issue_ts;
-		ts->rq_complete = now;
-	}
+	bpf_map_update_elem(&last_request, &tid, &ph, BPF_ANY);
 	bpf_map_delete_elem(&requests, &key);
 	return 0;
 }
@@ -592,7 +627,7 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 SEC("tp_btf/mmap_lock_start_locking")
 int BPF_PROG(handle_mmap_lock_start_locking, struct mm_struct *mm, bool write)
 {
-	struct thread_state *ts = current_thread(true);
+	struct thread_state *ts = current_state();
 
 	if (ts)
 		ts->lock_start = bpf_ktime_get_ns();
@@ -602,7 +637,7 @@ int BPF_PROG(handle_mmap_lock_start_locking, struct mm_struct *mm, bool write)
 SEC("tp_btf/mmap_lock_acquire_returned")
 int BPF_PROG(handle_mmap_lock_acquire_returned, struct mm_struct *mm, bool write, bool success)
 {
-	struct thread_state *ts = current_thread(false);
+	struct thread_state *ts = current_state();
 	__u64 dt;
 
 	if (!ts || !ts->lock_start)
@@ -621,7 +656,7 @@ int BPF_PROG(handle_tlb_flush, int reason, unsigned long pages)
 {
 	if (reason != TLB_REMOTE_SHOOTDOWN && reason != TLB_REMOTE_SEND_IPI)
 		return 0;
-	if (current_is_target())
+	if (current_state())
 		account(ARGUS_CLS_TLB_SHOOTDOWN, 1, 0);
 	return 0;
 }
@@ -636,7 +671,7 @@ int BPF_KPROBE(kprobe_entry)
 			      .slot = (__u32)bpf_get_attach_cookie(ctx) };
 	__u64 now = bpf_ktime_get_ns();
 
-	if (!current_is_target())
+	if (!current_state())
 		return 0;
 	bpf_map_update_elem(&calls, &k, &now, BPF_ANY);
 	return 0;
@@ -663,7 +698,7 @@ static __always_inline void fentry_begin(__u32 pair)
 	struct call_key k = { .tid = (__u32)bpf_get_current_pid_tgid(), .slot = pair };
 	__u64 now = bpf_ktime_get_ns();
 
-	if (current_is_target())
+	if (current_state())
 		bpf_map_update_elem(&calls, &k, &now, BPF_ANY);
 }
 

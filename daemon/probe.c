@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "paths.skel.h"
@@ -51,6 +52,10 @@ int probe_class_from_name(const char *name)
 static const char *const fault_companions[] = {
 	"page_fault_user",
 	"rss_stat",
+	"mm_page_alloc",
+	"mm_filemap_fault",
+	"mm_filemap_map_pages",
+	"mm_filemap_add_to_page_cache",
 	"sys_enter",
 	"sched_switch",
 	"sched_wakeup",
@@ -637,6 +642,23 @@ out:
 	return r;
 }
 
+/*
+ * Is there a BTF function of that name? Asked before set_attach_target: when
+ * that fails, libbpf 1.1 keeps the kernel BTF it loaded until a load that
+ * never comes (it frees it in load, not in close).
+ */
+static int kernel_has_func(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int id;
+
+	if (!btf)
+		return -errno ?: -ENOENT;
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+	btf__free(btf);
+	return id > 0 ? 0 : -ENOENT;
+}
+
 static int try_fentry(const char *hook, char **ret_reason)
 {
 	struct paths_bpf *skel = NULL;
@@ -644,6 +666,11 @@ static int try_fentry(const char *hook, char **ret_reason)
 	struct bpf_link *l;
 	int r;
 
+	r = kernel_has_func(hook);
+	if (r < 0) {
+		*ret_reason = reason_errno("fentry", hook, "not a function in the kernel's BTF", r);
+		return r;
+	}
 	r = open_skel(NULL, 0, &skel);
 	if (r < 0) {
 		*ret_reason = reason_errno("fentry", hook, "open", r);

@@ -14,6 +14,7 @@
 	"\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 120}"
 
 static struct daemon d;
+static json_int_t pc_ref; /* the reference of workload pc */
 
 static json_int_t submit(const char *path, const char *body, long want_status)
 {
@@ -176,6 +177,7 @@ static void test_diagnosis(void)
 	       json_dumps(job, JSON_COMPACT));
 	ref = json_integer_value(json_object_get(json_object_get(job, "result"), "reference"));
 	CHECK(ref > 0);
+	pc_ref = ref;
 	json_decref(job);
 
 	snprintf(path, sizeof(path), "/references/%lld", (long long)ref);
@@ -217,6 +219,29 @@ static void test_diagnosis(void)
 	}
 	CHECKF(kinds[0] && kinds[1] && kinds[2] && kinds[3], "trace kinds incomplete");
 	reply_free(&r);
+	json_decref(job);
+}
+
+/* A reference recorded on another kernel is refused, with a message saying what to do. */
+static void test_stale_reference(json_int_t ref)
+{
+	char cmd[512], body[128];
+	json_t *job;
+	const char *code;
+
+	snprintf(cmd, sizeof(cmd),
+		 "sqlite3 %s/state/argusd.db \"UPDATE refs SET meta = json_set(meta, '$.kernel', "
+		 "'4.19.0-other') WHERE id = %lld\"",
+		 d.dir, (long long)ref);
+	REQUIRE(system(cmd) == 0);
+	snprintf(body, sizeof(body), "{\"workload\": \"pc\", \"reference\": %lld}", (long long)ref);
+	job = run_job("/diagnose", body, 60);
+	REQUIRE(job);
+	code = json_string_value(json_object_get(json_object_get(job, "error"), "code"));
+	CHECKF(strcmp(job_state(job), "failed") == 0 && code && !strcmp(code, "stale_reference"),
+	       "stale reference: %s", json_dumps(job, JSON_COMPACT));
+	CHECK(strstr(json_string_value(json_object_get(json_object_get(job, "error"), "message")) ?: "",
+		     "4.19.0-other") != NULL);
 	json_decref(job);
 }
 
@@ -393,6 +418,7 @@ int main(void)
 	test_bad_requests();
 	test_diagnosis();
 	test_failures();
+	test_stale_reference(pc_ref);
 	test_pid_target();
 	test_queue_and_cancel();
 	test_restart();
