@@ -549,9 +549,10 @@ int probe_stats_enable(void)
 
 /* ---- resolution: try one hook for real ---- */
 
-static char *reason_errno(const char *backend, const char *hook, const char *what, int err)
+/* Why a hook was refused; resolution prefixes the backend and hook. */
+static char *reason_errno(const char *what, int err)
 {
-	return xasprintf("%s: %s: %s: %s", backend, hook, what, strerror(err < 0 ? -err : err));
+	return xasprintf("%s: %s", what, strerror(err < 0 ? -err : err));
 }
 
 static int try_tracepoints(const char *hook, char **ret_reason)
@@ -564,20 +565,19 @@ static int try_tracepoints(const char *hook, char **ret_reason)
 
 	r = split_hooks(hook, names, 16, &n);
 	if (r < 0) {
-		*ret_reason = xasprintf("tracepoint: %s: malformed hook", hook);
+		*ret_reason = xasprintf("malformed hook");
 		return r;
 	}
 	r = open_skel(NULL, 0, &skel);
 	if (r < 0) {
-		*ret_reason = reason_errno("tracepoint", hook, "open", r);
+		*ret_reason = reason_errno("open", r);
 		return r;
 	}
 	for (i = 0; i < n; i++) {
 		struct bpf_program *prog = tp_program(skel, names[i]);
 
 		if (!prog) {
-			*ret_reason = xasprintf("tracepoint: %s: the probe has no classifier for it",
-						names[i]);
+			*ret_reason = xasprintf("%s: the probe has no classifier for it", names[i]);
 			r = -ENOENT;
 			goto out;
 		}
@@ -586,14 +586,14 @@ static int try_tracepoints(const char *hook, char **ret_reason)
 	r = paths_bpf__load(skel);
 	if (r < 0) {
 		r = -errno ?: r;
-		*ret_reason = reason_errno("tracepoint", hook, "load", r);
+		*ret_reason = reason_errno("load", r);
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		links[i] = bpf_program__attach(tp_program(skel, names[i]));
 		if (!links[i]) {
 			r = -errno ?: -EINVAL;
-			*ret_reason = reason_errno("tracepoint", names[i], "attach", r);
+			*ret_reason = reason_errno("attach", r);
 			goto out;
 		}
 	}
@@ -614,25 +614,25 @@ static int try_kprobe(const char *hook, char **ret_reason)
 	/* the attach error is the authority; the PMU check below only words the reason */
 	r = open_skel(NULL, 0, &skel);
 	if (r < 0) {
-		*ret_reason = reason_errno("kprobe", hook, "open", r);
+		*ret_reason = reason_errno("open", r);
 		return r;
 	}
 	bpf_program__set_autoload(skel->progs.kprobe_entry, true);
 	r = paths_bpf__load(skel);
 	if (r < 0) {
 		r = -errno ?: r;
-		*ret_reason = reason_errno("kprobe", hook, "load", r);
+		*ret_reason = reason_errno("load", r);
 		goto out;
 	}
 	l = bpf_program__attach_kprobe(skel->progs.kprobe_entry, false, hook);
 	if (!l) {
 		r = -errno ?: -EINVAL;
 		if (access("/sys/bus/event_source/devices/kprobe", F_OK) < 0)
-			*ret_reason = xasprintf("kprobe: %s: attach refused (%s); this kernel has no "
-						"kprobe PMU (CONFIG_KPROBES off?)",
-						hook, strerror(-r));
+			*ret_reason = xasprintf("attach refused (%s): this kernel has no kprobe "
+						"PMU (CONFIG_KPROBES off?)",
+						strerror(-r));
 		else
-			*ret_reason = reason_errno("kprobe", hook, "attach", r);
+			*ret_reason = reason_errno("attach", r);
 		goto out;
 	}
 	bpf_link__destroy(l);
@@ -668,31 +668,31 @@ static int try_fentry(const char *hook, char **ret_reason)
 
 	r = kernel_has_func(hook);
 	if (r < 0) {
-		*ret_reason = reason_errno("fentry", hook, "not a function in the kernel's BTF", r);
+		*ret_reason = xasprintf("no such function in the kernel's BTF");
 		return r;
 	}
 	r = open_skel(NULL, 0, &skel);
 	if (r < 0) {
-		*ret_reason = reason_errno("fentry", hook, "open", r);
+		*ret_reason = reason_errno("open", r);
 		return r;
 	}
 	fe = skel->progs.fentry_0;
 	bpf_program__set_autoload(fe, true);
 	r = bpf_program__set_attach_target(fe, 0, hook);
 	if (r < 0) {
-		*ret_reason = reason_errno("fentry", hook, "no such function in BTF", r);
+		*ret_reason = reason_errno("no such function in BTF", r);
 		goto out;
 	}
 	r = paths_bpf__load(skel);
 	if (r < 0) {
 		r = -errno ?: r;
-		*ret_reason = reason_errno("fentry", hook, "load refused", r);
+		*ret_reason = reason_errno("load refused", r);
 		goto out;
 	}
 	l = bpf_program__attach(fe);
 	if (!l) {
 		r = -errno ?: -EINVAL;
-		*ret_reason = reason_errno("fentry", hook, "attach", r);
+		*ret_reason = reason_errno("attach", r);
 		goto out;
 	}
 	bpf_link__destroy(l);
