@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <systemd/sd-daemon.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -183,6 +184,7 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 			    json_string_value(json_object_get(err, "message")));
 	else
 		log_info("job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
+	sd_notifyf(0, "STATUS=Idle; job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
 
 	pthread_mutex_lock(&j->lock);
 	if (strcmp(state, "succeeded") == 0)
@@ -225,6 +227,7 @@ static void run_one(struct jobs *j, struct job_ctx *ctx)
 		return;
 	}
 	log_info("job %lld (%s) running", (long long)ctx->id, ctx->kind);
+	sd_notifyf(0, "STATUS=Running job %lld (%s)", (long long)ctx->id, ctx->kind);
 
 	r = j->runner(ctx, j->userdata, &result, &error);
 	if (r >= 0) {
