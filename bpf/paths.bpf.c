@@ -40,7 +40,6 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Slot of each class at this level, -1 when the class is outside the active subtree. */
 const volatile int class_slot[ARGUS_CLS_MAX] = {};
 /* fentry/fexit pair i counts into fentry_slot[i]. */
-#define ARGUS_FENTRY_PAIRS 8
 const volatile int fentry_slot[ARGUS_FENTRY_PAIRS] = {};
 
 /* Diagnostics for the trace: faults that moved nothing a class recognizes. */
@@ -738,3 +737,19 @@ FENTRY_PAIR(4)
 FENTRY_PAIR(5)
 FENTRY_PAIR(6)
 FENTRY_PAIR(7)
+FENTRY_PAIR(8)
+FENTRY_PAIR(9)
+FENTRY_PAIR(10)
+FENTRY_PAIR(11)
+FENTRY_PAIR(12)
+FENTRY_PAIR(13)
+FENTRY_PAIR(14)
+FENTRY_PAIR(15)
+FENTRY_PAIR(16)
+FENTRY_PAIR(17)
+FENTRY_PAIR(18)
+FENTRY_PAIR(19)
+FENTRY_PAIR(20)
+FENTRY_PAIR(21)
+FENTRY_PAIR(22)
+FENTRY_PAIR(23)

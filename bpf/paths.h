@@ -47,6 +47,8 @@ enum argus_class {
 
 /* Slots: at most this many nodes in one level's active subtree. */
 #define ARGUS_MAX_SLOTS 32
+/* fentry/fexit program pairs in the object: one per kernel function a plan attaches. */
+#define ARGUS_FENTRY_PAIRS 24
 /* Threads of the target tracked at once (fault and wait state). */
 #define ARGUS_MAX_THREADS 16384
 /* Processes (tgids) that belong to the target. */

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "daemon/calibrate.h"
+#include "daemon/config.h"
 #include "daemon/mvec.h"
 #include "daemon/probe.h"
 #include "daemon/tree.h"
@@ -45,10 +46,32 @@ struct agent {
 	int (*decide)(struct agent *a, const struct agent_level *lvl, const struct mvec *pmv,
 		      struct calib_decision *ret, json_t **ret_note);
 	void (*free)(struct agent *a);
+	/* What the report should say about this agent's run ([strings], owned; NULL for none). */
+	json_t *warnings;
 };
 
 /* The builtin agent: the tree's resolved hooks, the calibration rule. */
 int agent_builtin_new(struct agent **ret);
+
+/* What the LLM agent needs from the daemon and the job. */
+struct agent_llm_env {
+	const struct config *cfg; /* llm_*, bpf_clang, bpf_include_dir */
+	/* a trace step: kind and data (stolen); the job's trace */
+	void (*trace)(void *userdata, const char *kind, json_t *data);
+	bool (*should_stop)(void *userdata);
+	void *userdata;
+};
+
+/*
+ * The LLM agent (agent_llm.c): a remote model authors each level's probe
+ * (compiled, gated, trial-loaded here) and decides; every decision is
+ * checked against the tree and the evidence (claim.h). Where the endpoint
+ * fails, the budget runs out or the model keeps being refused, the level
+ * falls back to the builtin probe or decision, and the trace says why.
+ * -errno with *ret_err (malloc'ed) when it cannot start (no endpoint, an
+ * unreadable key file).
+ */
+int agent_llm_new(const struct agent_llm_env *env, struct agent **ret, char **ret_err);
 static inline void agent_free(struct agent *a)
 {
 	if (a)

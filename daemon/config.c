@@ -8,6 +8,10 @@
 
 #define CONFIG_FILE_MAX (64 * 1024)
 
+#ifndef ARGUS_BPF_CLANG
+#define ARGUS_BPF_CLANG "/usr/bin/clang"
+#endif
+
 void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -26,6 +30,8 @@ void config_defaults(struct config *c)
 	c->llm_max_calls = 24;
 	c->llm_max_tokens = 200000;
 	c->llm_max_wall_s = 300;
+	c->bpf_clang = xstrdup(ARGUS_BPF_CLANG);
+	c->bpf_include_dir = xstrdup("/usr/share/argusd/include");
 }
 
 static int set_str(char **field, const char *value)
@@ -106,7 +112,13 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_uint(&c->llm_max_tokens, value, 100, 10000000);
 	else if (!strcmp(key, "llm_max_wall_s"))
 		r = set_uint(&c->llm_max_wall_s, value, 1, 86400);
-	else {
+	else if (!strcmp(key, "bpf_clang") || !strcmp(key, "bpf_include_dir")) {
+		/* handed to execve and -I: absolute, no surprises */
+		r = value[0] == '/' && !strpbrk(value, " \t\n\\\"'") ? 0 : -EINVAL;
+		if (!r)
+			r = set_str(!strcmp(key, "bpf_clang") ? &c->bpf_clang : &c->bpf_include_dir,
+				    value);
+	} else {
 		*ret_err = xasprintf("unknown key '%s'", key);
 		return -EINVAL;
 	}
@@ -176,5 +188,7 @@ void config_free(struct config *c)
 	free(c->llm_url);
 	free(c->llm_model);
 	free(c->llm_key_file);
+	free(c->bpf_clang);
+	free(c->bpf_include_dir);
 	memset(c, 0, sizeof(*c));
 }

@@ -29,6 +29,8 @@ struct config {
 	unsigned llm_max_calls;
 	unsigned llm_max_tokens;
 	unsigned llm_max_wall_s;
+	char *bpf_clang;       /* the compiler of authored probes (absolute path) */
+	char *bpf_include_dir; /* the only include directory authored probes see */
 };
 
 /* Defaults, with paths relative to the given prefixes. */

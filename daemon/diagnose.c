@@ -253,6 +253,36 @@ static int measure_level(struct diag_state *st, const struct agent_level *lvl,
 	return r;
 }
 
+static void agent_trace(void *job_ctx, const char *kind, json_t *data)
+{
+	job_ctx_trace(job_ctx, kind, data);
+}
+
+/* The agent the request asks for: "builtin" (default) or "llm". */
+static int make_agent(struct diag_state *st, const json_t *req, json_t **ret_error)
+{
+	const char *name = json_string_value(json_object_get(req, "agent"));
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	if (!name || strcmp(name, "llm") != 0) {
+		r = agent_builtin_new(&st->agent);
+		if (r < 0)
+			*ret_error = diag_error("internal", "creating the agent: %s", strerror(-r));
+		return r;
+	}
+	{
+		struct agent_llm_env env = { .cfg = st->env->cfg, .trace = agent_trace,
+					     .should_stop = diag_should_stop, .userdata = st->ctx };
+
+		r = agent_llm_new(&env, &st->agent, &err);
+	}
+	if (r < 0)
+		*ret_error = diag_error("llm_unavailable", "the llm agent cannot start: %s",
+					err ?: strerror(-r));
+	return r;
+}
+
 static int run_levels(struct diag_state *st, const json_t *req, const struct measure_target *tg,
 		      json_t **ret_error)
 {
@@ -379,13 +409,18 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 	r = load_reference(&st, req, ret_error);
 	if (r < 0)
 		goto out;
-	r = agent_builtin_new(&st.agent);
-	if (r < 0) {
-		*ret_error = diag_error("internal", "creating the agent: %s", strerror(-r));
+	r = make_agent(&st, req, ret_error);
+	if (r < 0)
 		goto out;
-	}
 	st.rep.agent = st.agent->name;
 	r = run_levels(&st, req, &tg, ret_error);
+	if (st.agent->warnings) {
+		json_t *w;
+		size_t i;
+
+		json_array_foreach(st.agent->warnings, i, w)
+			report_warn(&st.rep, json_string_value(w));
+	}
 	if (r == -ECANCELED && !*ret_error)
 		*ret_error = diag_error("cancelled", "the job was cancelled");
 	if (r >= 0) {

@@ -18,12 +18,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <systemd/sd-daemon.h>
 
 #include "api/http.h"
 #include "daemon/config.h"
 #include "daemon/diagnose.h"
 #include "daemon/jobs.h"
+#include "daemon/llm_client.h"
 #include "daemon/log.h"
 #include "daemon/probe.h"
 #include "daemon/resolve.h"
@@ -236,6 +238,7 @@ int main(int argc, char **argv)
 	struct utsname uts;
 	struct diag_env env;
 	struct api_ctx api;
+	bool curl_ready = false;
 	sigset_t mask;
 	size_t i;
 	int r;
@@ -265,6 +268,32 @@ int main(int argc, char **argv)
 		goto out;
 	probe_setup_libbpf_logging();
 	uname(&uts);
+	/* before any thread: the LLM agent's client runs on the job worker */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		r = log_error_errno(ENOMEM, "curl_global_init failed");
+		goto out;
+	}
+	curl_ready = true;
+	if (cfg.llm_url) {
+		_cleanup_free_ char *hdr = xasprintf("%s/argus_authored.h", cfg.bpf_include_dir);
+		_cleanup_free_ char *why = NULL;
+
+		r = llm_url_check(cfg.llm_url, cfg.llm_key_file != NULL, &why);
+		if (r < 0) {
+			log_error("configuration: %s", why);
+			goto out;
+		}
+
+		if (access(hdr, R_OK) < 0)
+			log_warning_errno(errno,
+					  "llm agent: %s: %m; authored probes will not compile "
+					  "(bpf_include_dir)",
+					  hdr);
+		if (access(cfg.bpf_clang, X_OK) < 0)
+			log_warning_errno(errno, "llm agent: compiler %s: %m (bpf_clang)",
+					  cfg.bpf_clang);
+		log_info("llm agent: endpoint %s, model %s", cfg.llm_url, cfg.llm_model ?: "(unset)");
+	}
 
 	sd_notify(0, "STATUS=Resolving the kernel code-path tree");
 	r = load_tree(&cfg, &tree);
@@ -318,5 +347,7 @@ out:
 	workload_registry_free(reg);
 	tree_free(tree);
 	config_free(&cfg);
+	if (curl_ready)
+		curl_global_cleanup();
 	return r < 0 ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 #include "daemon/measure.h"
 #include "daemon/log.h"
 #include "daemon/perfcount.h"
+#include "daemon/probe_authored.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -126,6 +127,54 @@ void measure_fill_nodes(const struct tree *t, const struct probe_plan *plan,
 	}
 }
 
+/* The level's probe: the builtin object or an authored one (plan->object). */
+struct level_probe {
+	struct probe *builtin;
+	struct probe_authored *authored;
+};
+
+static int lp_load(const struct tree *t, const struct probe_plan *plan, struct level_probe *lp,
+		   char **ret_log)
+{
+	if (plan->object)
+		return probe_authored_load(plan->object, plan->object_len, &lp->authored, ret_log);
+	return probe_load(t, plan, &lp->builtin, ret_log);
+}
+
+static int lp_add_target(struct level_probe *lp, pid_t pid)
+{
+	return lp->authored ? probe_authored_add_target(lp->authored, pid)
+			    : probe_add_target(lp->builtin, pid);
+}
+
+static int lp_attach(struct level_probe *lp)
+{
+	return lp->authored ? probe_authored_attach(lp->authored) : probe_attach(lp->builtin);
+}
+
+static void lp_detach(struct level_probe *lp)
+{
+	probe_authored_detach(lp->authored);
+	probe_detach(lp->builtin);
+}
+
+static int lp_read(struct level_probe *lp, struct probe_counts *ret)
+{
+	return lp->authored ? probe_authored_read(lp->authored, ret) : probe_read(lp->builtin, ret);
+}
+
+static bool lp_loaded(const struct level_probe *lp)
+{
+	return lp->builtin || lp->authored;
+}
+
+static void lp_free(struct level_probe *lp)
+{
+	probe_authored_free(lp->authored);
+	probe_free(lp->builtin);
+	*lp = (struct level_probe){};
+}
+
 static int fail(struct measure_result *ret, int r, const char *code, char *msg)
 {
 	free(ret->error);
@@ -136,9 +185,15 @@ static int fail(struct measure_result *ret, int r, const char *code, char *msg)
 }
 
 static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
-			  const struct probe_counts *c, bool stats, uint64_t wall_ns)
+			  const struct level_probe *lp, const struct probe_counts *c, bool stats,
+			  uint64_t wall_ns)
 {
 	json_t *o = probe_plan_describe(t, plan);
+
+	if (lp->authored) {
+		json_object_set_new(o, "object", json_string("authored"));
+		json_object_set_new(o, "programs", probe_authored_programs(lp->authored));
+	}
 
 	json_object_set_new(o, "unclassified_faults", json_integer(c->unclassified_faults));
 	if (stats && c->run_cnt) {
@@ -154,7 +209,7 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 
 static int run_workload(const struct tree *t, const struct probe_plan *plan,
 			const struct measure_target *tg, const struct measure_opts *o,
-			struct probe *probe, struct perfcount *pc, struct measure_result *ret)
+			struct level_probe *probe, struct perfcount *pc, struct measure_result *ret)
 {
 	struct target_run *run = NULL;
 	char *err = NULL;
@@ -166,10 +221,10 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 		return fail(ret, r, "workload_failed",
 			    err ?: xasprintf("cannot start workload: %s", strerror(-r)));
 	pid = target_pid(run);
-	if (probe) {
-		r = probe_add_target(probe, pid);
+	if (lp_loaded(probe)) {
+		r = lp_add_target(probe, pid);
 		if (!r)
-			r = probe_attach(probe);
+			r = lp_attach(probe);
 		if (r < 0) {
 			target_free(run);
 			return fail(ret, r, "probe_attach_failed",
@@ -182,7 +237,7 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 	r = target_release(run);
 	if (r >= 0)
 		r = target_wait(run, o->should_stop, o->userdata, &ret->target);
-	probe_detach(probe);
+	lp_detach(probe);
 	target_free(run);
 	if (r < 0)
 		return fail(ret, r, "internal", xasprintf("waiting for the workload: %s", strerror(-r)));
@@ -199,7 +254,7 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 
 static int run_pid(const struct tree *t, const struct probe_plan *plan,
 		   const struct measure_target *tg, const struct measure_opts *o,
-		   struct probe *probe, struct perfcount *pc, struct measure_result *ret)
+		   struct level_probe *probe, struct perfcount *pc, struct measure_result *ret)
 {
 	pid_t tids[TARGET_THREADS_MAX];
 	size_t n = 0;
@@ -210,10 +265,10 @@ static int run_pid(const struct tree *t, const struct probe_plan *plan,
 	if (r < 0)
 		return fail(ret, r, "target_gone", err ?: xasprintf("pid %d: %s", (int)tg->pid,
 								     strerror(-r)));
-	if (probe) {
-		r = probe_add_target(probe, tg->pid);
+	if (lp_loaded(probe)) {
+		r = lp_add_target(probe, tg->pid);
 		if (!r)
-			r = probe_attach(probe);
+			r = lp_attach(probe);
 		if (r < 0)
 			return fail(ret, r, "probe_attach_failed",
 				    xasprintf("attaching the probe: %s", strerror(-r)));
@@ -224,7 +279,7 @@ static int run_pid(const struct tree *t, const struct probe_plan *plan,
 			log_warning_errno(r, "perf counters unavailable for pid %d: %m", (int)tg->pid);
 	}
 	r = target_observe(tg->pid, tg->window_ms, o->should_stop, o->userdata, &ret->target);
-	probe_detach(probe);
+	lp_detach(probe);
 	if (ret->target.stopped)
 		return fail(ret, -ECANCELED, "cancelled", xstrdup("cancelled while observing"));
 	if (r == -ESRCH)
@@ -242,14 +297,14 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 {
 	struct measure_result res = {};
 	struct perfcount pc = { .n = 0 };
-	struct probe *probe = NULL;
+	struct level_probe probe = {};
 	struct probe_counts counts = {};
 	_cleanup_close_ int stats_fd = -1;
 	char *vlog = NULL;
 	int r;
 
 	if (plan && plan->n_slots) {
-		r = probe_load(t, plan, &probe, &vlog);
+		r = lp_load(t, plan, &probe, &vlog);
 		if (r < 0) {
 			res.verifier_log = vlog;
 			r = fail(&res, r, "probe_rejected",
@@ -258,34 +313,34 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 			return r;
 		}
 	}
-	if (o->probe_stats && probe) {
+	if (o->probe_stats && lp_loaded(&probe)) {
 		stats_fd = probe_stats_enable();
 		if (stats_fd < 0)
 			log_debug_errno(stats_fd, "bpf stats unavailable: %m");
 	}
 
 	if (tg->workload)
-		r = run_workload(t, plan, tg, o, probe, &pc, &res);
+		r = run_workload(t, plan, tg, o, &probe, &pc, &res);
 	else
-		r = run_pid(t, plan, tg, o, probe, &pc, &res);
+		r = run_pid(t, plan, tg, o, &probe, &pc, &res);
 
 	if (r >= 0) {
 		if (pc.n)
 			perfcount_read(&pc, &res.vec);
-		if (probe) {
-			r = probe_read(probe, &counts);
+		if (lp_loaded(&probe)) {
+			r = lp_read(&probe, &counts);
 			if (r < 0)
 				r = fail(&res, r, "internal",
 					 xasprintf("reading the probe counters: %s", strerror(-r)));
 			else {
 				measure_fill_nodes(t, plan, &counts, &res.vec);
-				res.probe = probe_info(t, plan, &counts, stats_fd >= 0,
+				res.probe = probe_info(t, plan, &probe, &counts, stats_fd >= 0,
 						       res.target.wall_ns);
 			}
 		}
 	}
 	perfcount_close(&pc);
-	probe_free(probe);
+	lp_free(&probe);
 	*ret = res;
 	return r;
 }

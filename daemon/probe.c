@@ -18,7 +18,6 @@
 
 #include "paths.skel.h"
 
-#define ARGUS_FENTRY_PAIRS 8
 #define VERIFIER_LOG_MAX (256 * 1024)
 #define MAX_LINKS 96
 
@@ -75,6 +74,22 @@ static const char *const block_companions[] = { "sched_switch", "block_rq_insert
 
 /* Always attached: following the target's processes. */
 static const char *const tracking[] = { "sched_process_fork", "sched_process_exit" };
+
+size_t probe_companions(unsigned classes, const char **ret, size_t max)
+{
+	size_t n = 0, i;
+
+#define PUT(list)                                                                                  \
+	for (i = 0; i < ARRAY_SIZE(list) && n < max; i++)                                          \
+	ret[n++] = list[i]
+	PUT(tracking);
+	if (classes & PAGING_CLASSES)
+		PUT(fault_companions);
+	if (classes & BLOCK_CLASSES)
+		PUT(block_companions);
+#undef PUT
+	return n;
+}
 
 /* ---- libbpf messages ---- */
 
@@ -146,8 +161,17 @@ int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct prob
 			continue;
 		if (plan.n_slots >= ARGUS_MAX_SLOTS)
 			return -E2BIG;
-		if (node->backend == BACKEND_FENTRY && ++fn_hooks > ARGUS_FENTRY_PAIRS)
-			return -E2BIG;
+		if (node->backend == BACKEND_FENTRY) {
+			char parts[ARGUS_FENTRY_PAIRS + 1][64];
+			size_t n_parts;
+
+			/* an inner node's hook is its children's functions joined by '+' */
+			if (split_hooks(node->hook, parts, ARGUS_FENTRY_PAIRS + 1, &n_parts) < 0)
+				return -E2BIG;
+			fn_hooks += n_parts;
+			if (fn_hooks > ARGUS_FENTRY_PAIRS)
+				return -E2BIG;
+		}
 		s = &plan.slots[plan.n_slots++];
 		s->node = nodes[i];
 		s->backend = node->backend;
@@ -177,15 +201,13 @@ static void tp_add(struct tp_set *s, const char *name)
 
 static int plan_tracepoints(const struct probe_plan *plan, struct tp_set *ret)
 {
+	const char *comp[MAX_LINKS];
 	unsigned classes = 0;
-	size_t i, j;
+	size_t i, j, n;
 
 	ret->n = 0;
-	for (i = 0; i < ARRAY_SIZE(tracking); i++)
-		tp_add(ret, tracking[i]);
 	for (i = 0; i < plan->n_slots; i++) {
 		char names[16][64];
-		size_t n;
 		int r;
 
 		if (plan->slots[i].backend != BACKEND_TRACEPOINT)
@@ -197,12 +219,9 @@ static int plan_tracepoints(const struct probe_plan *plan, struct tp_set *ret)
 			tp_add(ret, names[j]);
 		classes |= plan->slots[i].classes;
 	}
-	if (classes & PAGING_CLASSES)
-		for (i = 0; i < ARRAY_SIZE(fault_companions); i++)
-			tp_add(ret, fault_companions[i]);
-	if (classes & BLOCK_CLASSES)
-		for (i = 0; i < ARRAY_SIZE(block_companions); i++)
-			tp_add(ret, block_companions[i]);
+	n = probe_companions(classes, comp, MAX_LINKS);
+	for (i = 0; i < n; i++)
+		tp_add(ret, comp[i]);
 	return 0;
 }
 
@@ -348,21 +367,30 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 			bpf_program__set_autoload(p->skel->progs.kretprobe_exit, true);
 			break;
 		case BACKEND_FENTRY: {
-			struct bpf_program *fe, *fx;
+			char fns[ARGUS_FENTRY_PAIRS][64];
+			size_t n_fns, f;
 
-			if (fentry_program(p->skel, pair, false, &fe) < 0 ||
-			    fentry_program(p->skel, pair, true, &fx) < 0) {
-				r = -E2BIG;
-				goto fail;
-			}
-			bpf_program__set_autoload(fe, true);
-			bpf_program__set_autoload(fx, true);
-			r = bpf_program__set_attach_target(fe, 0, s->hook);
-			if (!r)
-				r = bpf_program__set_attach_target(fx, 0, s->hook);
+			r = split_hooks(s->hook, fns, ARGUS_FENTRY_PAIRS, &n_fns);
 			if (r < 0)
 				goto fail;
-			p->skel->rodata->fentry_slot[pair++] = i;
+			/* one fentry/fexit pair per function, all counting into this slot */
+			for (f = 0; f < n_fns; f++) {
+				struct bpf_program *fe, *fx;
+
+				if (fentry_program(p->skel, pair, false, &fe) < 0 ||
+				    fentry_program(p->skel, pair, true, &fx) < 0) {
+					r = -E2BIG;
+					goto fail;
+				}
+				bpf_program__set_autoload(fe, true);
+				bpf_program__set_autoload(fx, true);
+				r = bpf_program__set_attach_target(fe, 0, fns[f]);
+				if (!r)
+					r = bpf_program__set_attach_target(fx, 0, fns[f]);
+				if (r < 0)
+					goto fail;
+				p->skel->rodata->fentry_slot[pair++] = i;
+			}
 			break;
 		}
 		default:
@@ -432,33 +460,41 @@ int probe_attach(struct probe *p)
 	for (i = 0; i < p->plan.n_slots; i++) {
 		const struct probe_slot *s = &p->plan.slots[i];
 
-		if (s->backend == BACKEND_KPROBE) {
-			LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = i);
-			LIBBPF_OPTS(bpf_kprobe_opts, kro, .bpf_cookie = i, .retprobe = true);
+		char fns[16][64];
+		size_t n_fns = 0, f;
 
-			r = add_link(p, bpf_program__attach_kprobe_opts(p->skel->progs.kprobe_entry,
-									s->hook, &ko));
-			if (!r)
+		if (s->backend != BACKEND_KPROBE && s->backend != BACKEND_FENTRY)
+			continue;
+		r = split_hooks(s->hook, fns, 16, &n_fns);
+		if (r < 0)
+			goto fail;
+		for (f = 0; f < n_fns; f++) {
+			if (s->backend == BACKEND_KPROBE) {
+				/* every function of the slot carries the slot as its cookie */
+				LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = i);
+				LIBBPF_OPTS(bpf_kprobe_opts, kro, .bpf_cookie = i, .retprobe = true);
+
 				r = add_link(p, bpf_program__attach_kprobe_opts(
-							p->skel->progs.kretprobe_exit, s->hook, &kro));
-			if (r < 0) {
-				log_error_errno(r, "probe: kprobe %s: %m", s->hook);
-				goto fail;
-			}
-		} else if (s->backend == BACKEND_FENTRY) {
-			struct bpf_program *fe, *fx;
+							p->skel->progs.kprobe_entry, fns[f], &ko));
+				if (!r)
+					r = add_link(p, bpf_program__attach_kprobe_opts(
+								p->skel->progs.kretprobe_exit, fns[f],
+								&kro));
+			} else {
+				struct bpf_program *fe, *fx;
 
-			if (fentry_program(p->skel, pair, false, &fe) < 0 ||
-			    fentry_program(p->skel, pair, true, &fx) < 0) {
-				r = -E2BIG;
-				goto fail;
+				if (fentry_program(p->skel, pair, false, &fe) < 0 ||
+				    fentry_program(p->skel, pair, true, &fx) < 0) {
+					r = -E2BIG;
+					goto fail;
+				}
+				pair++;
+				r = add_link(p, bpf_program__attach(fe));
+				if (!r)
+					r = add_link(p, bpf_program__attach(fx));
 			}
-			pair++;
-			r = add_link(p, bpf_program__attach(fe));
-			if (!r)
-				r = add_link(p, bpf_program__attach(fx));
 			if (r < 0) {
-				log_error_errno(r, "probe: fentry %s: %m", s->hook);
+				log_error_errno(r, "probe: %s %s: %m", backend_name(s->backend), fns[f]);
 				goto fail;
 			}
 		}

@@ -28,6 +28,14 @@ struct probe_slot {
 struct probe_plan {
 	struct probe_slot slots[ARGUS_MAX_SLOTS];
 	size_t n_slots;
+	/*
+	 * An authored object (LLM agent) instead of paths.bpf.o, already through
+	 * the safety gate; borrowed, NULL for the builtin probe. Slot i of its
+	 * counters is slots[i].node; slots carry no classes (nothing is derived
+	 * from class totals).
+	 */
+	const void *object;
+	size_t object_len;
 };
 
 /*
@@ -36,6 +44,14 @@ struct probe_plan {
  * ARGUS_MAX_SLOTS or ARGUS_FENTRY_PAIRS function hooks.
  */
 int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret);
+/*
+ * The tracepoints attached with any plan counting these classes, besides
+ * the nodes' own hooks: process tracking always; the hooks that bound a
+ * page fault and take nested paths out of its time; the request phases
+ * and switches of iowait. Fills ret (at most max), returns the count.
+ * The safety gate allows the same set to authored probes.
+ */
+size_t probe_companions(unsigned classes, const char **ret, size_t max);
 /* The programs (tracepoints and functions) a plan attaches, for the trace: ["tp_btf/page_fault_user", ...]. */
 json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan);
 

@@ -11,9 +11,12 @@
 #include "daemon/util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #define REFERENCE_REPEATS_MAX 20
+/* Coefficient of variation of the wall time above which a reference is called noisy. */
+#define REFERENCE_NOISY_CV 0.15
 
 static json_t *backends_of(const struct tree *t)
 {
@@ -46,7 +49,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	json_t *runs_info, *meta;
 	struct mvec *vecs;
 	int64_t ref_id = 0;
-	double wall_sum = 0;
+	double wall_sum = 0, wall_sq = 0, mean, cv = 0;
 	char *err = NULL;
 	int r, k;
 
@@ -96,6 +99,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		vecs[k] = mr.vec;
 		mr.vec = (struct mvec){};
 		wall_sum += mr.target.wall_ns;
+		wall_sq += (double)mr.target.wall_ns * mr.target.wall_ns;
 		job_ctx_trace(ctx, "measure",
 			      json_pack("{s:i,s:o,s:o*,s:I}", "run", k + 1, "rmv",
 					mvec_to_json(&mr.vec), "probe",
@@ -127,9 +131,23 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		json_decref(runs_info);
 		return r;
 	}
-	*ret_result = json_pack("{s:I,s:s,s:i,s:o,s:f}", "reference", (json_int_t)ref_id,
+	/*
+	 * A reference is the yardstick of every later diagnosis: a wide spread
+	 * of the target's own wall time means the system was not quiet, and
+	 * every deviation measured against it will need to be that much larger.
+	 */
+	mean = wall_sum / repeats;
+	if (repeats > 1 && mean > 0)
+		cv = sqrt(fmax(0, (wall_sq - repeats * mean * mean) / (repeats - 1))) / mean;
+	*ret_result = json_pack("{s:I,s:s,s:i,s:o,s:f,s:f,s:[]}", "reference", (json_int_t)ref_id,
 				"subject", subject, "repeats", (int)repeats, "runs", runs_info,
-				"mean_wall_s", wall_sum / repeats / 1e9);
+				"mean_wall_s", mean / 1e9, "wall_cv", cv, "warnings");
+	if (tg.workload && cv > REFERENCE_NOISY_CV)
+		json_array_append_new(
+			json_object_get(*ret_result, "warnings"),
+			json_sprintf("noisy reference: the workload's wall time varies by %.0f%% between "
+				     "runs; record it again on a quiet system for sharper diagnoses",
+				     cv * 100));
 	job_ctx_progress(ctx, 1.0, "done");
 	return 0;
 }

@@ -163,7 +163,9 @@ static void stop_perturber(pid_t pid)
 static void test_diagnosis(void)
 {
 	json_t *job, *trace_steps;
-	json_int_t ref;
+	json_int_t ref = 0;
+	size_t noisy = 0;
+	int attempt;
 	struct http_reply r;
 	char path[64];
 	pid_t pert;
@@ -171,11 +173,23 @@ static void test_diagnosis(void)
 	json_t *s;
 	bool kinds[4] = {};
 
-	job = run_job("/references", "{\"workload\": \"pc\", \"repeats\": 3}", 300);
-	REQUIRE(job);
-	CHECKF(strcmp(job_state(job), "succeeded") == 0, "reference: %s",
-	       json_dumps(job, JSON_COMPACT));
-	ref = json_integer_value(json_object_get(json_object_get(job, "result"), "reference"));
+	/*
+	 * A reference recorded while something else loads the machine comes
+	 * back with a "noisy reference" warning; record it again, as its
+	 * message tells a user to (a few times at most).
+	 */
+	for (attempt = 0; attempt < 4; attempt++) {
+		job = run_job("/references", "{\"workload\": \"pc\", \"repeats\": 3}", 300);
+		REQUIRE(job);
+		CHECKF(strcmp(job_state(job), "succeeded") == 0, "reference: %s",
+		       json_dumps(job, JSON_COMPACT));
+		ref = json_integer_value(json_object_get(json_object_get(job, "result"), "reference"));
+		noisy = json_array_size(json_object_get(json_object_get(job, "result"), "warnings"));
+		json_decref(job);
+		if (!noisy)
+			break;
+		fprintf(stderr, "reference %lld is noisy, recording again\n", (long long)ref);
+	}
 	CHECK(ref > 0);
 	pc_ref = ref;
 	json_decref(job);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The perturber contract, on the real thp_never from the build directory:
- * the THP mode changes while it runs and comes back after SIGTERM, after a
- * crash signal, and after SIGKILL (from the restore file, by --restore-only
- * or by the next start). The test puts the original mode back itself too,
- * whatever fails.
+ * The perturber contract, on the real thp_mode (--mode never) and
+ * thp_aggressor from the build directory: the THP settings change while
+ * they run and come back after SIGTERM, after a crash signal, and after a
+ * SIGKILL mid-run (from the restore file, by --restore-only or by the next
+ * start). The test puts the original settings back itself too, whatever
+ * fails.
  */
 #include "daemon/util.h"
 #include "tests/tap.h"
@@ -18,17 +19,19 @@
 #include <sys/wait.h>
 
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
-#define RESTORE_FILE "/run/argus-perturbers/thp_never.restore"
+#define THP_DEFRAG "/sys/kernel/mm/transparent_hugepage/defrag"
+#define RESTORE_FILE "/run/argus-perturbers/thp_mode.restore"
 
-static char original[32];
+static char original[32], original_defrag[32];
 static char *perturbers_dir;
 
-static int read_thp(char *buf, size_t len)
+/* The [bracketed] choice of a sysfs list such as THP_ENABLED. */
+static int read_choice(const char *path, char *buf, size_t len)
 {
 	_cleanup_free_ char *text = NULL;
 	const char *a, *b;
 
-	if (read_file_bounded(THP_ENABLED, 4096, &text, NULL) < 0)
+	if (read_file_bounded(path, 4096, &text, NULL) < 0)
 		return -1;
 	a = strchr(text, '[');
 	b = a ? strchr(a, ']') : NULL;
@@ -39,9 +42,14 @@ static int read_thp(char *buf, size_t len)
 	return 0;
 }
 
-static int write_thp(const char *value)
+static int read_thp(char *buf, size_t len)
 {
-	int fd = open(THP_ENABLED, O_WRONLY | O_CLOEXEC), r = 0;
+	return read_choice(THP_ENABLED, buf, len);
+}
+
+static int write_setting(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -49,6 +57,11 @@ static int write_thp(const char *value)
 		r = -errno;
 	close(fd);
 	return r;
+}
+
+static int write_thp(const char *value)
+{
+	return write_setting(THP_ENABLED, value);
 }
 
 static bool thp_is(const char *value)
@@ -69,8 +82,18 @@ static bool wait_thp(const char *value)
 	return false;
 }
 
+static bool defrag_is(const char *value)
+{
+	char now[32];
+
+	return read_choice(THP_DEFRAG, now, sizeof(now)) == 0 && strcmp(now, value) == 0;
+}
+
 static void restore_original(void)
 {
+	if (original_defrag[0] && !defrag_is(original_defrag) &&
+	    write_setting(THP_DEFRAG, original_defrag) < 0)
+		fprintf(stderr, "could not restore %s to %s: %m\n", THP_DEFRAG, original_defrag);
 	if (original[0] && !thp_is(original) && write_thp(original) < 0)
 		fprintf(stderr, "could not restore %s to %s: %m\n", THP_ENABLED, original);
 }
@@ -82,7 +105,8 @@ static void on_fatal(int sig)
 	raise(sig);
 }
 
-static pid_t start(const char *name, const char *arg)
+/* Start a perturber with up to two arguments (NULL-terminated). */
+static pid_t start(const char *name, const char *arg, const char *arg2)
 {
 	_cleanup_free_ char *path = xasprintf("%s/%s", perturbers_dir, name);
 	pid_t pid = fork();
@@ -93,7 +117,7 @@ static pid_t start(const char *name, const char *arg)
 
 		setrlimit(RLIMIT_CORE, &no_core);
 		signal(SIGTERM, SIG_DFL);
-		execl(path, name, arg, (char *)NULL);
+		execl(path, name, arg, arg2, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -118,7 +142,7 @@ static bool restore_file_has(const char *needle)
 static void test_sigterm(const char *base)
 {
 	_cleanup_free_ char *line = xasprintf("set %s\t%s\n", THP_ENABLED, base);
-	pid_t pid = start("thp_never", NULL);
+	pid_t pid = start("thp_mode", "--mode", "never");
 	int status;
 
 	CHECK(wait_thp("never"));
@@ -132,7 +156,7 @@ static void test_sigterm(const char *base)
 
 static void test_crash(const char *base)
 {
-	pid_t pid = start("thp_never", NULL);
+	pid_t pid = start("thp_mode", "--mode", "never");
 	int status;
 
 	CHECK(wait_thp("never"));
@@ -149,24 +173,24 @@ static void test_sigkill(const char *base)
 	int status;
 
 	/* Killed: the setting stays, the restore file remembers; --restore-only applies it. */
-	pid = start("thp_never", NULL);
+	pid = start("thp_mode", "--mode", "never");
 	CHECK(wait_thp("never"));
 	CHECK(kill(pid, SIGKILL) == 0);
 	wait_status(pid);
 	CHECK(thp_is("never"));
 	CHECK(access(RESTORE_FILE, F_OK) == 0);
-	pid = start("thp_never", "--restore-only");
+	pid = start("thp_mode", "--restore-only", NULL);
 	status = wait_status(pid);
 	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
 	CHECK(thp_is(base));
 	CHECK(access(RESTORE_FILE, F_OK) < 0 && errno == ENOENT);
 
 	/* Killed again: the next ordinary start restores first, so it records the true original. */
-	pid = start("thp_never", NULL);
+	pid = start("thp_mode", "--mode", "never");
 	CHECK(wait_thp("never"));
 	CHECK(kill(pid, SIGKILL) == 0);
 	wait_status(pid);
-	pid = start("thp_never", NULL);
+	pid = start("thp_mode", "--mode", "never");
 	CHECK(wait_thp("never"));
 	usleep(100000);
 	{
@@ -182,17 +206,17 @@ static void test_sigkill(const char *base)
 
 static void test_second_instance(const char *base)
 {
-	pid_t first = start("thp_never", NULL), second;
+	pid_t first = start("thp_mode", "--mode", "never"), second;
 	int status;
 
 	CHECK(wait_thp("never"));
 	usleep(50000);
 	/* A second instance must neither run nor "restore" under the live first one. */
-	second = start("thp_never", NULL);
+	second = start("thp_mode", "--mode", "never");
 	status = wait_status(second);
 	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %#x", status);
 	CHECK(thp_is("never"));
-	second = start("thp_never", "--restore-only");
+	second = start("thp_mode", "--restore-only", NULL);
 	status = wait_status(second);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	CHECK(thp_is("never"));
@@ -203,9 +227,36 @@ static void test_second_instance(const char *base)
 	CHECK(thp_is(base));
 }
 
+/*
+ * thp_aggressor changes two settings (enabled and defrag); killed mid-run
+ * (SIGKILL: no handler runs) it leaves both changed, and --restore-only,
+ * what the matrix runner does after a kill, puts both back.
+ */
+static void test_aggressor_sigkill(void)
+{
+	pid_t pid;
+	int status, i;
+
+	REQUIRE(write_thp("madvise") == 0);
+	REQUIRE(write_setting(THP_DEFRAG, "madvise") == 0);
+	pid = start("thp_aggressor", "--frag-mb", "64");
+	CHECK(wait_thp("always"));
+	for (i = 0; i < 250 && !defrag_is("always"); i++)
+		usleep(20000);
+	CHECK(defrag_is("always"));
+	CHECK(kill(pid, SIGKILL) == 0);
+	wait_status(pid);
+	CHECK(thp_is("always") && defrag_is("always"));
+	status = wait_status(start("thp_aggressor", "--restore-only", NULL));
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	CHECK(thp_is("madvise"));
+	CHECK(defrag_is("madvise"));
+	CHECK(access("/run/argus-perturbers/thp_aggressor.restore", F_OK) < 0 && errno == ENOENT);
+}
+
 static void test_null_sleep(void)
 {
-	pid_t pid = start("null_sleep", NULL);
+	pid_t pid = start("null_sleep", NULL, NULL);
 	int status;
 
 	usleep(100000);
@@ -230,15 +281,21 @@ int main(void)
 		return 0;
 	}
 	perturbers_dir = xasprintf("%s/bench/perturbers", build);
-	prog = xasprintf("%s/thp_never", perturbers_dir);
+	prog = xasprintf("%s/thp_mode", perturbers_dir);
 	REQUIRE(access(prog, X_OK) == 0);
-	/* A killed thp_never of an earlier run may have left its restore file: apply it first. */
+	/* A killed thp_mode of an earlier run may have left its restore file: apply it first. */
 	{
-		int status = wait_status(start("thp_never", "--restore-only"));
+		int status = wait_status(start("thp_mode", "--restore-only", NULL));
+
+		REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	{
+		int status = wait_status(start("thp_aggressor", "--restore-only", NULL));
 
 		REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
 	REQUIRE(read_thp(original, sizeof(original)) == 0);
+	REQUIRE(read_choice(THP_DEFRAG, original_defrag, sizeof(original_defrag)) == 0);
 	/* From here on the original mode comes back however the test ends. */
 	atexit(restore_original);
 	signal(SIGSEGV, on_fatal);
@@ -246,7 +303,7 @@ int main(void)
 	signal(SIGINT, on_fatal);
 	signal(SIGTERM, on_fatal);
 
-	/* A starting mode that thp_never visibly changes. */
+	/* A starting mode that thp_mode --mode never visibly changes. */
 	base = strcmp(original, "never") == 0 ? "madvise" : original;
 	REQUIRE(write_thp(base) == 0);
 
@@ -254,10 +311,12 @@ int main(void)
 	test_crash(base);
 	test_sigkill(base);
 	test_second_instance(base);
+	test_aggressor_sigkill();
 	test_null_sleep();
 
 	restore_original();
 	CHECK(thp_is(original));
+	CHECK(defrag_is(original_defrag));
 	free(perturbers_dir);
 	return tap_done("test-perturbers");
 }

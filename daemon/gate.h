@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The safety gate for authored probes: what an object compiled from the
+ * LLM agent's source may contain, checked before the kernel sees it.
+ *
+ *   - Programs: tp_btf and raw_tp on the tracepoints of the active level
+ *     (its nodes' resolved hooks, the companions the builtin probe uses
+ *     with them, sched_process_fork/exit); kprobe/kretprobe and
+ *     fentry/fexit only on functions of active nodes that resolved to
+ *     those backends. Nothing sleepable, nothing that modifies returns.
+ *   - Instructions, read from every executable section of the ELF
+ *     (programs and the subprograms libbpf would append): helper calls only
+ *     from an allowlist; bpf-to-bpf calls fine; kfunc calls refused; no
+ *     extern symbols at all (kfuncs, kernel symbols, kconfig).
+ *   - Maps: at most GATE_MAX_MAPS, of the hash and array kinds and task
+ *     storage, bounded entries, key and value sizes and total memory, none
+ *     pinned; `counters` and `targets` exactly as bpf/argus_authored.h
+ *     declares them, and its fork follower present.
+ *   - Sizes: the object, the programs, the instructions.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "daemon/tree.h"
+
+#define GATE_OBJECT_MAX (4 * 1024 * 1024)
+#define GATE_MAX_PROGRAMS 64
+#define GATE_MAX_INSNS 200000
+#define GATE_MAX_MAPS 8		  /* declared maps, counters and targets included */
+#define GATE_MAX_INTERNAL_MAPS 4  /* .rodata, .data, .bss, string literals */
+#define GATE_MAX_ENTRIES 65536
+#define GATE_MAX_KEY 512
+#define GATE_MAX_VALUE 4096
+#define GATE_MAX_INTERNAL_VALUE (64 * 1024)
+#define GATE_MAX_MAP_MEMORY (64ull << 20)
+
+struct gate_policy {
+	char **sections; /* allowed attach points as section names: "tp_btf/page_fault_user", ... */
+	size_t n_sections;
+	unsigned ncpu;	 /* for the memory bound of per-CPU maps; 0 counts as 1 */
+};
+
+/*
+ * The policy for one level: the attach points of the active nodes as they
+ * resolved on this kernel (node->hook split on '+', by backend), the
+ * companions, fork/exit. Pure.
+ */
+int gate_policy_for_level(const struct tree *t, const int *active, size_t n_active,
+			  unsigned ncpu, struct gate_policy *ret);
+void gate_policy_free(struct gate_policy *p);
+/* The allowed attach points, for the model and the trace: ["tp_btf/...", ...]. */
+json_t *gate_policy_to_json(const struct gate_policy *p);
+
+/*
+ * Check an object. Returns 0 when it passes, with *ret_info (may be NULL
+ * to skip) describing what it holds: {"programs": [{"name", "section",
+ * "insns"}], "maps": [...], "helpers": [names], "bytes"}. On refusal
+ * returns -EPERM (or -EINVAL for an object libbpf or libelf cannot read)
+ * and *ret_err (malloc'ed) says what and where, written for the author.
+ * Loads nothing.
+ */
+int gate_check(const void *obj, size_t len, const struct gate_policy *p, json_t **ret_info,
+	       char **ret_err);
+
+/* "bpf_send_signal" for a helper id; "helper#<id>" when unknown (static storage or buf). */
+const char *gate_helper_name(int id, char *buf, size_t len);

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loader of authored probe objects. See probe_authored.h.
+ */
+#include "daemon/probe_authored.h"
+#include "daemon/log.h"
+#include "daemon/util.h"
+#include "bpf/argus_authored.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#define AUTHORED_LOG_MAX (256 * 1024)
+#define AUTHORED_MAX_LINKS 64
+
+struct probe_authored {
+	struct bpf_object *obj;
+	struct bpf_link *links[AUTHORED_MAX_LINKS];
+	size_t n_links;
+};
+
+/*
+ * libbpf's own messages during a load (CO-RE relocation failures, missing
+ * BTF, ...) matter to the author as much as the verifier's: while loading,
+ * they are appended to the log buffer and still passed on to the daemon's
+ * handler. Only the job worker loads authored objects, one at a time.
+ */
+static __thread char *capture;
+static __thread size_t capture_len;
+static libbpf_print_fn_t previous_print;
+
+static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	va_list copy;
+	int n;
+
+	if (capture && capture_len + 2 < AUTHORED_LOG_MAX) {
+		va_copy(copy, ap);
+		n = vsnprintf(capture + capture_len, AUTHORED_LOG_MAX - capture_len, fmt, copy);
+		va_end(copy);
+		if (n > 0)
+			capture_len += (size_t)n < AUTHORED_LOG_MAX - capture_len
+					       ? (size_t)n
+					       : AUTHORED_LOG_MAX - capture_len - 1;
+	}
+	return previous_print ? previous_print(level, fmt, ap) : 0;
+}
+
+int probe_authored_load(const void *obj, size_t len, struct probe_authored **ret, char **ret_log)
+{
+	_cleanup_free_ char *vlog = calloc(1, AUTHORED_LOG_MAX), *llog = calloc(1, AUTHORED_LOG_MAX);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "authored", .kernel_log_buf = vlog,
+		    .kernel_log_size = AUTHORED_LOG_MAX, .kernel_log_level = 0);
+	struct probe_authored *p;
+	int r;
+
+	if (!vlog || !llog)
+		return -ENOMEM;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	capture = llog;
+	capture_len = 0;
+	previous_print = libbpf_set_print(capture_print);
+	p->obj = bpf_object__open_mem(obj, len, &opts);
+	if (!p->obj) {
+		r = -errno ?: -EINVAL;
+	} else {
+		r = bpf_object__load(p->obj);
+		if (r < 0)
+			r = -errno ?: r;
+	}
+	libbpf_set_print(previous_print);
+	capture = NULL;
+	if (r < 0) {
+		if (ret_log && (vlog[0] || llog[0]))
+			*ret_log = xasprintf("%s%s%s", vlog, vlog[0] && llog[0] ? "\n" : "", llog);
+		bpf_object__close(p->obj);
+		free(p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}
+
+int probe_authored_add_target(struct probe_authored *p, pid_t tgid)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(p->obj, ARGUS_AUTHORED_TARGETS);
+	__u32 key = tgid;
+	__u8 one = 1;
+
+	if (!m)
+		return -ENOENT;
+	if (bpf_map__update_elem(m, &key, sizeof(key), &one, sizeof(one), BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+int probe_authored_attach(struct probe_authored *p)
+{
+	struct bpf_program *prog;
+	int r;
+
+	bpf_object__for_each_program(prog, p->obj)
+	{
+		struct bpf_link *l;
+
+		if (p->n_links >= AUTHORED_MAX_LINKS) {
+			r = -E2BIG;
+			goto fail;
+		}
+		/* the section names the attach point; the gate allowed exactly those */
+		l = bpf_program__attach(prog);
+		if (!l) {
+			r = -errno ?: -EINVAL;
+			log_error_errno(r, "authored probe: attaching %s (%s): %m",
+					bpf_program__name(prog), bpf_program__section_name(prog));
+			goto fail;
+		}
+		p->links[p->n_links++] = l;
+	}
+	return 0;
+fail:
+	probe_authored_detach(p);
+	return r;
+}
+
+void probe_authored_detach(struct probe_authored *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n_links; i++)
+		bpf_link__destroy(p->links[i]);
+	p->n_links = 0;
+}
+
+int probe_authored_read(struct probe_authored *p, struct probe_counts *ret)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(p->obj, ARGUS_AUTHORED_COUNTERS);
+	int ncpu = libbpf_num_possible_cpus();
+	_cleanup_free_ struct argus_counter *vals = NULL;
+	struct probe_counts out = {};
+	struct bpf_program *prog;
+	__u32 key;
+	int c;
+
+	if (!m)
+		return -ENOENT;
+	if (ncpu <= 0)
+		return ncpu ?: -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (key = 0; key < ARGUS_MAX_SLOTS; key++) {
+		if (bpf_map__lookup_elem(m, &key, sizeof(key), vals, sizeof(*vals) * ncpu, 0) < 0)
+			return -errno;
+		for (c = 0; c < ncpu; c++) {
+			out.slot[key].count += vals[c].count;
+			out.slot[key].time_ns += vals[c].time_ns;
+		}
+	}
+	bpf_object__for_each_program(prog, p->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+			continue;
+		out.run_cnt += info.run_cnt;
+		out.run_time_ns += info.run_time_ns;
+	}
+	*ret = out;
+	return 0;
+}
+
+json_t *probe_authored_programs(const struct probe_authored *p)
+{
+	json_t *a = json_array();
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, p->obj)
+		json_array_append_new(a, json_string(bpf_program__section_name(prog)));
+	return a;
+}
+
+void probe_authored_free(struct probe_authored *p)
+{
+	if (!p)
+		return;
+	probe_authored_detach(p);
+	bpf_object__close(p->obj);
+	free(p);
+}

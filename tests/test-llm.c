@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The LLM agent end to end: the real argusd pointed at a scripted
+ * OpenAI-compatible endpoint on loopback (tests/fake-llm.h), one scenario
+ * per diagnosis. Each must end as it should (the job's state, the trace's
+ * compile/gate/verifier/fallback steps), with no program of argusd left
+ * in the kernel afterwards, and the API key nowhere but in the request
+ * header: not in the log, the traces or argusd's command line.
+ *
+ * The good scenario runs on a real perturbation (the page cache dropped in
+ * a loop on the other CPU) and must reach kernel_paging.file_fault.major;
+ * the others run one level of an unperturbed small workload.
+ */
+#include "tests/daemon-harness.h"
+#include "tests/fake-llm.h"
+#include "tests/tap.h"
+
+#include <dirent.h>
+#include <math.h>
+
+#include <bpf/bpf.h>
+
+#define KEY "sk-argus-test-5b1f0c9d7e2a4468"
+#define PC_WORKLOAD                                                                                \
+	"{\"name\": \"pc\", \"argv\": [\"pf_page_cache\", \"--mb\", \"128\", \"--rounds\", \"60\"], " \
+	"\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 180}"
+#define PCS_WORKLOAD                                                                               \
+	"{\"name\": \"pcs\", \"argv\": [\"pf_page_cache\", \"--mb\", \"32\", \"--rounds\", \"8\"], " \
+	"\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 120}"
+
+static struct daemon d;
+static struct fake_llm fake;
+
+static json_t *run_job(const char *path, const char *body, int timeout_s)
+{
+	struct http_reply r;
+	json_int_t id = 0;
+
+	if (http_post(&d, path, body, &r) == 202)
+		id = json_integer_value(json_object_get(r.json, "id"));
+	CHECKF(id > 0, "POST %s %s: %ld %s", path, body, r.status, r.body ?: "");
+	reply_free(&r);
+	return id ? wait_job(&d, id, timeout_s) : NULL;
+}
+
+static json_t *get_trace(json_t *job)
+{
+	char path[64];
+	struct http_reply r;
+	json_t *steps;
+
+	snprintf(path, sizeof(path), "/jobs/%lld/trace",
+		 (long long)json_integer_value(json_object_get(job, "id")));
+	if (http_get(&d, path, &r) != 200) {
+		reply_free(&r);
+		return NULL;
+	}
+	CHECKF(!r.body || !strstr(r.body, KEY), "the key is in the trace of %s", path);
+	steps = json_incref(json_object_get(r.json, "steps"));
+	reply_free(&r);
+	return steps;
+}
+
+/* Steps of a kind; with field/needle, those whose field (string) contains needle. */
+static size_t count_steps(json_t *steps, const char *kind, const char *field, const char *needle)
+{
+	size_t i, n = 0;
+	json_t *s;
+
+	json_array_foreach(steps, i, s)
+	{
+		const char *k = json_string_value(json_object_get(s, "kind"));
+		const char *v;
+
+		if (!k || strcmp(k, kind))
+			continue;
+		if (!field) {
+			n++;
+			continue;
+		}
+		v = json_string_value(json_object_get(s, field));
+		if (v && strstr(v, needle))
+			n++;
+	}
+	return n;
+}
+
+/* Steps of a kind whose boolean field is value. */
+static size_t count_bool(json_t *steps, const char *kind, const char *field, bool value)
+{
+	size_t i, n = 0;
+	json_t *s;
+
+	json_array_foreach(steps, i, s)
+	{
+		const char *k = json_string_value(json_object_get(s, "kind"));
+
+		if (k && !strcmp(k, kind) && json_is_boolean(json_object_get(s, field)) &&
+		    json_is_true(json_object_get(s, field)) == value)
+			n++;
+	}
+	return n;
+}
+
+/* BPF programs and links argusd holds (fdinfo of its descriptors). */
+static unsigned argusd_bpf_fds(void)
+{
+	char path[64], line[256];
+	struct dirent *e;
+	unsigned n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)d.pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir))) {
+		char p[320];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "prog_id:", 8) || !strncmp(line, "link_id:", 8))
+				n++;
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Is a program of this name loaded anywhere in the kernel? */
+static bool kernel_has_prog(const char *name)
+{
+	__u32 id = 0;
+
+	while (bpf_prog_get_next_id(id, &id) == 0) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strncmp(info.name, name, 15)) {
+			close(fd);
+			return true;
+		}
+		close(fd);
+	}
+	return false;
+}
+
+static const char *state_of(json_t *job)
+{
+	return job ? job_state(job) ?: "?" : "timeout";
+}
+
+static const char *result_leaf(json_t *job)
+{
+	json_t *path = json_object_get(json_object_get(job, "result"), "path");
+
+	return json_string_value(json_array_get(path, json_array_size(path) - 1));
+}
+
+static bool warned(json_t *job, const char *needle)
+{
+	json_t *w = json_object_get(json_object_get(job, "result"), "warnings"), *s;
+	size_t i;
+
+	json_array_foreach(w, i, s)
+		if (strstr(json_string_value(s) ?: "", needle))
+			return true;
+	return false;
+}
+
+/* One unperturbed, one-level diagnosis under a scenario; returns the job, *steps its trace. */
+static json_t *scenario(const char *name, json_t **steps)
+{
+	json_t *job;
+
+	fake_llm_set(&fake, name);
+	job = run_job("/diagnose", "{\"workload\": \"pcs\", \"agent\": \"llm\", \"max_depth\": 1}",
+		      240);
+	CHECKF(job && !strcmp(state_of(job), "succeeded"), "%s: %s %s", name, state_of(job),
+	       job ? json_dumps(json_object_get(job, "error"), JSON_COMPACT) : "");
+	*steps = job ? get_trace(job) : NULL;
+	CHECKF(argusd_bpf_fds() == 0, "%s: argusd still holds BPF programs or links", name);
+	fprintf(stderr, "# %s: %s, %u requests, verdict %s\n", name, state_of(job),
+		fake_llm_requests(&fake),
+		json_string_value(json_object_get(json_object_get(job, "result"), "verdict")) ?: "-");
+	return job;
+}
+
+static void test_scenarios(void)
+{
+	json_t *job, *steps;
+
+	job = scenario("verifier", &steps);
+	CHECKF(count_steps(steps, "verifier", "log", "invalid mem access") >= 1,
+	       "verifier: no rejection with its log");
+	CHECK(count_bool(steps, "verifier", "ok", true) >= 1);
+	CHECK(count_steps(steps, "fallback", NULL, NULL) == 0);
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("forbidden", &steps);
+	CHECKF(count_steps(steps, "gate", "error", "bpf_send_signal") == 1,
+	       "forbidden: the gate did not name the helper");
+	/* refused before the kernel: only the accepted object met the verifier */
+	CHECK(count_steps(steps, "verifier", NULL, NULL) == count_bool(steps, "gate", "ok", true));
+	CHECK(count_steps(steps, "fallback", NULL, NULL) == 0);
+	CHECK(!kernel_has_prog("fake_evil_signal"));
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("outside", &steps);
+	CHECKF(count_steps(steps, "gate", "error", "outside this level") >= 3,
+	       "outside: the gate did not refuse the hook");
+	CHECK(count_steps(steps, "verifier", NULL, NULL) == 0);
+	CHECK(count_steps(steps, "fallback", "what", "probe") == 1);
+	CHECK(warned(job, "builtin probe"));
+	CHECK(!kernel_has_prog("fake_outside"));
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("oversized", &steps);
+	CHECKF(count_steps(steps, "compile", "output", "at most") == 1, "oversized: not refused");
+	CHECKF(count_steps(steps, "compile", "output", "error") >= 1, "broken source compiled?");
+	CHECK(count_bool(steps, "compile", "ok", true) == 1);
+	CHECK(count_steps(steps, "fallback", NULL, NULL) == 0);
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("alloc_cold", &steps);
+	CHECKF(count_steps(steps, "llm_tool", "result", "not a node of the kernel code-path tree") ==
+		       1,
+	       "alloc_cold: not refused");
+	CHECK(count_steps(steps, "llm_tool", "result", "accepted") == 1);
+	CHECK(count_steps(steps, "fallback", NULL, NULL) == 0);
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("bad_evidence", &steps);
+	CHECKF(count_steps(steps, "llm_tool", "result", "does not exist") == 1,
+	       "bad evidence: not refused");
+	CHECK(count_steps(steps, "llm_tool", "result", "accepted") == 1);
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("no_deviation", &steps);
+	CHECKF(count_steps(steps, "llm_tool", "result", "refused") == 3,
+	       "no deviation: refusals missing");
+	CHECK(count_steps(steps, "fallback", "what", "decision") == 1);
+	CHECK(warned(job, "builtin decision"));
+	json_decref(steps);
+	json_decref(job);
+
+	fake.slow_s = 4; /* llm_timeout_s is 2 */
+	job = scenario("slow", &steps);
+	CHECKF(count_steps(steps, "llm_call", "error", "imeout") + 
+		       count_steps(steps, "llm_call", "error", "timed out") >= 1,
+	       "slow: no timeout in the trace");
+	CHECK(count_steps(steps, "fallback", "what", "probe") == 1);
+	CHECK(count_steps(steps, "fallback", "what", "decision") == 1);
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("429", &steps);
+	{
+		json_t *s;
+		size_t i;
+		bool retried = false;
+
+		json_array_foreach(steps, i, s)
+			if (!strcmp(json_string_value(json_object_get(s, "kind")) ?: "", "llm_call") &&
+			    json_integer_value(json_object_get(s, "attempts")) == 2 &&
+			    !json_object_get(s, "error"))
+				retried = true;
+		CHECKF(retried, "429: no call that succeeded on its second attempt");
+	}
+	CHECK(count_steps(steps, "fallback", NULL, NULL) == 0);
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("garbage", &steps);
+	CHECKF(count_steps(steps, "llm_call", "error", "not JSON") == 1, "garbage: not reported");
+	CHECK(count_steps(steps, "fallback", NULL, NULL) == 2);
+	json_decref(steps);
+	json_decref(job);
+
+	job = scenario("silent", &steps);
+	CHECKF(count_steps(steps, "fallback", "reason", "did not call decide") == 1,
+	       "silent: no fallback");
+	json_decref(steps);
+	json_decref(job);
+}
+
+static pid_t start_perturber(const char *name, const char *cpu)
+{
+	char exe[256];
+	pid_t pid;
+
+	snprintf(exe, sizeof(exe), "%s/bench/perturbers/%s", getenv("ARGUS_BUILD_DIR"), name);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		execl(exe, exe, "--cpu", cpu, (char *)NULL);
+		_exit(127);
+	}
+	sleep(1);
+	return pid;
+}
+
+/*
+ * Record a reference whose wall times agree (this machine is shared: a
+ * reference taken while another run perturbs it would hide the
+ * perturbation under its spread). At most three tries.
+ */
+static void record_reference(const char *workload)
+{
+	char body[128], path[64];
+	int tries;
+
+	snprintf(body, sizeof(body), "{\"workload\": \"%s\", \"repeats\": 3}", workload);
+	for (tries = 0; tries < 3; tries++) {
+		json_t *job = run_job("/references", body, 600), *runs, *run;
+		json_int_t id;
+		struct http_reply r;
+		double sum = 0, sq = 0, mean, cv;
+		size_t i, n;
+
+		REQUIRE(job && !strcmp(state_of(job), "succeeded"));
+		id = json_integer_value(json_object_get(json_object_get(job, "result"), "reference"));
+		json_decref(job);
+		snprintf(path, sizeof(path), "/references/%lld", (long long)id);
+		REQUIRE(http_get(&d, path, &r) == 200);
+		runs = json_object_get(r.json, "runs");
+		n = json_array_size(runs);
+		json_array_foreach(runs, i, run)
+		{
+			double w = json_number_value(json_object_get(run, "target/wall_ns"));
+
+			sum += w;
+			sq += w * w;
+		}
+		mean = n ? sum / n : 0;
+		cv = mean > 0 && n > 1 ? sqrt(fmax(sq / n - mean * mean, 0)) / mean : 1;
+		reply_free(&r);
+		if (cv < 0.15)
+			return;
+		fprintf(stderr, "# reference %s %lld is noisy (wall-time cv %.2f): recording again\n",
+			workload, (long long)id, cv);
+	}
+}
+
+static void test_good(void)
+{
+	json_t *job, *steps, *s;
+	pid_t pert;
+	size_t i;
+	double seconds = 0;
+	long long calls = 0, tokens = 0;
+
+	fake_llm_set(&fake, "good");
+	for (i = 0; i < 2; i++) {
+		pert = start_perturber("cache_dropper", "1");
+		job = run_job("/diagnose", "{\"workload\": \"pc\", \"agent\": \"llm\"}", 600);
+		kill(pert, SIGTERM);
+		waitpid(pert, NULL, 0);
+		REQUIRE(job);
+		/* the agent agreed with the calibration that the target was not slower: noise */
+		if (i == 0 && !strcmp(state_of(job), "succeeded") &&
+		    strstr(json_string_value(json_object_get(json_object_get(job, "result"),
+							     "reason")) ?: "",
+			   "not slower")) {
+			fprintf(stderr, "# good: the perturbed run was not slower; once more\n");
+			json_decref(job);
+			continue;
+		}
+		break;
+	}
+	CHECKF(!strcmp(state_of(job), "succeeded") &&
+		       !strcmp(result_leaf(job) ?: "", "kernel_paging.file_fault.major"),
+	       "good: %s %s", state_of(job),
+	       json_dumps(json_object_get(job, "result") ?: json_object_get(job, "error"),
+			  JSON_COMPACT));
+	CHECKF(!strcmp(json_string_value(json_object_get(json_object_get(job, "result"), "agent")) ?: "",
+		       "llm"),
+	       "good: agent not llm");
+	steps = get_trace(job);
+	CHECK(count_steps(steps, "fallback", NULL, NULL) == 0);
+	CHECK(count_bool(steps, "verifier", "ok", true) == 3);
+	CHECK(count_steps(steps, "llm_tool", "result", "accepted") == 3);
+	json_array_foreach(steps, i, s)
+		if (!strcmp(json_string_value(json_object_get(s, "kind")) ?: "", "llm_usage")) {
+			calls = json_integer_value(json_object_get(s, "calls"));
+			tokens = json_integer_value(json_object_get(s, "tokens"));
+			seconds = json_number_value(json_object_get(s, "seconds"));
+		}
+	CHECK(calls == 6);
+	fprintf(stderr,
+		"# good: %s, %lld calls, %lld tokens (as the endpoint reported), %.1f s of agent "
+		"time, %.1f s in total\n",
+		result_leaf(job) ?: "-", calls, tokens, seconds,
+		json_number_value(json_object_get(
+			json_object_get(json_object_get(job, "result"), "timings"), "total_s")));
+	CHECKF(argusd_bpf_fds() == 0, "good: argusd still holds BPF programs or links");
+	json_decref(steps);
+	json_decref(job);
+}
+
+static void test_key_hidden(void)
+{
+	char path[256], cmd[512];
+	_cleanup_free_ char *cmdline = NULL;
+	size_t len = 0, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)d.pid);
+	CHECK(read_file_bounded(path, 1 << 16, &cmdline, &len) == 0);
+	for (i = 0; i + 1 < len; i++)
+		if (!cmdline[i])
+			cmdline[i] = ' ';
+	CHECK(cmdline && !strstr(cmdline, KEY));
+	snprintf(cmd, sizeof(cmd), "grep -q '%s' '%s/argusd.log'", KEY, d.dir);
+	CHECKF(system(cmd) != 0, "the key is in the daemon's log");
+	CHECKF(fake.unauthorized == 0, "%u requests without the key", fake.unauthorized);
+}
+
+int main(void)
+{
+	char conf[1024], tmpl[512], creds[256];
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test-llm needs root\n");
+		return 77;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	snprintf(tmpl, sizeof(tmpl), "%s/tests/authored/good.bpf.c", getenv("ARGUS_SOURCE_DIR"));
+	REQUIRE(fake_llm_start(&fake, "fake-model", KEY, tmpl) == 0);
+	snprintf(conf, sizeof(conf),
+		 "llm_url = http://127.0.0.1:%u/v1/\nllm_model = fake-model\nllm_key_file = "
+		 "llm-key\nllm_timeout_s = 2\nbpf_clang = %s\nbpf_include_dir = "
+		 "%s/bpf/authored-include\n",
+		 fake.port, ARGUS_TEST_CLANG, getenv("ARGUS_BUILD_DIR"));
+	REQUIRE(daemon_prepare(&d, conf) == 0);
+	snprintf(creds, sizeof(creds), "%s/creds", d.dir);
+	mkdir(creds, 0700);
+	snprintf(creds, sizeof(creds), "%s/creds/llm-key", d.dir);
+	write_text(creds, KEY "\n");
+	snprintf(creds, sizeof(creds), "%s/creds", d.dir);
+	setenv("CREDENTIALS_DIRECTORY", creds, 1);
+	daemon_add_workload(&d, "pc", PC_WORKLOAD);
+	daemon_add_workload(&d, "pcs", PCS_WORKLOAD);
+	REQUIRE(daemon_start(&d) == 0);
+
+	record_reference("pcs");
+	record_reference("pc");
+	CHECK(argusd_bpf_fds() == 0);
+
+	test_scenarios();
+	test_good();
+	test_key_hidden();
+
+	daemon_cleanup(&d);
+	fake_llm_stop(&fake);
+	curl_global_cleanup();
+	return tap_done("test-llm");
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A slice of the accuracy matrix, so that a regression in accuracy fails
+ * the suite: bench/eval/matrix.py drives the real argusd through its API
+ * on three cells, one repetition each (a file-fault cell, a runqueue cell
+ * and a null cell), and the test asserts the scored outcomes from its
+ * results.json: no incorrect diagnosis, the null cell abstains, the other
+ * two commit to a correct path. Then a victim that fails during a
+ * diagnosis must be reported as a failed job, never as a diagnosis.
+ */
+#include "tests/daemon-harness.h"
+#include "tests/tap.h"
+
+#include <pwd.h>
+
+#define SLICE "pf_page_cache:cache_dropper,pf_zero_page:cpu_hog,pf_anon_write:null_sleep"
+
+static const char *run_outcome(json_t *runs, const char *cell)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(runs, i, r)
+	{
+		const char *c = json_string_value(json_object_get(r, "cell"));
+
+		if (c && strcmp(c, cell) == 0)
+			return json_string_value(json_object_get(r, "outcome"));
+	}
+	return NULL;
+}
+
+static bool is_correct_commit(const char *outcome)
+{
+	return outcome && (strcmp(outcome, "leaf") == 0 || strcmp(outcome, "shallow") == 0);
+}
+
+static void test_slice(const char *src, const char *build)
+{
+	char out[] = "/tmp/argus-matrix-test-XXXXXX";
+	_cleanup_free_ char *cmd = NULL, *path = NULL;
+	json_t *res, *runs, *totals;
+	const char *o;
+	int rc;
+
+	REQUIRE(mkdtemp(out));
+	cmd = xasprintf("/usr/bin/python3 %s/bench/eval/matrix.py --build %s --cells %s --reps 1 "
+			"--out %s >%s/stdout 2>&1",
+			src, build, SLICE, out, out);
+	rc = system(cmd);
+	CHECKF(rc == 0, "matrix.py exited %d (see %s/stdout)", rc, out);
+	path = xasprintf("%s/results.json", out);
+	res = json_load_file(path, 0, NULL);
+	REQUIRE(res);
+	runs = json_object_get(res, "runs");
+	CHECKF(json_array_size(runs) == 3, "%zu runs", json_array_size(runs));
+	totals = json_object_get(json_object_get(res, "totals"), "calibrated");
+	CHECK(json_integer_value(json_object_get(totals, "incorrect")) == 0);
+	CHECK(json_integer_value(json_object_get(totals, "failed")) == 0);
+
+	o = run_outcome(runs, "pf_anon_write:null_sleep");
+	CHECKF(o && strcmp(o, "abstain") == 0, "null cell: %s", o ?: "(none)");
+	o = run_outcome(runs, "pf_page_cache:cache_dropper");
+	CHECKF(is_correct_commit(o), "pf_page_cache:cache_dropper: %s", o ?: "(none)");
+	o = run_outcome(runs, "pf_zero_page:cpu_hog");
+	CHECKF(is_correct_commit(o), "pf_zero_page:cpu_hog: %s", o ?: "(none)");
+	/* The THP mode and friends are as before: the runner checks and records them. */
+	CHECK(json_equal(json_object_get(res, "thp_before"), json_object_get(res, "thp_after")));
+	json_decref(res);
+	if (!tap_failures && !getenv("ARGUS_KEEP_TEST_DIRS")) {
+		_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", out);
+
+		(void)!system(rm);
+	}
+}
+
+/*
+ * A victim whose data directory disappears between the reference and the
+ * diagnosis exits with an error: the job fails with workload_failed and
+ * carries no verdict.
+ */
+static void test_failed_victim(void)
+{
+	struct daemon d;
+	struct http_reply r;
+	struct passwd *nobody = getpwnam("nobody");
+	_cleanup_free_ char *data = NULL, *wl = NULL, *body = NULL;
+	json_t *job;
+	json_int_t id;
+
+	REQUIRE(nobody);
+	REQUIRE(daemon_prepare(&d, NULL) == 0);
+	data = xasprintf("%s/data", d.dir);
+	REQUIRE(mkdir(data, 0755) == 0 && chown(data, nobody->pw_uid, nobody->pw_gid) == 0);
+	REQUIRE(chmod(d.dir, 0755) == 0);
+	wl = xasprintf("{\"name\": \"pm\", \"argv\": [\"pf_major\", \"--mb\", \"4\", \"--dir\", "
+		       "\"%s\"], \"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 60}",
+		       data);
+	daemon_add_workload(&d, "pm", wl);
+	REQUIRE(daemon_start(&d) == 0);
+
+	CHECK(http_post(&d, "/references", "{\"workload\": \"pm\", \"repeats\": 2}", &r) == 202);
+	id = json_integer_value(json_object_get(r.json, "id"));
+	reply_free(&r);
+	job = wait_job(&d, id, 120);
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "reference: %s",
+	       job ? job_state(job) : "timeout");
+	json_decref(job);
+
+	/* The victim's directory becomes a plain file: bench_data_dir refuses it. */
+	{
+		_cleanup_free_ char *cmd = xasprintf("rm -rf '%s' && touch '%s'", data, data);
+
+		REQUIRE(system(cmd) == 0);
+	}
+	CHECK(http_post(&d, "/diagnose", "{\"workload\": \"pm\"}", &r) == 202);
+	id = json_integer_value(json_object_get(r.json, "id"));
+	reply_free(&r);
+	job = wait_job(&d, id, 120);
+	REQUIRE(job);
+	CHECKF(strcmp(job_state(job), "failed") == 0, "state %s", job_state(job));
+	body = json_dumps(job, JSON_COMPACT);
+	CHECKF(strcmp(json_string_value(json_object_get(json_object_get(job, "error"), "code")) ?: "",
+		      "workload_failed") == 0,
+	       "%s", body);
+	CHECKF(json_object_get(json_object_get(job, "result"), "verdict") == NULL, "%s", body);
+	json_decref(job);
+	daemon_stop(&d, SIGTERM);
+	daemon_cleanup(&d);
+}
+
+int main(void)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR"), *build = getenv("ARGUS_BUILD_DIR");
+
+	if (!src || !build) {
+		fprintf(stderr, "# ARGUS_SOURCE_DIR/ARGUS_BUILD_DIR unset: skipped\n");
+		return 77;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "# test-matrix needs root (eBPF, perturbers): skipped\n");
+		return 77;
+	}
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		fprintf(stderr, "# /usr/bin/python3 missing: skipped\n");
+		return 77;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	test_failed_victim();
+	test_slice(src, build);
+	curl_global_cleanup();
+	return tap_done("test-matrix");
+}

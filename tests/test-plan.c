@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Probe plans on kernels of every kind (fake provers standing in for what
+ * resolution would find there), and the derivation of node values from the
+ * probe's counters. No kernel needed.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon/measure.h"
+#include "daemon/probe.h"
+#include "daemon/resolve.h"
+#include "daemon/tree.h"
+#include "daemon/util.h"
+#include "tests/tap.h"
+
+static enum backend accepted;
+
+/* A kernel where only `accepted` works (tracepoints everywhere as a fallback). */
+static int fake_try(void *ud, enum backend b, const char *hook, char **ret_reason)
+{
+	if (b == accepted || b == BACKEND_TRACEPOINT)
+		return 0;
+	*ret_reason = xasprintf("refused by the fake kernel");
+	return -EPERM;
+}
+
+static struct tree *load(enum backend b)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR");
+	_cleanup_free_ char *path = xasprintf("%s/tree-data/tree.json", src ?: ".");
+	struct prober pr = { .try_hook = fake_try };
+	struct tree *t = NULL;
+	char *err = NULL;
+
+	accepted = b;
+	REQUIRE(tree_load_file(path, &t, &err) == 0);
+	tree_resolve(t, &pr);
+	return t;
+}
+
+/* Every level of the tree and the reference must plan without running out of slots or pairs. */
+static void check_all_levels(struct tree *t, const char *kind)
+{
+	int nodes[TREE_MAX_NODES], leaves[TREE_MAX_NODES];
+	struct probe_plan plan;
+	size_t n, n_leaves = 0, i;
+	int r;
+
+	n = tree_active(t, -1, nodes, TREE_MAX_NODES);
+	r = probe_plan_for(t, nodes, n, &plan);
+	CHECKF(r == 0 && plan.n_slots == n, "%s level 1: r=%d slots=%zu of %zu", kind, r,
+	       plan.n_slots, n);
+	for (i = 0; i < t->n_nodes; i++) {
+		if (tree_is_leaf(t, i)) {
+			leaves[n_leaves++] = i;
+			continue;
+		}
+		n = tree_active(t, i, nodes, TREE_MAX_NODES);
+		r = probe_plan_for(t, nodes, n, &plan);
+		CHECKF(r == 0 && plan.n_slots == n, "%s below %s: r=%d", kind, t->nodes[i].id, r);
+	}
+	r = probe_plan_for(t, leaves, n_leaves, &plan);
+	CHECKF(r == 0 && plan.n_slots == n_leaves, "%s reference: r=%d", kind, r);
+}
+
+static void test_fentry_kernel(void)
+{
+	struct tree *t = load(BACKEND_FENTRY);
+	int nodes[TREE_MAX_NODES], paging = tree_find(t, "kernel_paging");
+	struct probe_plan plan;
+	size_t n, i;
+	json_t *desc;
+	bool fentry_prog = false;
+
+	REQUIRE(paging >= 0);
+	/* leaves with functions use fentry; the zero page has only a tracepoint */
+	CHECK(t->nodes[tree_find(t, "kernel_paging.anon_fault.minor")].backend == BACKEND_FENTRY);
+	CHECK(t->nodes[tree_find(t, "kernel_paging.anon_fault.zero_page")].backend ==
+	      BACKEND_TRACEPOINT);
+	/* an inner node on fentry carries its children's functions, joined */
+	CHECK(t->nodes[paging].backend == BACKEND_FENTRY);
+	CHECKF(t->nodes[paging].hook && strchr(t->nodes[paging].hook, '+'), "hook %s",
+	       t->nodes[paging].hook ?: "(null)");
+	check_all_levels(t, "fentry");
+
+	n = tree_active(t, -1, nodes, TREE_MAX_NODES);
+	REQUIRE(probe_plan_for(t, nodes, n, &plan) == 0);
+	desc = probe_plan_describe(t, &plan);
+	for (i = 0; i < json_array_size(json_object_get(desc, "programs")); i++) {
+		const char *prog = json_string_value(json_array_get(json_object_get(desc, "programs"), i));
+
+		fentry_prog |= prog && strncmp(prog, "fentry+fexit/", 13) == 0;
+	}
+	CHECK(fentry_prog);
+	json_decref(desc);
+	tree_free(t);
+}
+
+static void test_kprobe_kernel(void)
+{
+	struct tree *t = load(BACKEND_KPROBE);
+
+	CHECK(t->nodes[tree_find(t, "kernel_paging.file_fault.major")].backend == BACKEND_KPROBE);
+	check_all_levels(t, "kprobe");
+	tree_free(t);
+}
+
+static void test_tracepoint_kernel(void)
+{
+	struct tree *t = load(BACKEND_TRACEPOINT);
+	int nodes[TREE_MAX_NODES], anon = tree_find(t, "kernel_paging.anon_fault");
+	struct probe_plan plan;
+	size_t n, i;
+	unsigned all = 0;
+
+	check_all_levels(t, "tracepoint");
+	/* level 3 below anon_fault: four slots, each its own class */
+	n = tree_active(t, anon, nodes, TREE_MAX_NODES);
+	REQUIRE(probe_plan_for(t, nodes, n, &plan) == 0);
+	CHECK(plan.n_slots == 4);
+	for (i = 0; i < plan.n_slots; i++) {
+		CHECK(plan.slots[i].backend == BACKEND_TRACEPOINT);
+		CHECK(__builtin_popcount(plan.slots[i].classes) == 1);
+		CHECK((all & plan.slots[i].classes) == 0);
+		all |= plan.slots[i].classes;
+	}
+	CHECK(all == t->nodes[anon].classes);
+	tree_free(t);
+}
+
+/* Node values: slots for the plan's nodes, class totals for leaves, sums for parents. */
+static void test_fill_nodes(void)
+{
+	struct tree *t = load(BACKEND_TRACEPOINT);
+	int leaves[TREE_MAX_NODES];
+	struct probe_counts c = {};
+	struct probe_plan plan;
+	struct mvec v = {};
+	size_t n = 0, i;
+	const double *x;
+
+	for (i = 0; i < t->n_nodes; i++)
+		if (tree_is_leaf(t, i))
+			leaves[n++] = i;
+	REQUIRE(probe_plan_for(t, leaves, n, &plan) == 0);
+	for (i = 0; i < plan.n_slots; i++)
+		c.slot[i] = (struct argus_counter){ .count = 1000 + i, .time_ns = 7 };
+	c.cls[ARGUS_CLS_ANON_MINOR] = (struct argus_counter){ 100, 1000 };
+	c.cls[ARGUS_CLS_ANON_ZERO] = (struct argus_counter){ 10, 50 };
+	c.cls[ARGUS_CLS_FILE_MAJOR] = (struct argus_counter){ 5, 5000000 };
+	measure_fill_nodes(t, &plan, &c, &v);
+
+	/* a leaf in the plan takes its slot */
+	for (i = 0; i < plan.n_slots; i++)
+		if (plan.slots[i].node == tree_find(t, "kernel_paging.anon_fault.minor")) {
+			x = mvec_get(&v, "kernel_paging.anon_fault.minor/count");
+			CHECK(x && *x == 1000 + i);
+		}
+	/* class totals are kept as such */
+	x = mvec_get(&v, "class/file_major/time_ns");
+	CHECK(x && *x == 5000000);
+	/* a parent is the sum of its children's slots */
+	x = mvec_get(&v, "kernel_paging.file_fault/time_ns");
+	CHECK(x && *x == 14);
+	/* a node declaring only "count" has no time metric */
+	CHECK(mvec_get(&v, "kernel_paging.tlb_shootdown/time_ns") == NULL);
+	CHECK(mvec_get(&v, "kernel_paging.tlb_shootdown/count") != NULL);
+	mvec_free(&v);
+
+	/* level-1 plan: the subsystems come from slots, leaves from class totals */
+	n = tree_active(t, -1, leaves, TREE_MAX_NODES);
+	REQUIRE(probe_plan_for(t, leaves, n, &plan) == 0);
+	memset(&c, 0, sizeof(c));
+	c.cls[ARGUS_CLS_ANON_MINOR] = (struct argus_counter){ 100, 1000 };
+	c.slot[0] = (struct argus_counter){ 100, 1000 };
+	measure_fill_nodes(t, &plan, &c, &v);
+	x = mvec_get(&v, "kernel_paging.anon_fault.minor/count");
+	CHECK(x && *x == 100);
+	x = mvec_get(&v, "kernel_paging/count");
+	CHECK(x && *x == 100);
+	mvec_free(&v);
+	tree_free(t);
+}
+
+int main(void)
+{
+	test_fentry_kernel();
+	test_kprobe_kernel();
+	test_tracepoint_kernel();
+	test_fill_nodes();
+	return tap_done("test-plan");
+}
