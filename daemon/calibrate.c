@@ -294,7 +294,22 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		wall_text = describe(p, "wall", true, w);
 	}
 
-	/* The level-1 gate: a path that changed without slowing the target is not named. */
+	/*
+	 * The gate: a path that changed without slowing the target is not
+	 * named. Every level is a run of its own, so a deeper level must see
+	 * the slowdown again before anything below is named on its evidence.
+	 */
+	if (p->calibrated && wall >= 0 && !wall_slower && parent >= 0) {
+		d.reason = xasprintf("the slowdown seen above did not reproduce in this level's "
+				     "run: %s",
+				     wall_text);
+		d.action = CALIB_ABSTAIN;
+		d.unconfirmed = true;
+		d.evidence = wall;
+		*ret = d;
+		d = (struct calib_decision){};
+		return 0;
+	}
 	if (p->calibrated && parent < 0 && wall >= 0 && !wall_slower) {
 		const struct calib_score *w = &d.scores[wall];
 

@@ -65,6 +65,7 @@ struct calib_decision {
 	char *reason;	  /* one sentence for the trace and the report */
 	struct calib_score *scores; /* every scored metric of the level, in node order */
 	size_t n_scores;
+	bool unconfirmed; /* abstaining because this deeper level's run was not slower */
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */
@@ -82,9 +83,12 @@ struct calib_decision {
  * means the target is slower: z > tau and a relative increase above
  * min_slowdown.
  *
- * Rule (calibrated): at level 1, when the wall time is scored and the target
- * is not slower, abstain (a kernel path change that does not slow the target
- * is not worth naming; skipped without wall times, as for running targets).
+ * Rule (calibrated): when the wall time is scored and the target is not
+ * slower, abstain (a kernel path change that does not slow the target is not
+ * worth naming; skipped without wall times, as for running targets). Each
+ * level is a run of its own: below level 1 this means the slowdown did not
+ * reproduce, and the decision is marked unconfirmed (the caller may measure
+ * the level once more).
  * A node is flagged when any of its metrics is. Flagged nodes rank first by
  * a flagged time_ns, largest absolute increase (value - centre, in ns: time
  * is the target threads' exclusive time, so it compares across nodes), then

@@ -120,7 +120,8 @@ static void free_runs(struct mvec *runs, size_t n)
 }
 
 /* Load and check the reference; *ret_error on refusal. */
-static int load_reference(struct diag_state *st, const json_t *req, json_t **ret_error)
+static int load_reference(struct diag_state *st, const json_t *req, struct measure_target *tg,
+			  json_t **ret_error)
 {
 	struct store *s = job_ctx_store(st->ctx);
 	json_int_t ref_id = json_integer_value(json_object_get(req, "reference"));
@@ -158,6 +159,22 @@ static int load_reference(struct diag_state *st, const json_t *req, json_t **ret
 			return -ESTALE;
 		}
 		report_warn(&st->rep, why);
+	}
+	/*
+	 * Counts of a running target cover its observation window: compare
+	 * like with like by observing for the reference's window.
+	 */
+	if (!tg->workload && json_integer_value(json_object_get(ref, "window_s")) > 0) {
+		unsigned ref_ms = json_integer_value(json_object_get(ref, "window_s")) * 1000;
+
+		if (ref_ms != tg->window_ms) {
+			_cleanup_free_ char *w = xasprintf(
+				"observed for %u s, the reference's window, instead of the %u s asked",
+				ref_ms / 1000, tg->window_ms / 1000);
+
+			report_warn(&st->rep, w);
+			tg->window_ms = ref_ms;
+		}
 	}
 	r = store_reference_runs(s, ref_id, &st->ref, &st->k);
 	if (r < 0 || st->k == 0) {
@@ -283,12 +300,35 @@ static int make_agent(struct diag_state *st, const json_t *req, json_t **ret_err
 	return r;
 }
 
+/*
+ * Did this level abstain only because its run was not slower? Asked of the
+ * calibration itself, whichever agent decided.
+ */
+static bool level_unconfirmed(struct diag_state *st, const struct agent_level *lvl,
+			      const struct calib_decision *d, const struct mvec *pmv)
+{
+	struct calib_decision c = {};
+	bool r;
+
+	if (d->action != CALIB_ABSTAIN || lvl->parent < 0)
+		return false;
+	if (d->unconfirmed)
+		return true;
+	if (calib_decide(&st->params, lvl->tree, lvl->active, lvl->n_active, lvl->parent, st->ref,
+			 st->k, pmv, &c) < 0)
+		return false;
+	r = c.unconfirmed;
+	calib_decision_free(&c);
+	return r;
+}
+
 static int run_levels(struct diag_state *st, const json_t *req, const struct measure_target *tg,
 		      json_t **ret_error)
 {
 	const struct tree *t = st->env->tree;
 	json_int_t max_depth = json_integer_value(json_object_get(req, "max_depth"));
 	int parent = -1, level;
+	bool remeasured = false;
 
 	if (max_depth < 1 || max_depth > TREE_MAX_DEPTH)
 		max_depth = TREE_MAX_DEPTH;
@@ -300,6 +340,7 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 		struct agent_level lvl;
 		json_t *note = NULL;
 		char *err = NULL;
+		bool unconfirmed;
 		uint64_t t0;
 		int r;
 
@@ -307,9 +348,10 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			return -ECANCELED;
 		n_all = tree_active(t, parent, all, TREE_MAX_NODES);
 		for (i = 0; i < n_all; i++) {
-			if (t->nodes[all[i]].backend == BACKEND_NONE)
-				report_unavailable(&st->rep, &t->nodes[all[i]]);
-			else
+			if (t->nodes[all[i]].backend == BACKEND_NONE) {
+				if (!remeasured)
+					report_unavailable(&st->rep, &t->nodes[all[i]]);
+			} else
 				active[n++] = all[i];
 		}
 		if (n == 0) {
@@ -350,6 +392,7 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 					 &d);
 		}
 		report_timing(&st->rep, level, "decide", now_mono_ns() - t0);
+		unconfirmed = r >= 0 && level_unconfirmed(st, &lvl, &d, &mr.vec);
 		measure_result_clear(&mr);
 		if (r < 0) {
 			json_decref(note);
@@ -370,12 +413,28 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			calib_decision_free(&d);
 			return 0;
 		}
+		/*
+		 * A deeper level whose run was not slower did not confirm the
+		 * slowdown: a perturbation that comes and goes may simply have
+		 * paused. Measure the level once more before abstaining.
+		 */
+		if (unconfirmed && !remeasured) {
+			job_ctx_trace(st->ctx, "remeasure",
+				      json_pack("{s:i,s:s}", "level", level, "reason",
+						"this level's run was not slower than the reference: "
+						"measuring it once more"));
+			calib_decision_free(&d);
+			remeasured = true;
+			level--;
+			continue;
+		}
 		if (d.action != CALIB_DESCEND) {
 			report_stop(&st->rep, d.node, d.action, d.reason);
 			calib_decision_free(&d);
 			return 0;
 		}
 		parent = d.node;
+		remeasured = false;
 		calib_decision_free(&d);
 	}
 	return 0;
@@ -406,7 +465,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 		goto out;
 	}
 	job_ctx_progress(ctx, 0.02, "checking the reference");
-	r = load_reference(&st, req, ret_error);
+	r = load_reference(&st, req, &tg, ret_error);
 	if (r < 0)
 		goto out;
 	r = make_agent(&st, req, ret_error);

@@ -116,6 +116,9 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				 t->version, "backends", backends_of(t), "repeats",
 				 (json_int_t)repeats, "probe", probe_plan_describe(t, &plan),
 				 "workload", tg.workload ? workload_to_json(tg.workload) : NULL);
+		/* a running target's counts cover a window: a diagnosis observes the same one */
+		if (!tg.workload)
+			json_object_set_new(meta, "window_s", json_integer(tg.window_ms / 1000));
 		r = store_reference_create(s, job_ctx_id(ctx), meta, &ref_id);
 		json_decref(meta);
 		for (k = 0; r >= 0 && k < repeats; k++)

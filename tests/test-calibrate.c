@@ -323,19 +323,29 @@ static void test_gate(const struct tree *t)
 	CHECK(d.action == CALIB_DESCEND && !find_score(&d, "target/wall_ns"));
 	calib_decision_free(&d);
 
-	/* Below level 1 the wall time is reported but does not gate. */
+	/*
+	 * Below level 1 the gate holds too: a deeper level's run that is not
+	 * slower does not confirm the slowdown, whatever its paths show, and
+	 * the abstention says it is unconfirmed. A slower run descends.
+	 */
 	{
-		const struct row l2[] = {
+		struct row l2[] = {
 		    {"kernel_paging.anon_fault/count", {100, 100, 100}, 100},
 		    {"kernel_paging.anon_fault/time_ns", {1e7, 1e7, 1e7}, 3e8},
 		    {"target/wall_ns", {1e9, 1e9, 1e9}, 1e9},
 		};
 
 		CHECK(decide(NULL, t, "kernel_paging", l2, ARRAY_SIZE(l2), &d) == 0);
-		CHECK(d.action == CALIB_DESCEND &&
-		      streq(node_id(t, &d), "kernel_paging.anon_fault"));
+		CHECK(d.action == CALIB_ABSTAIN && d.unconfirmed && d.node < 0);
+		CHECK(d.reason && strstr(d.reason, "did not reproduce"));
 		CHECK(find_score(&d, "target/wall_ns") &&
 		      !find_score(&d, "target/wall_ns")->flagged);
+		calib_decision_free(&d);
+
+		l2[2].pmv = 1.4e9;
+		CHECK(decide(NULL, t, "kernel_paging", l2, ARRAY_SIZE(l2), &d) == 0);
+		CHECK(d.action == CALIB_DESCEND && !d.unconfirmed &&
+		      streq(node_id(t, &d), "kernel_paging.anon_fault"));
 		calib_decision_free(&d);
 	}
 }

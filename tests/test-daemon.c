@@ -306,6 +306,16 @@ static void test_pid_target(void)
 	CHECKF(strcmp(job_state(job), "succeeded") == 0 && result_verdict(job),
 	       "pid diagnosis: %s", json_dumps(job, JSON_COMPACT));
 	json_decref(job);
+	/* another window than the reference's: observed for the reference's, and said so */
+	snprintf(body, sizeof(body), "{\"target\": {\"pid\": %d}, \"window_s\": 2}", (int)busy);
+	job = run_job("/diagnose", body, 120);
+	REQUIRE(job);
+	CHECKF(strcmp(job_state(job), "succeeded") == 0 &&
+		       strstr(json_dumps(json_object_get(json_object_get(job, "result"), "warnings"),
+					 JSON_COMPACT),
+			      "reference's window"),
+	       "window warning: %s", json_dumps(json_object_get(job, "result"), JSON_COMPACT));
+	json_decref(job);
 	kill(busy, SIGKILL);
 	waitpid(busy, NULL, 0);
 
