@@ -83,6 +83,7 @@ struct thread_state {
 	__u64 compact_start;
 	__u64 lock_start;
 	__u64 futex_start;
+	__u64 fork_start;   /* in clone/fork/clone3 */
 	__u64 io_block_start; /* blocked in iowait outside a fault */
 };
 
@@ -474,6 +475,10 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 #define NR_futex 202
 #define NR_futex_waitv 449
 #define NR_futex_wait 455
+#define NR_clone 56
+#define NR_fork 57
+#define NR_clone3 435
+/* vfork is left out: its parent waits for the child's exec, which is not creation time */
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
@@ -485,6 +490,8 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	fault_finish(ts);
 	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait)
 		ts->futex_start = bpf_ktime_get_ns();
+	else if (id == NR_clone || id == NR_fork || id == NR_clone3)
+		ts->fork_start = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -494,11 +501,16 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	struct thread_state *ts = current_state();
 	__u64 now;
 
-	if (!ts || !ts->futex_start)
+	if (!ts || !(ts->futex_start | ts->fork_start))
 		return 0;
 	now = bpf_ktime_get_ns();
-	account(ARGUS_CLS_FUTEX, 1, now - ts->futex_start);
+	if (ts->futex_start)
+		account(ARGUS_CLS_FUTEX, 1, now - ts->futex_start);
+	/* the child was counted at sched_process_fork; the parent's time in the call is here */
+	if (ts->fork_start)
+		account(ARGUS_CLS_FORK, 0, now - ts->fork_start);
 	ts->futex_start = 0;
+	ts->fork_start = 0;
 	return 0;
 }
 

@@ -72,6 +72,9 @@ static const char *const fault_companions[] = {
 static const char *const block_companions[] = { "sched_switch", "block_rq_insert", "block_rq_issue",
 						"block_rq_complete" };
 
+/* Creation time is the parent's time in clone/fork/clone3. */
+static const char *const fork_companions[] = { "sys_enter", "sys_exit" };
+
 /* Always attached: following the target's processes. */
 static const char *const tracking[] = { "sched_process_fork", "sched_process_exit" };
 
@@ -87,6 +90,8 @@ size_t probe_companions(unsigned classes, const char **ret, size_t max)
 		PUT(fault_companions);
 	if (classes & BLOCK_CLASSES)
 		PUT(block_companions);
+	if (classes & (1u << ARGUS_CLS_FORK))
+		PUT(fork_companions);
 #undef PUT
 	return n;
 }

@@ -75,6 +75,21 @@ WORKLOAD static void work_cow(void)
 	waitpid(c, NULL, 0);
 }
 
+#define NFORKS 200
+
+WORKLOAD static void work_forks(void)
+{
+	int i;
+
+	for (i = 0; i < NFORKS; i++) {
+		pid_t c = fork();
+
+		if (c == 0)
+			_exit(0);
+		waitpid(c, NULL, 0);
+	}
+}
+
 static const char *data_file;
 
 WORKLOAD static void work_file_read(bool drop)
@@ -227,6 +242,21 @@ static void test_cow(void)
 	CHECKF(cls(&c, ARGUS_CLS_FORK) >= 1, "fork %llu", cls(&c, ARGUS_CLS_FORK));
 }
 
+static void test_fork(void)
+{
+	struct probe_counts c;
+	int r = run_probed(work_forks, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_FORK) == NFORKS, "fork %llu for %d forks", cls(&c, ARGUS_CLS_FORK),
+	       NFORKS);
+	/* the parent's time in fork(): tens of microseconds each at least */
+	CHECKF(c.cls[ARGUS_CLS_FORK].time_ns > NFORKS * 5000ull, "fork time %llu ns",
+	       c.cls[ARGUS_CLS_FORK].time_ns);
+	fprintf(stderr, "fork: %llu (%.0f ns each)\n", cls(&c, ARGUS_CLS_FORK),
+		(double)c.cls[ARGUS_CLS_FORK].time_ns / (cls(&c, ARGUS_CLS_FORK) ?: 1));
+}
+
 static void test_file(void)
 {
 	struct probe_counts c, m;
@@ -295,6 +325,7 @@ int main(void)
 	test_anon_minor();
 	test_zero_page();
 	test_cow();
+	test_fork();
 	test_file();
 
 	unlink(file);
