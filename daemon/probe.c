@@ -521,43 +521,37 @@ void probe_detach(struct probe *p)
 	p->n_links = 0;
 }
 
-int probe_read(struct probe *p, struct probe_counts *ret)
+int probe_sum_counters(struct bpf_map *counters, unsigned n, struct argus_counter *ret)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct probe_counts out = {};
-	struct bpf_program *prog;
-	struct argus_counter *vals;
+	int ncpu = libbpf_num_possible_cpus(), c;
+	_cleanup_free_ struct argus_counter *vals = NULL;
 	__u32 key;
-	int c;
 
 	if (ncpu <= 0)
 		return ncpu ?: -EINVAL;
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (key = 0; key < ARGUS_COUNTER_ENTRIES; key++) {
+	for (key = 0; key < n; key++) {
 		struct argus_counter sum = {};
 
-		if (bpf_map__lookup_elem(p->skel->maps.counters, &key, sizeof(key), vals,
-					 sizeof(*vals) * ncpu, 0) < 0) {
-			int r = -errno;
-
-			free(vals);
-			return r;
-		}
+		if (bpf_map__lookup_elem(counters, &key, sizeof(key), vals, sizeof(*vals) * ncpu, 0) <
+		    0)
+			return -errno;
 		for (c = 0; c < ncpu; c++) {
 			sum.count += vals[c].count;
 			sum.time_ns += vals[c].time_ns;
 		}
-		if (key < ARGUS_MAX_SLOTS)
-			out.slot[key] = sum;
-		else
-			out.cls[key - ARGUS_CLASS_SLOT_BASE] = sum;
+		ret[key] = sum;
 	}
-	free(vals);
-	out.unclassified_faults = p->skel->bss->unclassified_faults;
+	return 0;
+}
 
-	bpf_object__for_each_program(prog, p->skel->obj)
+void probe_sum_run_stats(struct bpf_object *obj, struct probe_counts *c)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
 	{
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -565,9 +559,24 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
 			continue;
-		out.run_cnt += info.run_cnt;
-		out.run_time_ns += info.run_time_ns;
+		c->run_cnt += info.run_cnt;
+		c->run_time_ns += info.run_time_ns;
 	}
+}
+
+int probe_read(struct probe *p, struct probe_counts *ret)
+{
+	struct argus_counter all[ARGUS_COUNTER_ENTRIES];
+	struct probe_counts out = {};
+	int r;
+
+	r = probe_sum_counters(p->skel->maps.counters, ARGUS_COUNTER_ENTRIES, all);
+	if (r < 0)
+		return r;
+	memcpy(out.slot, all, sizeof(out.slot));
+	memcpy(out.cls, all + ARGUS_CLASS_SLOT_BASE, sizeof(out.cls));
+	out.unclassified_faults = p->skel->bss->unclassified_faults;
+	probe_sum_run_stats(p->skel->obj, &out);
 	*ret = out;
 	return 0;
 }

@@ -83,6 +83,13 @@ int probe_read(struct probe *p, struct probe_counts *ret);
 /* Detach and destroy. NULL is fine. */
 void probe_free(struct probe *p);
 
+struct bpf_map;
+struct bpf_object;
+/* Sum entries 0..n-1 of a per-CPU counters map over the CPUs (shared with probe_authored.c). */
+int probe_sum_counters(struct bpf_map *counters, unsigned n, struct argus_counter *ret);
+/* Add the programs' run counts and run time (kernel.bpf_stats) of obj to c. */
+void probe_sum_run_stats(struct bpf_object *obj, struct probe_counts *c);
+
 /*
  * Turn on kernel.bpf_stats_enabled for as long as the returned fd is open
  * (BPF_ENABLE_STATS); -errno when refused.

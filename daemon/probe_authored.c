@@ -143,39 +143,15 @@ void probe_authored_detach(struct probe_authored *p)
 int probe_authored_read(struct probe_authored *p, struct probe_counts *ret)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(p->obj, ARGUS_AUTHORED_COUNTERS);
-	int ncpu = libbpf_num_possible_cpus();
-	_cleanup_free_ struct argus_counter *vals = NULL;
 	struct probe_counts out = {};
-	struct bpf_program *prog;
-	__u32 key;
-	int c;
+	int r;
 
 	if (!m)
 		return -ENOENT;
-	if (ncpu <= 0)
-		return ncpu ?: -EINVAL;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (key = 0; key < ARGUS_MAX_SLOTS; key++) {
-		if (bpf_map__lookup_elem(m, &key, sizeof(key), vals, sizeof(*vals) * ncpu, 0) < 0)
-			return -errno;
-		for (c = 0; c < ncpu; c++) {
-			out.slot[key].count += vals[c].count;
-			out.slot[key].time_ns += vals[c].time_ns;
-		}
-	}
-	bpf_object__for_each_program(prog, p->obj)
-	{
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
-			continue;
-		out.run_cnt += info.run_cnt;
-		out.run_time_ns += info.run_time_ns;
-	}
+	r = probe_sum_counters(m, ARGUS_MAX_SLOTS, out.slot);
+	if (r < 0)
+		return r;
+	probe_sum_run_stats(p->obj, &out);
 	*ret = out;
 	return 0;
 }
