@@ -159,6 +159,11 @@ static enum MHD_Result send_response(struct http_server *h, struct MHD_Connectio
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	/* pages carry data from jobs: no scripts, no fetches, only their own inline style */
+	if (strncmp(type, "text/html", 9) == 0)
+		MHD_add_response_header(resp, "Content-Security-Policy",
+					"default-src 'none'; style-src 'unsafe-inline'");
 	if (r->location)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
 	if (r->allow)

@@ -6,6 +6,7 @@
  * 500 here.
  */
 #include "api/routes.h"
+#include "api/trace_html.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -325,14 +326,31 @@ static void get_job(const struct api_ctx *ctx, const char *idstr, struct api_res
 	respond_json(r, 200, job);
 }
 
-static void get_trace(const struct api_ctx *ctx, const char *idstr, struct api_response *r)
+static void get_trace(const struct api_ctx *ctx, const char *idstr, const struct api_request *req,
+		      struct api_response *r)
 {
-	json_t *trace = NULL, *vectors = NULL;
+	json_t *trace = NULL, *vectors = NULL, *job = NULL;
+	bool html = false;
 	int64_t id;
+	size_t i;
 	int q;
 
 	if (!parse_path_id(idstr, &id, r, "job"))
 		return;
+	/* ?format=html: the trace page for a browser */
+	for (i = 0; i < req->n_args; i++) {
+		if (strcmp(req->args[i].key, "format") != 0) {
+			api_response_error(r, 400, "unknown_field",
+					   "the trace takes one query parameter: format=json|html");
+			return;
+		}
+		if (req->args[i].value && strcmp(req->args[i].value, "html") == 0)
+			html = true;
+		else if (!req->args[i].value || strcmp(req->args[i].value, "json") != 0) {
+			api_response_error(r, 400, "bad_field", "format: json or html");
+			return;
+		}
+	}
 	q = store_trace_get(ctx->store, id, &trace);
 	if (q == -ENOENT) {
 		job_not_found(r, id);
@@ -340,6 +358,20 @@ static void get_trace(const struct api_ctx *ctx, const char *idstr, struct api_r
 	}
 	if (q < 0) {
 		respond_internal(r, q);
+		return;
+	}
+	if (html) {
+		q = store_job_get(ctx->store, id, &job);
+		if (q >= 0)
+			r->text = trace_render_html(job, trace);
+		json_decref(job);
+		json_decref(trace);
+		if (!r->text) {
+			respond_internal(r, q < 0 ? q : -ENOMEM);
+			return;
+		}
+		r->status = 200;
+		r->content_type = "text/html; charset=utf-8";
 		return;
 	}
 	/* the measured vectors (PMV by level) travel with the steps */
@@ -583,7 +615,7 @@ void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct
 	else if (route == ROUTE_JOB && del)
 		delete_job(ctx, idbuf, r);
 	else if (route == ROUTE_TRACE && get)
-		get_trace(ctx, idbuf, r);
+		get_trace(ctx, idbuf, req, r);
 	else if (route == ROUTE_WORKLOADS && get)
 		get_workloads(ctx, r);
 	else if (route == ROUTE_TREE && get)

@@ -233,6 +233,14 @@ static void test_diagnosis(void)
 	}
 	CHECKF(kinds[0] && kinds[1] && kinds[2] && kinds[3], "trace kinds incomplete");
 	reply_free(&r);
+
+	/* the same trace as a page for a browser */
+	strncat(path, "?format=html", sizeof(path) - strlen(path) - 1);
+	CHECK(http_get(&d, path, &r) == 200);
+	CHECKF(r.body && strstr(r.body, "<!DOCTYPE html>") &&
+		       strstr(r.body, "kernel_paging.file_fault.major"),
+	       "trace page: %.200s", r.body ?: "");
+	reply_free(&r);
 	json_decref(job);
 }
 
