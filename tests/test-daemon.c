@@ -6,6 +6,8 @@
  * requests, a full queue, restart with the store intact, an interrupted
  * job, a second daemon on the same state directory.
  */
+#include <dirent.h>
+
 #include "tests/daemon-harness.h"
 #include "tests/tap.h"
 
@@ -372,10 +374,47 @@ static void test_queue_and_cancel(void)
 	reply_free(&r);
 }
 
+/* Pids whose command line is exactly argv (NUL-separated in /proc/PID/cmdline). */
+static size_t find_processes(const char *const *argv, size_t argc, pid_t *ret, size_t max)
+{
+	char want[256], path[300], buf[256];
+	size_t wlen = 0, n = 0, i;
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	for (i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]) + 1;
+
+		memcpy(want + wlen, argv[i], l);
+		wlen += l;
+	}
+	while (dir && (de = readdir(dir)) && n < max) {
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf));
+		close(fd);
+		if (len == (ssize_t)wlen && memcmp(buf, want, wlen) == 0)
+			ret[n++] = atoi(de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
 static void test_restart(void)
 {
+	static const char *const sleeper_argv[] = { "/bin/sleep", "20" };
 	struct daemon second;
 	struct http_reply r;
+	pid_t pids[16];
+	size_t n_before, i;
 	json_int_t id;
 	char path[64];
 	json_t *job;
@@ -412,10 +451,18 @@ static void test_restart(void)
 	CHECK(json_array_size(json_object_get(r.json, "jobs")) >= 8);
 	reply_free(&r);
 
-	/* SIGTERM with a running job: it is cancelled, argusd exits cleanly */
+	/*
+	 * SIGTERM with a running job: it is cancelled, the workload's process
+	 * group is killed, argusd exits cleanly.
+	 */
 	id = submit("/references", "{\"workload\": \"sleeper\"}", 202);
 	usleep(1500 * 1000);
+	n_before = find_processes(sleeper_argv, 2, pids, 16);
+	CHECKF(n_before >= 1, "the sleeper workload is not running");
 	CHECK(daemon_stop(&d, SIGTERM) == 0);
+	for (i = 0; i < n_before; i++)
+		CHECKF(kill(pids[i], 0) < 0 && errno == ESRCH, "workload pid %d survived argusd",
+		       (int)pids[i]);
 	REQUIRE(daemon_start(&d) == 0);
 	job = wait_job(&d, id, 10);
 	CHECKF(job && strcmp(job_state(job), "cancelled") == 0, "after SIGTERM: %s",
