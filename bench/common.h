@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -69,6 +70,107 @@ static inline uint64_t bench_parse_u64(const char *prog, const char *flag, const
 		bench_die(prog, "--%s: \"%s\" is not a number in %llu..%llu", flag, s,
 			  (unsigned long long)min, (unsigned long long)max);
 	return v;
+}
+
+/*
+ * One command-line flag of a bundled program, as a table entry: a number
+ * (num, in [min, max]), a string (str) or a switch (on); exactly one of
+ * the three is set. given, when set, becomes true once the flag is seen.
+ */
+struct bench_flag {
+	const char *name; /* --name */
+	const char *arg;  /* the value's name in the usage text: "N", "DIR"; NULL for a switch */
+	const char *help;
+	uint64_t *num;
+	uint64_t min, max;
+	const char **str;
+	bool *on;
+	bool *given;
+};
+
+#define BENCH_FLAGS_MAX 16
+
+/* The usage text, from the table; a number's default is its value before parsing. */
+static inline void bench_usage(FILE *out, const char *prog, const char *summary,
+			       const struct bench_flag *flags)
+{
+	const struct bench_flag *f;
+
+	fprintf(out, "usage: %s [options]\n%s\n", prog, summary);
+	for (f = flags; f->name; f++) {
+		char lhs[48];
+
+		snprintf(lhs, sizeof(lhs), "--%s%s%s", f->name, f->arg ? " " : "", f->arg ?: "");
+		if (f->num && !strstr(f->help, "(default"))
+			fprintf(out, "  %-18s %s (default %llu)\n", lhs, f->help,
+				(unsigned long long)*f->num);
+		else
+			fprintf(out, "  %-18s %s\n", lhs, f->help);
+	}
+}
+
+/*
+ * Parse argv against flags (ended by an entry without a name). --help
+ * prints the usage and exits 0; an unknown flag, a missing value or a
+ * number out of range exits 2 with a message naming the flag. Positional
+ * arguments are refused.
+ */
+static inline void bench_parse_flags(const char *prog, const char *summary,
+				     const struct bench_flag *flags, int argc, char **argv)
+{
+	struct option opts[BENCH_FLAGS_MAX + 2] = {};
+	size_t n = 0;
+	int c;
+
+	for (; flags[n].name; n++) {
+		if (n >= BENCH_FLAGS_MAX)
+			bench_die(prog, "too many flags");
+		opts[n] =
+		    (struct option){flags[n].name, flags[n].on ? no_argument : required_argument,
+				    NULL, 256 + (int)n};
+	}
+	opts[n] = (struct option){"help", no_argument, NULL, 'h'};
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		const struct bench_flag *f;
+
+		if (c == 'h') {
+			bench_usage(stdout, prog, summary, flags);
+			exit(0);
+		}
+		if (c < 256 || (size_t)(c - 256) >= n) {
+			bench_usage(stderr, prog, summary, flags);
+			exit(2);
+		}
+		f = &flags[c - 256];
+		if (f->num)
+			*f->num = bench_parse_u64(prog, f->name, optarg, f->min, f->max);
+		else if (f->str)
+			*f->str = optarg;
+		else if (f->on)
+			*f->on = true;
+		if (f->given)
+			*f->given = true;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument \"%s\"\n", prog, argv[optind]);
+		exit(2);
+	}
+}
+
+/* MemAvailable in bytes, or 0 when unknown. */
+static inline uint64_t bench_mem_available(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
 }
 
 /* The 64-bit word at index i of every bundled data file: content is fixed. */
@@ -166,6 +268,19 @@ static inline int bench_data_file(const char *prog, const char *dir, const char 
 	return fd;
 }
 
+/*
+ * The data file <stem>_<mb>mb.dat of mb MiB in dir (NULL: the default data
+ * directory), created when missing; an O_RDONLY fd.
+ */
+static inline int bench_open_data(const char *prog, const char *dir, const char *stem, uint64_t mb)
+{
+	char path[PATH_MAX], name[64];
+
+	bench_data_dir(prog, dir, path, sizeof(path));
+	snprintf(name, sizeof(name), "%s_%llumb.dat", stem, (unsigned long long)mb);
+	return bench_data_file(prog, path, name, mb * MIB);
+}
+
 /* Read the whole file once so that it sits in the page cache. */
 static inline void bench_warm_file(const char *prog, int fd)
 {
@@ -241,9 +356,16 @@ void perturb_end(void);
 /* Block the stop signals in the calling thread (worker threads, before creation). */
 void perturb_block_signals(sigset_t *ret_old);
 
-/* getopt_long entries every perturber accepts: --cpu N, --restore-only, --help. */
-#define PERTURB_COMMON_OPTIONS                                                                     \
-	{"cpu", required_argument, NULL, 'c'}, {"restore-only", no_argument, NULL, 'R'},           \
-	{                                                                                          \
-		"help", no_argument, NULL, 'h'                                                     \
-	}
+/* What every perturber accepts besides its own flags: --cpu N, --restore-only, --help. */
+struct perturb_opts {
+	int cpu; /* -1: not pinned */
+	bool restore_only;
+};
+
+/*
+ * Parse a perturber's command line: --cpu N (default default_cpu, -1 for
+ * none), --restore-only and the perturber's own flags (a bench_flag table,
+ * NULL for none). Exits as bench_parse_flags does.
+ */
+void perturb_parse(const char *name, const char *summary, int default_cpu,
+		   const struct bench_flag *own, int argc, char **argv, struct perturb_opts *ret);

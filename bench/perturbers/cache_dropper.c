@@ -6,43 +6,21 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
-
 #define DROP_CACHES "/proc/sys/vm/drop_caches"
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    PERTURB_COMMON_OPTIONS,
-	    {"interval-ms", required_argument, NULL, 'i'},
+	uint64_t interval = 50, drops = 0;
+	const struct bench_flag flags[] = {
+	    {"interval-ms", "N", "pause between drops", &interval, 1, 60000},
 	    {},
 	};
-	bool restore_only = false;
-	unsigned interval = 50;
-	uint64_t drops = 0;
-	int c, cpu = -1, r;
+	struct perturb_opts o;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cpu = (int)bench_parse_u64("cache_dropper", "cpu", optarg, 0,
-						   CPU_SETSIZE - 1);
-			break;
-		case 'i':
-			interval = (unsigned)bench_parse_u64("cache_dropper", "interval-ms", optarg,
-							     1, 60000);
-			break;
-		case 'R':
-			restore_only = true;
-			break;
-		case 'h':
-			printf("usage: cache_dropper [--cpu N] [--interval-ms N]\n");
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	perturb_begin("cache_dropper", restore_only, cpu);
+	perturb_parse("cache_dropper", "Sync and drop the page cache in a loop.", -1, flags, argc,
+		      argv, &o);
+	perturb_begin("cache_dropper", o.restore_only, o.cpu);
 	while (!perturb_stop) {
 		sync();
 		r = perturb_poke(DROP_CACHES, "3");
@@ -53,7 +31,7 @@ int main(int argc, char **argv)
 		}
 		if (drops++ == 0)
 			perturb_ready();
-		bench_sleep_ms(interval);
+		bench_sleep_ms((unsigned)interval);
 	}
 	fprintf(stderr, "cache_dropper: %llu drops\n", (unsigned long long)drops);
 	perturb_end();

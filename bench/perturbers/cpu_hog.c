@@ -5,7 +5,6 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <pthread.h>
 
 static int hog_cpu;
@@ -23,38 +22,20 @@ static void *spin(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    PERTURB_COMMON_OPTIONS,
-	    {"threads", required_argument, NULL, 't'},
+	uint64_t threads = 1, i;
+	const struct bench_flag flags[] = {
+	    {"threads", "N", "busy threads, all on the same CPU", &threads, 1, 64},
 	    {},
 	};
-	bool restore_only = false;
+	struct perturb_opts o;
 	pthread_t th[64];
-	uint64_t threads = 1, i;
 	sigset_t old;
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			hog_cpu =
-			    (int)bench_parse_u64("cpu_hog", "cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case 't':
-			threads = bench_parse_u64("cpu_hog", "threads", optarg, 1, 64);
-			break;
-		case 'R':
-			restore_only = true;
-			break;
-		case 'h':
-			printf(
-			    "usage: cpu_hog [--cpu N] [--threads N]   (default CPU 0, 1 thread)\n");
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	perturb_begin("cpu_hog", restore_only, hog_cpu);
+	perturb_parse("cpu_hog", "Busy threads on one CPU (runqueue contention).", 0, flags, argc,
+		      argv, &o);
+	hog_cpu = o.cpu;
+	perturb_begin("cpu_hog", o.restore_only, hog_cpu);
 	/* Workers never take the stop signals: the main thread must wake from its wait. */
 	perturb_block_signals(&old);
 	for (i = 0; i < threads; i++) {

@@ -7,53 +7,29 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
-
 static const char *prog = "io_hog";
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    PERTURB_COMMON_OPTIONS,
-	    {"dir", required_argument, NULL, 'd'},
-	    {"size-mb", required_argument, NULL, 's'},
-	    {"sync-mb", required_argument, NULL, 'y'},
+	const char *dir = "/var/tmp";
+	uint64_t size_mb = 1024, sync_mb = 64, size, sync_every, off = 0, written = 0;
+	const struct bench_flag flags[] = {
+	    {"dir", "DIR", "where the file is written (default /var/tmp)", .str = &dir},
+	    {"size-mb", "N", "file size, written round robin, in MiB", &size_mb, 1, 1 << 20},
+	    {"sync-mb", "N", "fsync after every N MiB", &sync_mb, 1, 1 << 20},
 	    {},
 	};
-	const char *dir = "/var/tmp";
-	uint64_t size = 1024 * MIB, sync_every = 64 * MIB, off = 0, written = 0;
-	bool restore_only = false;
+	struct perturb_opts o;
 	char path[PATH_MAX];
 	uint64_t *block;
-	int c, cpu = -1, fd, r;
+	int fd, r;
 	size_t i;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cpu = (int)bench_parse_u64(prog, "cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 's':
-			size = bench_parse_u64(prog, "size-mb", optarg, 1, 1 << 20) * MIB;
-			break;
-		case 'y':
-			sync_every = bench_parse_u64(prog, "sync-mb", optarg, 1, 1 << 20) * MIB;
-			break;
-		case 'R':
-			restore_only = true;
-			break;
-		case 'h':
-			printf("usage: %s [--cpu N] [--dir DIR] [--size-mb N] [--sync-mb N]\n",
-			       prog);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	perturb_begin(prog, restore_only, cpu);
+	perturb_parse(prog, "Sequential buffered writes with periodic fsync.", -1, flags, argc,
+		      argv, &o);
+	size = size_mb * MIB;
+	sync_every = sync_mb * MIB;
+	perturb_begin(prog, o.restore_only, o.cpu);
 	if ((size_t)snprintf(path, sizeof(path), "%s/argus-io_hog.dat", dir) >= sizeof(path))
 		bench_die(prog, "--dir: path too long");
 	r = perturb_track_file(path);

@@ -13,7 +13,6 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 
 #define CHUNK (64 * MIB)
@@ -21,58 +20,25 @@
 
 static const char *prog = "mem_pressure";
 
-/* MemAvailable in bytes, or 0 when unknown. */
-static uint64_t mem_available(void)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    PERTURB_COMMON_OPTIONS,
-	    {"reserve-mb", required_argument, NULL, 'r'},
-	    {"max-mb", required_argument, NULL, 'm'},
+	static char *chunks[CHUNKS_MAX];
+	uint64_t reserve_mb = 256, max_mb = 1 << 24, reserve, max, held = 0, passes = 0;
+	const struct bench_flag flags[] = {
+	    {"reserve-mb", "N", "MemAvailable left to the others, in MiB", &reserve_mb, 128,
+	     1 << 20},
+	    {"max-mb", "N", "the most memory taken, in MiB", &max_mb, 64, 1 << 24},
 	    {},
 	};
-	static char *chunks[CHUNKS_MAX];
-	bool restore_only = false, ready = false;
-	uint64_t reserve = 256 * MIB, max = UINT64_MAX, held = 0, passes = 0;
+	struct perturb_opts o;
+	bool ready = false;
 	size_t n = 0, i, k, cursor = 0;
-	int c, cpu = -1;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cpu = (int)bench_parse_u64(prog, "cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case 'r':
-			reserve = bench_parse_u64(prog, "reserve-mb", optarg, 128, 1 << 20) * MIB;
-			break;
-		case 'm':
-			max = bench_parse_u64(prog, "max-mb", optarg, 64, 1 << 24) * MIB;
-			break;
-		case 'R':
-			restore_only = true;
-			break;
-		case 'h':
-			printf("usage: %s [--cpu N] [--reserve-mb N] [--max-mb N]\n", prog);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	perturb_begin(prog, restore_only, cpu);
+	perturb_parse(prog, "Take memory until little is available; keep it hot.", -1, flags, argc,
+		      argv, &o);
+	reserve = reserve_mb * MIB;
+	max = max_mb * MIB;
+	perturb_begin(prog, o.restore_only, o.cpu);
 	{
 		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 
@@ -82,7 +48,7 @@ int main(int argc, char **argv)
 	}
 
 	while (!perturb_stop) {
-		uint64_t avail = mem_available();
+		uint64_t avail = bench_mem_available();
 
 		if (avail > reserve + CHUNK && held + CHUNK <= max && n < CHUNKS_MAX) {
 			/* Grow: one more chunk, written through so it is really ours. */

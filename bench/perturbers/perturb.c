@@ -364,3 +364,33 @@ void perturb_end(void)
 	n_saved = 0;
 	restore_all();
 }
+
+void perturb_parse(const char *name, const char *summary, int default_cpu,
+		   const struct bench_flag *own, int argc, char **argv, struct perturb_opts *ret)
+{
+	struct bench_flag flags[BENCH_FLAGS_MAX + 1] = {};
+	uint64_t cpu = 0;
+	bool cpu_given = false, restore_only = false;
+	char cpu_help[64];
+	size_t n = 0;
+
+	if (default_cpu >= 0)
+		snprintf(cpu_help, sizeof(cpu_help), "pin to this CPU (default %d)", default_cpu);
+	else
+		snprintf(cpu_help, sizeof(cpu_help), "pin to this CPU (default: not pinned)");
+	flags[n++] = (struct bench_flag){
+	    "cpu", "N", cpu_help, &cpu, 0, CPU_SETSIZE - 1, .given = &cpu_given};
+	flags[n++] = (struct bench_flag){
+	    "restore-only", NULL, "apply a restore file left by a killed instance, then exit",
+	    .on = &restore_only};
+	for (; own && own[n - 2].name; n++) {
+		if (n >= BENCH_FLAGS_MAX)
+			bench_die(name, "too many flags");
+		flags[n] = own[n - 2];
+	}
+	bench_parse_flags(name, summary, flags, argc, argv);
+	*ret = (struct perturb_opts){
+	    .cpu = cpu_given ? (int)cpu : default_cpu,
+	    .restore_only = restore_only,
+	};
+}

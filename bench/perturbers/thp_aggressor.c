@@ -11,7 +11,6 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
@@ -20,21 +19,6 @@
 #define HPAGE (2 * MIB)
 
 static const char *prog = "thp_aggressor";
-
-static uint64_t mem_available(void)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
 
 /* Hold the pages of one parity, free the others. */
 static void fragment(char *frag, uint64_t bytes, int keep)
@@ -54,49 +38,29 @@ static void fragment(char *frag, uint64_t bytes, int keep)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    PERTURB_COMMON_OPTIONS,
-	    {"frag-mb", required_argument, NULL, 'f'},
-	    {"compact-every", required_argument, NULL, 'k'},
+	uint64_t frag_mb = 0, frag_bytes, compact_every = 256, regions = 0, off;
+	const struct bench_flag flags[] = {
+	    {"frag-mb", "N", "region fragmented in MiB (default a quarter of MemAvailable)",
+	     &frag_mb, 2, 1 << 24},
+	    {"compact-every", "N", "huge page requests between full compactions, 0 never",
+	     &compact_every, 0, 1 << 24},
 	    {},
 	};
-	bool restore_only = false;
-	uint64_t frag_bytes = 0, compact_every = 256, regions = 0, off;
-	int c, cpu = -1, r, keep = 0;
+	struct perturb_opts o;
+	int r, keep = 0;
 	char *frag;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cpu = (int)bench_parse_u64(prog, "cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case 'f':
-			frag_bytes = bench_parse_u64(prog, "frag-mb", optarg, 2, 1 << 24) * MIB;
-			break;
-		case 'k':
-			compact_every = bench_parse_u64(prog, "compact-every", optarg, 0, 1 << 24);
-			break;
-		case 'R':
-			restore_only = true;
-			break;
-		case 'h':
-			printf(
-			    "usage: %s [--cpu N] [--frag-mb N] [--compact-every N]\n"
-			    "  --frag-mb N  region fragmented, default a quarter of MemAvailable\n",
-			    prog);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	perturb_begin(prog, restore_only, cpu);
+	perturb_parse(prog, "Fragment memory, then keep asking for huge pages.", -1, flags, argc,
+		      argv, &o);
+	frag_bytes = frag_mb * MIB;
+	perturb_begin(prog, o.restore_only, o.cpu);
 	if (!frag_bytes)
-		frag_bytes = mem_available() / 4 / HPAGE * HPAGE;
+		frag_bytes = bench_mem_available() / 4 / HPAGE * HPAGE;
 	if (frag_bytes < HPAGE)
 		frag_bytes = HPAGE;
 	/* Never more than half of what is available, whatever was asked. */
-	if (frag_bytes > mem_available() / 2)
-		frag_bytes = mem_available() / 2 / HPAGE * HPAGE;
+	if (frag_bytes > bench_mem_available() / 2)
+		frag_bytes = bench_mem_available() / 2 / HPAGE * HPAGE;
 
 	r = perturb_set(THP_ENABLED, "always");
 	if (r == 0)

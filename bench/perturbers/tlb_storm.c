@@ -8,7 +8,6 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <pthread.h>
 #include <sys/mman.h>
 
@@ -50,38 +49,20 @@ static void *storm(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    PERTURB_COMMON_OPTIONS,
-	    {"threads", required_argument, NULL, 't'},
+	static struct worker workers[65];
+	uint64_t threads = 1, i, total = 0;
+	const struct bench_flag flags[] = {
+	    {"threads", "N", "threads on --cpu (one more runs on the next CPU)", &threads, 1, 64},
 	    {},
 	};
-	static struct worker workers[65];
-	bool restore_only = false;
-	uint64_t threads = 1, i, total = 0;
-	int c, cpu = 0, other, r;
+	struct perturb_opts o;
+	int cpu, other, r;
 	sigset_t old;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cpu = (int)bench_parse_u64(prog, "cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case 't':
-			threads = bench_parse_u64(prog, "threads", optarg, 1, 64);
-			break;
-		case 'R':
-			restore_only = true;
-			break;
-		case 'h':
-			printf("usage: %s [--cpu N] [--threads N]   (default CPU 0, 1 thread + 1 "
-			       "on the next CPU)\n",
-			       prog);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	perturb_begin(prog, restore_only, -1);
+	perturb_parse(prog, "Shootdown IPIs from a multi-threaded mapping churn.", 0, flags, argc,
+		      argv, &o);
+	cpu = o.cpu;
+	perturb_begin(prog, o.restore_only, -1);
 	other = (cpu + 1) % bench_ncpus();
 	region = mmap(NULL, REGION_PAGES * PAGE_SIZE_4K, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);

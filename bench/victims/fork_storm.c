@@ -6,48 +6,22 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
 static const char *prog = "fork_storm";
 
-static void usage(void)
-{
-	printf("usage: %s [--forks N] [--mb N]\n"
-	       "  --forks N  children forked and reaped (default 1200)\n"
-	       "  --mb N     anonymous memory the parent holds, in MiB (default 16)\n",
-	       prog);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"forks", required_argument, NULL, 'f'},
-	    {"mb", required_argument, NULL, 'm'},
-	    {"help", no_argument, NULL, 'h'},
+	uint64_t forks = 1200, mb = 16, i, start;
+	const struct bench_flag flags[] = {
+	    {"forks", "N", "children forked and reaped", &forks, 1, 1 << 24},
+	    {"mb", "N", "anonymous memory the parent holds, in MiB", &mb, 1, 1 << 12},
 	    {},
 	};
-	uint64_t forks = 1200, mb = 16, i, start;
 	char *p;
-	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			forks = bench_parse_u64(prog, "forks", optarg, 1, 1 << 24);
-			break;
-		case 'm':
-			mb = bench_parse_u64(prog, "mb", optarg, 1, 1 << 12);
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "Process creation: fork, exit, reap.", flags, argc, argv);
 
 	start = bench_now_ns();
 	p = mmap(NULL, mb * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -9,7 +9,6 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <pthread.h>
 
 static const char *prog = "futex_contend";
@@ -17,16 +16,6 @@ static const char *prog = "futex_contend";
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t shared_counter;
 static uint64_t iterations = 800000, yield_every = 64;
-
-static void usage(void)
-{
-	printf("usage: %s [--threads N] [--iterations N] [--yield-every N]\n"
-	       "  --threads N      contending threads (default 4)\n"
-	       "  --iterations N   lock acquisitions per thread (default 800000)\n"
-	       "  --yield-every N  yield while holding the lock every N iterations, 0 never "
-	       "(default 64)\n",
-	       prog);
-}
 
 static void *worker(void *arg)
 {
@@ -48,36 +37,18 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"threads", required_argument, NULL, 't'},
-	    {"iterations", required_argument, NULL, 'i'},
-	    {"yield-every", required_argument, NULL, 'y'},
-	    {"help", no_argument, NULL, 'h'},
+	uint64_t nthreads = 4, i, start;
+	const struct bench_flag flags[] = {
+	    {"threads", "N", "contending threads", &nthreads, 1, 256},
+	    {"iterations", "N", "lock acquisitions per thread", &iterations, 1, 1ull << 32},
+	    {"yield-every", "N", "yield while holding the lock every N iterations, 0 never",
+	     &yield_every, 0, 1ull << 32},
 	    {},
 	};
 	pthread_t th[256];
-	uint64_t nthreads = 4, i, start;
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			nthreads = bench_parse_u64(prog, "threads", optarg, 1, 256);
-			break;
-		case 'i':
-			iterations = bench_parse_u64(prog, "iterations", optarg, 1, 1ull << 32);
-			break;
-		case 'y':
-			yield_every = bench_parse_u64(prog, "yield-every", optarg, 0, 1ull << 32);
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "Lock contention on one pthread mutex.", flags, argc, argv);
 
 	start = bench_now_ns();
 	for (i = 0; i < nthreads; i++) {

@@ -6,50 +6,23 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 
 static const char *prog = "gups";
 
-static void usage(void)
-{
-	printf("usage: %s [--mb N] [--updates N]\n"
-	       "  --mb N       table size in MiB, a power of two (default 128)\n"
-	       "  --updates N  random updates, in millions (default 16)\n",
-	       prog);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"mb", required_argument, NULL, 'm'},
-	    {"updates", required_argument, NULL, 'u'},
-	    {"help", no_argument, NULL, 'h'},
+	uint64_t mb = 128, updates = 16, n, mask, i, x = 1, sum = 0, start;
+	const struct bench_flag flags[] = {
+	    {"mb", "N", "table size in MiB, a power of two", &mb, 1, 1 << 14},
+	    {"updates", "N", "random updates, in millions", &updates, 1, 1 << 20},
 	    {},
 	};
-	uint64_t mb = 128, updates = 16, n, mask, i, x = 1, sum = 0, start;
 	uint64_t *t;
-	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			mb = bench_parse_u64(prog, "mb", optarg, 1, 1 << 14);
-			if (mb & (mb - 1))
-				bench_die(prog, "--mb: %llu is not a power of two",
-					  (unsigned long long)mb);
-			break;
-		case 'u':
-			updates = bench_parse_u64(prog, "updates", optarg, 1, 1 << 20);
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "Random updates over a pre-populated table.", flags, argc, argv);
+	if (mb & (mb - 1))
+		bench_die(prog, "--mb: %llu is not a power of two", (unsigned long long)mb);
 	n = mb * MIB / sizeof(uint64_t);
 	mask = n - 1;
 

@@ -9,65 +9,34 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 
 static const char *prog = "llama_pattern";
 
-static void usage(void)
-{
-	printf("usage: %s [--model-mb N] [--tokens N] [--kv-kb N] [--dir DIR]\n"
-	       "  --model-mb N  model file size in MiB (default 128)\n"
-	       "  --tokens N    tokens generated, each streaming the model (default 96)\n"
-	       "  --kv-kb N     KV cache growth per token in KiB (default 1024)\n"
-	       "  --dir DIR     where the model file lives (default /var/tmp/argus-victims-UID)\n",
-	       prog);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"model-mb", required_argument, NULL, 'm'}, {"tokens", required_argument, NULL, 't'},
-	    {"kv-kb", required_argument, NULL, 'k'},	{"dir", required_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},		{},
-	};
 	uint64_t model_mb = 128, tokens = 96, kv_kb = 1024, tok, i, sum = 0, start;
 	uint64_t kv_pages_per_token, kv_bytes, kv_used = 0;
 	const char *dir = NULL;
-	char path[PATH_MAX], name[64];
+	const struct bench_flag flags[] = {
+	    {"model-mb", "N", "model file size in MiB", &model_mb, 1, 1 << 16},
+	    {"tokens", "N", "tokens generated, each streaming the model", &tokens, 1, 1 << 20},
+	    {"kv-kb", "N", "KV cache growth per token in KiB", &kv_kb, 4, 1 << 20},
+	    {"dir", "DIR", "where the model file lives (default /var/tmp/argus-victims-UID)",
+	     .str = &dir},
+	    {},
+	};
 	const uint64_t *model;
 	char *kv;
-	int c, fd;
+	int fd;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			model_mb = bench_parse_u64(prog, "model-mb", optarg, 1, 1 << 16);
-			break;
-		case 't':
-			tokens = bench_parse_u64(prog, "tokens", optarg, 1, 1 << 20);
-			break;
-		case 'k':
-			kv_kb = bench_parse_u64(prog, "kv-kb", optarg, 4, 1 << 20);
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
-	bench_data_dir(prog, dir, path, sizeof(path));
-	snprintf(name, sizeof(name), "model_%llumb.dat", (unsigned long long)model_mb);
+	bench_parse_flags(prog, "The memory pattern of LLM inference on a CPU host.", flags, argc,
+			  argv);
 	kv_pages_per_token = kv_kb * 1024 / PAGE_SIZE_4K;
 	kv_bytes = kv_pages_per_token * PAGE_SIZE_4K * tokens;
 
 	start = bench_now_ns();
-	fd = bench_data_file(prog, path, name, model_mb * MIB);
+	fd = bench_open_data(prog, dir, "model", model_mb);
 	model = mmap(NULL, model_mb * MIB, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (model == MAP_FAILED)
 		bench_die(prog, "mmap model: %s", strerror(errno));

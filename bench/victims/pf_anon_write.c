@@ -8,52 +8,23 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 
 static const char *prog = "pf_anon_write";
 
-static void usage(void)
-{
-	printf("usage: %s [--mb N] [--rounds N] [--thp]\n"
-	       "  --mb N      region size per round in MiB (default 256)\n"
-	       "  --rounds N  rounds, a fresh region each (default 2)\n"
-	       "  --thp       madvise(MADV_HUGEPAGE) on the region\n",
-	       prog);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"mb", required_argument, NULL, 'm'},
-	    {"rounds", required_argument, NULL, 'r'},
-	    {"thp", no_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
+	uint64_t mb = 128, rounds = 2, round, i, pages, sum = 0, start;
+	bool thp = false;
+	const struct bench_flag flags[] = {
+	    {"mb", "N", "region size per round in MiB", &mb, 1, 1 << 20},
+	    {"rounds", "N", "rounds, a fresh region each", &rounds, 1, 1 << 20},
+	    {"thp", NULL, "madvise(MADV_HUGEPAGE) on the region", .on = &thp},
 	    {},
 	};
-	uint64_t mb = 256, rounds = 2, round, i, pages, sum = 0, start;
-	bool thp = false;
-	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			mb = bench_parse_u64(prog, "mb", optarg, 1, 1 << 20);
-			break;
-		case 'r':
-			rounds = bench_parse_u64(prog, "rounds", optarg, 1, 1 << 20);
-			break;
-		case 't':
-			thp = true;
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "Anonymous write faults on fresh private regions.", flags, argc,
+			  argv);
 	pages = mb * MIB / PAGE_SIZE_4K;
 
 	start = bench_now_ns();

@@ -8,48 +8,22 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
 static const char *prog = "pf_cow";
 
-static void usage(void)
-{
-	printf("usage: %s [--mb N] [--rounds N]\n"
-	       "  --mb N      region size in MiB (default 64)\n"
-	       "  --rounds N  children forked, each writing the region (default 6)\n",
-	       prog);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"mb", required_argument, NULL, 'm'},
-	    {"rounds", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},
+	uint64_t mb = 64, rounds = 4, round, i, pages, start;
+	char *p;
+	const struct bench_flag flags[] = {
+	    {"mb", "N", "region size in MiB", &mb, 1, 1 << 16},
+	    {"rounds", "N", "children forked, each writing the region", &rounds, 1, 1 << 20},
 	    {},
 	};
-	uint64_t mb = 64, rounds = 6, round, i, pages, start;
-	char *p;
-	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			mb = bench_parse_u64(prog, "mb", optarg, 1, 1 << 16);
-			break;
-		case 'r':
-			rounds = bench_parse_u64(prog, "rounds", optarg, 1, 1 << 20);
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "Copy-on-write faults in forked children.", flags, argc, argv);
 	pages = mb * MIB / PAGE_SIZE_4K;
 
 	start = bench_now_ns();

@@ -7,59 +7,30 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 
 static const char *prog = "pf_major";
 
-static void usage(void)
-{
-	printf("usage: %s [--mb N] [--rounds N] [--dir DIR]\n"
-	       "  --mb N      data file size in MiB (default 48)\n"
-	       "  --rounds N  rounds, the file dropped from the cache before each (default 1)\n"
-	       "  --dir DIR   where the data file lives (default /var/tmp/argus-victims-UID)\n",
-	       prog);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"mb", required_argument, NULL, 'm'},
-	    {"rounds", required_argument, NULL, 'r'},
-	    {"dir", required_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},
-	    {},
-	};
 	uint64_t mb = 48, rounds = 1, round, i, pages, sum = 0, start;
 	const char *dir = NULL;
-	char path[PATH_MAX], name[64];
-	int c, fd, r;
+	const struct bench_flag flags[] = {
+	    {"mb", "N", "data file size in MiB", &mb, 1, 1 << 16},
+	    {"rounds", "N", "rounds, the file dropped from the cache before each", &rounds, 1,
+	     1 << 20},
+	    {"dir", "DIR", "where the data file lives (default /var/tmp/argus-victims-UID)",
+	     .str = &dir},
+	    {},
+	};
+	int fd, r;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			mb = bench_parse_u64(prog, "mb", optarg, 1, 1 << 16);
-			break;
-		case 'r':
-			rounds = bench_parse_u64(prog, "rounds", optarg, 1, 1 << 20);
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "File faults that read every page from storage.", flags, argc,
+			  argv);
 	pages = mb * MIB / PAGE_SIZE_4K;
-	bench_data_dir(prog, dir, path, sizeof(path));
-	snprintf(name, sizeof(name), "major_%llumb.dat", (unsigned long long)mb);
 
 	start = bench_now_ns();
-	fd = bench_data_file(prog, path, name, mb * MIB);
+	fd = bench_open_data(prog, dir, "major", mb);
 	for (round = 0; round < rounds; round++) {
 		volatile const char *p;
 

@@ -6,46 +6,21 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 
 static const char *prog = "pf_zero_page";
 
-static void usage(void)
-{
-	printf("usage: %s [--mb N] [--rounds N]\n"
-	       "  --mb N      region size per round in MiB (default 256)\n"
-	       "  --rounds N  rounds, a fresh region each (default 8)\n",
-	       prog);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"mb", required_argument, NULL, 'm'},
-	    {"rounds", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},
+	uint64_t mb = 256, rounds = 2, round, i, pages, sum = 0, start;
+	const struct bench_flag flags[] = {
+	    {"mb", "N", "region size per round in MiB", &mb, 1, 1 << 20},
+	    {"rounds", "N", "rounds, a fresh region each", &rounds, 1, 1 << 20},
 	    {},
 	};
-	uint64_t mb = 256, rounds = 8, round, i, pages, sum = 0, start;
-	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			mb = bench_parse_u64(prog, "mb", optarg, 1, 1 << 20);
-			break;
-		case 'r':
-			rounds = bench_parse_u64(prog, "rounds", optarg, 1, 1 << 20);
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "Anonymous read faults that map the shared zero page.", flags, argc,
+			  argv);
 	pages = mb * MIB / PAGE_SIZE_4K;
 
 	start = bench_now_ns();

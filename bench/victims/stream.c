@@ -6,18 +6,9 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
 #include <sys/mman.h>
 
 static const char *prog = "stream";
-
-static void usage(void)
-{
-	printf("usage: %s [--mb N] [--iterations N]\n"
-	       "  --mb N          size of each of the three arrays in MiB (default 16)\n"
-	       "  --iterations N  copy+scale+add+triad passes (default 80)\n",
-	       prog);
-}
 
 static double *alloc_array(size_t bytes)
 {
@@ -31,34 +22,17 @@ static double *alloc_array(size_t bytes)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"mb", required_argument, NULL, 'm'},
-	    {"iterations", required_argument, NULL, 'i'},
-	    {"help", no_argument, NULL, 'h'},
+	uint64_t mb = 16, iterations = 80, it, start;
+	const struct bench_flag flags[] = {
+	    {"mb", "N", "size of each of the three arrays in MiB", &mb, 1, 1 << 14},
+	    {"iterations", "N", "copy+scale+add+triad passes", &iterations, 1, 1 << 20},
 	    {},
 	};
-	uint64_t mb = 16, iterations = 80, it, start;
 	size_t n, j;
 	double *a, *b, *cc, check = 0;
 	const double s = 3.0;
-	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			mb = bench_parse_u64(prog, "mb", optarg, 1, 1 << 14);
-			break;
-		case 'i':
-			iterations = bench_parse_u64(prog, "iterations", optarg, 1, 1 << 20);
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "Memory bandwidth over pre-populated arrays.", flags, argc, argv);
 	n = mb * MIB / sizeof(double);
 
 	start = bench_now_ns();

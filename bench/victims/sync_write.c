@@ -6,49 +6,24 @@
  */
 #include "bench/common.h"
 
-#include <getopt.h>
-
 static const char *prog = "sync_write";
-
-static void usage(void)
-{
-	printf("usage: %s [--writes N] [--dir DIR]\n"
-	       "  --writes N  4 KiB write+fdatasync pairs (default 3000)\n"
-	       "  --dir DIR   where the file lives (default /var/tmp/argus-victims-UID)\n",
-	       prog);
-}
 
 #define FILE_BLOCKS 256 /* a 1 MiB file, written round robin */
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"writes", required_argument, NULL, 'w'},
-	    {"dir", required_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},
+	uint64_t writes = 1000, i, j, start, block[PAGE_SIZE_4K / 8];
+	const char *dir = NULL;
+	const struct bench_flag flags[] = {
+	    {"writes", "N", "4 KiB write+fdatasync pairs", &writes, 1, 1 << 24},
+	    {"dir", "DIR", "where the file lives (default /var/tmp/argus-victims-UID)",
+	     .str = &dir},
 	    {},
 	};
-	uint64_t writes = 3000, i, j, start, block[PAGE_SIZE_4K / 8];
-	const char *dir = NULL;
 	char path[PATH_MAX], file[PATH_MAX + 32];
-	int c, fd;
+	int fd;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'w':
-			writes = bench_parse_u64(prog, "writes", optarg, 1, 1 << 24);
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	bench_parse_flags(prog, "Synchronous small writes.", flags, argc, argv);
 	bench_data_dir(prog, dir, path, sizeof(path));
 	snprintf(file, sizeof(file), "%s/sync_write.dat", path);
 

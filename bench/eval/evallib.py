@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: MIT
+"""Shared by the evaluation scripts: the cell definitions (truth.json), the
+perturbers' life cycle (start pinned, wait for the ready line, stop with
+SIGTERM, SIGKILL plus --restore-only as the last resort), waiting for a quiet
+machine, and the victims' command lines from workloads/*.json.
+
+Standard library only (Debian's python3). Every process started here is
+remembered by pid and stopped by pid, also when the caller fails.
+"""
+
+import json
+import os
+import pwd
+import signal
+import subprocess
+import time
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load_truth(path):
+    """truth.json: {"victims": [...], "perturbers": {name: {argv, cpu, ...}},
+    "cells": [{victim, perturber, truth, why, ...}]}; cells keyed by "victim:perturber"."""
+    with open(path) as f:
+        t = json.load(f)
+    cells = {}
+    for c in t["cells"]:
+        key = "%s:%s" % (c["victim"], c["perturber"])
+        if key in cells:
+            raise ValueError("%s: cell %s twice" % (path, key))
+        if c["perturber"] not in t["perturbers"]:
+            raise ValueError("%s: cell %s: unknown perturber" % (path, key))
+        truth = c["truth"]
+        c["truths"] = [] if truth == "no_bottleneck" else (truth if isinstance(truth, list) else [truth])
+        cells[key] = c
+    t["cell_map"] = cells
+    return t
+
+
+def select_cells(truth, spec):
+    """"all", or a comma list of victim:perturber (either side may be *)."""
+    keys = list(truth["cell_map"])
+    if spec in (None, "", "all"):
+        return keys
+    out = []
+    for item in spec.split(","):
+        v, _, p = item.strip().partition(":")
+        hits = [k for k in keys if (v in ("*", k.split(":")[0])) and (p in ("*", k.split(":")[1]))]
+        if not hits:
+            raise ValueError("--cells: %s matches no cell of the truth file" % item)
+        out += [k for k in hits if k not in out]
+    return out
+
+
+def workload(name):
+    with open(os.path.join(SRC, "workloads", name + ".json")) as f:
+        return json.load(f)
+
+
+def victim_argv(build, name):
+    """The victim's command line as its workload file gives it, argv[0] resolved."""
+    w = workload(name)
+    exe = w["argv"][0]
+    if "/" not in exe:
+        exe = os.path.join(build, "bench", "victims", exe)
+    return [exe] + w["argv"][1:]
+
+
+def victim_preexec(name):
+    """A preexec_fn that places a child as argusd places the victim: its CPUs, its user."""
+    w = workload(name)
+    cpus = set()
+    for part in w.get("cpus", "0").split(","):
+        lo, _, hi = part.partition("-")
+        cpus |= set(range(int(lo), int(hi or lo) + 1))
+    user = pwd.getpwnam(w.get("user", "nobody"))
+
+    def place():
+        os.sched_setaffinity(0, cpus)
+        os.setgroups([])
+        os.setgid(user.pw_gid)
+        os.setuid(user.pw_uid)
+    return place
+
+
+def cpu_times():
+    """{cpu: (busy_ticks, total_ticks)} from /proc/stat."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu") and line[3].isdigit():
+                parts = line.split()
+                vals = [int(x) for x in parts[1:9]]
+                idle = vals[3] + vals[4]
+                out[int(parts[0][3:])] = (sum(vals) - idle, sum(vals))
+    return out
+
+
+def busy_fraction(window_s=1.0):
+    """Per CPU, the busy fraction over window_s seconds."""
+    a = cpu_times()
+    time.sleep(window_s)
+    b = cpu_times()
+    return {c: (b[c][0] - a[c][0]) / max(1, b[c][1] - a[c][1]) for c in b if c in a}
+
+
+def wait_quiet(limit=0.15, timeout_s=20.0, log=None):
+    """Wait until every CPU is busier than limit no more (others' work on a
+    shared machine). Returns the last busy fractions and the seconds waited;
+    a machine that never quiets is measured anyway, and the caller records it."""
+    t0 = time.monotonic()
+    while True:
+        busy = busy_fraction(1.0)
+        if max(busy.values()) <= limit or time.monotonic() - t0 > timeout_s:
+            waited = time.monotonic() - t0
+            if waited > 1.5 and log:
+                log("   machine busy (%s), waited %.0f s" %
+                    (", ".join("cpu%d %.0f%%" % (c, 100 * v) for c, v in sorted(busy.items())), waited))
+            return busy, waited
+
+
+class Perturber:
+    """One running perturber: started pinned, ready when it says so."""
+
+    def __init__(self, build, name, spec, logdir):
+        self.name = name
+        self.exe = os.path.join(build, "bench", "perturbers", spec["program"])
+        self.argv = [self.exe] + spec.get("args", []) + ["--cpu", str(spec["cpu"])]
+        self.ready_line = "%s: ready" % spec["program"]
+        self.log_path = os.path.join(logdir, "perturber-%s.log" % name)
+        self.proc = None
+        self.ready_s = None
+
+    def start(self, timeout_s=180.0):
+        """Start and wait for the ready line; raises RuntimeError when it dies or never gets ready."""
+        logf = open(self.log_path, "ab")
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(self.argv, stdout=logf, stderr=logf, stdin=subprocess.DEVNULL)
+        logf.close()
+        while time.monotonic() - t0 < timeout_s:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited with %s before it was ready (log %s)" %
+                                   (self.name, self.proc.returncode, self.log_path))
+            with open(self.log_path, "rb") as f:
+                if self.ready_line.encode() in f.read():
+                    self.ready_s = time.monotonic() - t0
+                    return
+            time.sleep(0.05)
+        raise RuntimeError("%s not ready after %.0f s" % (self.name, timeout_s))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, grace_s=30.0):
+        """SIGTERM and wait; after grace_s, SIGKILL and apply its restore file."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                subprocess.run([self.exe, "--restore-only"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, check=False)
+        rc = self.proc.returncode
+        self.proc = None
+        return rc
+
+
+def vmstat():
+    out = {}
+    with open("/proc/vmstat") as f:
+        for line in f:
+            k, v = line.split()
+            out[k] = int(v)
+    return out
+
+
+def thp_settings():
+    out = {}
+    for name in ("enabled", "defrag"):
+        with open("/sys/kernel/mm/transparent_hugepage/" + name) as f:
+            text = f.read()
+        out[name] = text[text.index("[") + 1:text.index("]")]
+    return out
+
+
+def score(truths, state, verdict, path):
+    """One run against its cell's truths (empty: no bottleneck); returns
+    (outcome, committed node or None, depth). A job that did not succeed is
+    "failed", never a diagnosis."""
+    if state != "succeeded":
+        return "failed", None, 0
+    if verdict != "bottleneck":
+        return ("abstain" if not truths else "miss"), None, 0
+    path = path or []
+    node = path[-1] if path else ""
+    if not truths:
+        return "incorrect", node, len(path)
+    for t in truths:
+        if node == t or node.startswith(t + "."):
+            return "leaf", node, len(path)
+    for t in truths:
+        if t.startswith(node + "."):
+            return "shallow", node, len(path)
+    return "incorrect", node, len(path)
+
+
+def median(xs):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def percentile(xs, p):
+    """Nearest-rank percentile."""
+    xs = sorted(xs)
+    if not xs:
+        return None
+    k = max(0, min(len(xs) - 1, int(-(-p * len(xs) // 100)) - 1))
+    return xs[k]

@@ -1,0 +1,315 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The (victim, perturber) accuracy matrix, through argusd's HTTP API only.
+
+Starts argusd with a temporary config (loopback, state under --out), records
+one reference per victim on the quiet system (POST /references, K runs),
+then for each cell and repetition: starts the cell's perturber pinned as
+truth.json says, waits for its ready line, POSTs /diagnose, polls the job,
+stops the perturber (SIGTERM; SIGKILL plus --restore-only as a last resort)
+and scores the result against the cell's truth (evallib.score):
+
+  leaf       committed to the true node (or below it, when the truth is known only that deep)
+  shallow    committed to an ancestor of the true node: correct but above the leaf
+  incorrect  committed to a path that leaves the true path, or any commit on a null cell
+  abstain    no_bottleneck on a null cell (correct)
+  miss       no_bottleneck on a cell with a bottleneck
+  failed     the job failed (the victim or the measurement): never a diagnosis
+
+Writes DIR/results.json, DIR/report.md and DIR/matrix.svg, and prints the totals.
+
+    bench/eval/matrix.py [--build build] [--cells all|V:P,...] [--reps 3]
+                         [--calibration on|off|both] [--out DIR] [--repeats 3]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evallib  # noqa: E402
+import report  # noqa: E402
+
+TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
+
+
+class Argusd:
+    """argusd on 127.0.0.1, an ephemeral port, state under dir."""
+
+    def __init__(self, build, dir):
+        self.dir = dir
+        self.conf = os.path.join(dir, "argusd.conf")
+        self.log = os.path.join(dir, "argusd.log")
+        with open(self.conf, "w") as f:
+            f.write("listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s/workloads\n"
+                    "victims_dir = %s/bench/victims\ntree_file = %s/tree-data/tree.json\n"
+                    "schema_dir = %s/schema\n" % (dir, evallib.SRC, build, evallib.SRC, evallib.SRC))
+        logf = open(self.log, "ab")
+        self.proc = subprocess.Popen([os.path.join(build, "argusd"), "--config", self.conf],
+                                     stdout=logf, stderr=logf, stdin=subprocess.DEVNULL)
+        logf.close()
+        self.port = None
+        for _ in range(600):
+            with open(self.log) as f:
+                m = re.search(r"argusd ready: .*\(port (\d+)\)", f.read())
+            if m:
+                self.port = int(m.group(1))
+                break
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        if not self.port:
+            self.stop()
+            with open(self.log) as f:
+                raise RuntimeError("argusd did not start:\n" + f.read()[-2000:])
+
+    def call(self, method, path, body=None, timeout=30):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data,
+                                     method=method, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            text = e.read()
+            try:
+                return e.code, json.loads(text)
+            except ValueError:
+                return e.code, {"error": {"code": "http", "message": text.decode(errors="replace")}}
+
+    def submit(self, path, body):
+        st, j = self.call("POST", path, body)
+        if st != 202:
+            raise RuntimeError("POST %s %s: %s %s" % (path, json.dumps(body), st, j))
+        return j["id"]
+
+    def follow(self, job_id, timeout_s=600):
+        """Poll until the job ends; (job, seconds from submit to the end seen)."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout_s:
+            st, j = self.call("GET", "/jobs/%d" % job_id)
+            if st == 200 and j.get("state") in TERMINAL:
+                return j, time.monotonic() - t0
+            time.sleep(0.25)
+        self.call("DELETE", "/jobs/%d" % job_id)
+        raise RuntimeError("job %d did not end in %d s" % (job_id, timeout_s))
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def evidence(trace):
+    """Per level: the decision, its reason, the wall score and the flagged metrics (top 4 by z)."""
+    levels = []
+    for s in trace.get("steps", []):
+        if s.get("kind") != "decision":
+            continue
+        scores = s.get("scores") or []
+        flagged = sorted([x for x in scores if x.get("flagged")], key=lambda x: -(x.get("z") or 0))
+        wall = [x for x in scores if x.get("metric") == "target/wall_ns"]
+        keep = lambda x: {k: x.get(k) for k in ("metric", "reference", "spread", "value", "z")}
+        levels.append({"level": s.get("level"), "action": s.get("action"), "node": s.get("node"),
+                       "reason": s.get("reason"), "wall": keep(wall[0]) if wall else None,
+                       "flagged": [keep(x) for x in flagged[:4]]})
+    return levels
+
+
+def class_deltas(trace, ref_runs):
+    """argusd's per-class counters at level 1 against the reference mean (count and time)."""
+    pmv = None
+    for v in trace.get("vectors", []):
+        if v.get("kind") == "pmv" and v.get("level") == 1:
+            pmv = v.get("vector")
+            break
+    if not pmv or not ref_runs:
+        return {}
+    out = {}
+    for k, val in pmv.items():
+        if not (k.startswith("class/") or k.startswith("perf/") or k == "target/wall_ns"):
+            continue
+        ref = [r.get(k) for r in ref_runs if r.get(k) is not None]
+        if ref:
+            mean = sum(ref) / len(ref)
+            if val != mean:
+                out[k] = [mean, val]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(evallib.SRC, "build"),
+                    help="build directory with argusd and bench/ (default build)")
+    ap.add_argument("--truth", default=os.path.join(evallib.SRC, "bench", "eval", "truth.json"))
+    ap.add_argument("--cells", default="all", help="all, or victim:perturber,... (* matches any)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions per cell (default 3)")
+    ap.add_argument("--repeats", type=int, default=3, help="reference runs K (default 3)")
+    ap.add_argument("--calibration", choices=("on", "off", "both"), default="on",
+                    help="off: the paper's ablation (no reference calibration); both: the two tables")
+    ap.add_argument("--out", default=None, help="output directory (default bench/eval/out/DATE)")
+    ap.add_argument("--quiet-limit", type=float, default=0.15,
+                    help="wait before each run until no CPU is busier than this (shared machines)")
+    ap.add_argument("--harness-cpu", type=int, default=1,
+                    help="CPU for this script (its polling), away from the victims' CPU 0 (-1: not pinned)")
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="throw-away runs of each victim, outside argusd, before its reference (data files, memory)")
+    a = ap.parse_args()
+    a.build = os.path.abspath(a.build)
+    if os.geteuid() != 0:
+        sys.exit("matrix: run as root (argusd loads eBPF programs; perturbers change settings)")
+
+    truth = evallib.load_truth(a.truth)
+    keys = evallib.select_cells(truth, a.cells)
+    out = a.out or os.path.join(evallib.SRC, "bench", "eval", "out", time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+    logf = open(os.path.join(out, "matrix.log"), "a")
+
+    def log(s):
+        print(s, flush=True)
+        logf.write(s + "\n")
+        logf.flush()
+
+    modes = {"on": [True], "off": [False], "both": [True, False]}[a.calibration]
+    thp_before = evallib.thp_settings()
+    work = tempfile.mkdtemp(prefix="argus-matrix-", dir="/tmp")
+    d = None
+    refs = {}
+    current = []  # the perturber running now, for the signal handler
+
+    def on_signal(sig, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    results = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "host": os.uname().nodename, "kernel": os.uname().release,
+               "cells": keys, "reps": a.reps, "repeats": a.repeats,
+               "modes": ["calibrated" if m else "ablation" for m in modes],
+               "references": {}, "runs": []}
+    t_start = time.monotonic()
+
+    def record(run, job, ttd, cell):
+        run["job"] = job.get("id")
+        run["state"] = job.get("state")
+        run["error"] = job.get("error")
+        run["ttd_s"] = ttd
+        res = job.get("result") or {}
+        run["verdict"] = res.get("verdict")
+        run["path"] = res.get("path")
+        run["timings"] = res.get("timings")
+        run["outcome"], run["node"], run["depth"] = evallib.score(
+            cell["truths"], run["state"], run["verdict"], run["path"])
+        if job.get("id"):
+            st, trace = d.call("GET", "/jobs/%d/trace" % job["id"], timeout=60)
+            if st == 200:
+                run["levels"] = evidence(trace)
+                run["class_deltas"] = class_deltas(trace, refs.get(run["victim"]))
+        results["runs"].append(run)
+        log("%-10s %-30s rep %d: %-9s %-45s %s" % (
+            run["mode"], run["cell"], run["rep"], run["outcome"], run["node"] or run["verdict"] or
+            (run["error"] or {}).get("code", ""), "%.1f s" % ttd if ttd else ""))
+
+    try:
+        d = Argusd(a.build, work)
+        if a.harness_cpu >= 0:
+            # After argusd started: it keeps every CPU, since it places each victim on its
+            # workload's CPUs within its own mask.
+            os.sched_setaffinity(0, {a.harness_cpu})
+        log("argusd on port %d (state in %s)" % (d.port, work))
+        for v in sorted({k.split(":")[0] for k in keys}, key=truth["victims"].index):
+            busy, waited = evallib.wait_quiet(a.quiet_limit, log=log)
+            for _ in range(a.warmup):
+                subprocess.run(evallib.victim_argv(a.build, v), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, check=False,
+                               preexec_fn=evallib.victim_preexec(v))
+            job, secs = d.follow(d.submit("/references", {"workload": v, "repeats": a.repeats}))
+            if job["state"] != "succeeded":
+                raise RuntimeError("reference of %s: %s %s" % (v, job["state"], job.get("error")))
+            rid = job["result"]["reference"]
+            st, ref = d.call("GET", "/references/%d" % rid)
+            refs[v] = ref.get("runs", [])
+            results["references"][v] = {"id": rid, "walls_s": [r["wall_s"] for r in job["result"]["runs"]],
+                                        "runs": refs[v], "busy_before": busy}
+            log("reference %-14s id %d, walls %s s" % (v, rid, " ".join(
+                "%.3f" % r["wall_s"] for r in job["result"]["runs"])))
+
+        # One perturber session per cell and repetition; with --calibration both, the
+        # calibrated diagnosis and the ablation run back to back under the same pressure.
+        for k in keys:
+            cell = truth["cell_map"][k]
+            v, pname = k.split(":")
+            spec = truth["perturbers"][pname]
+            for rep in range(1, a.reps + 1):
+                busy, waited = evallib.wait_quiet(a.quiet_limit, log=log)
+                p = evallib.Perturber(a.build, pname, spec, out)
+                current[:] = [p]
+                try:
+                    p.start()
+                    time.sleep(spec.get("settle_s", 0.5))
+                    for calibrated in modes:
+                        run = {"mode": "calibrated" if calibrated else "ablation", "cell": k,
+                               "victim": v, "perturber": pname, "rep": rep, "truth": cell["truth"],
+                               "busy_before": busy, "quiet_wait_s": waited,
+                               "perturber_ready_s": p.ready_s}
+                        body = {"workload": v, "reference": results["references"][v]["id"]}
+                        if not calibrated:
+                            body["calibration"] = False
+                        try:
+                            if not p.alive():
+                                raise RuntimeError("%s exited during the run" % pname)
+                            job, ttd = d.follow(d.submit("/diagnose", body))
+                            run["perturber_alive_at_end"] = p.alive()
+                        except RuntimeError as e:
+                            job, ttd = {"state": "failed", "error": {"code": "harness", "message": str(e)}}, None
+                        record(run, job, ttd, cell)
+                except RuntimeError as e:
+                    for calibrated in modes:
+                        run = {"mode": "calibrated" if calibrated else "ablation", "cell": k,
+                               "victim": v, "perturber": pname, "rep": rep, "truth": cell["truth"]}
+                        record(run, {"state": "failed", "error": {"code": "harness", "message": str(e)}},
+                               None, cell)
+                finally:
+                    p.stop()
+                    current[:] = []
+    except KeyboardInterrupt:
+        log("interrupted: writing what was measured")
+        results["interrupted"] = True
+    finally:
+        for p in current:
+            p.stop()
+        if d:
+            d.stop()
+        thp_after = evallib.thp_settings()
+        if thp_after != thp_before:
+            log("WARNING: THP settings changed during the run: %s -> %s" % (thp_before, thp_after))
+        results["thp_before"], results["thp_after"] = thp_before, thp_after
+        results["elapsed_s"] = time.monotonic() - t_start
+        if os.path.exists(os.path.join(work, "argusd.log")):
+            shutil.copy(os.path.join(work, "argusd.log"), os.path.join(out, "argusd.log"))
+        shutil.rmtree(work, ignore_errors=True)
+        summary = []
+        try:
+            summary = report.write(results, truth, out)  # also adds the totals to results
+        finally:
+            with open(os.path.join(out, "results.json"), "w") as f:
+                json.dump(results, f, indent=1)
+    for line in summary:
+        log(line)
+    log("wrote %s/results.json, report.md, matrix.svg" % out)
+
+
+if __name__ == "__main__":
+    main()

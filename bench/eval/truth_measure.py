@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Measure each cell's ground truth without argusd: run the victim alone on
+its CPU (as its workload file says: argv, user, cpus) on the quiet system and
+under the cell's perturber, under `perf stat` (software events) with
+/proc/vmstat deltas around each run, and report the slowdown and the
+counters that move. Writes DIR/truth-measured.json and DIR/truth-measured.md.
+
+    bench/eval/truth_measure.py [--build build] [--cells all] [--reps 3] [--out DIR]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evallib  # noqa: E402
+
+PERF_EVENTS = ["task-clock", "page-faults", "minor-faults", "major-faults",
+               "context-switches", "cpu-migrations"]
+# The /proc/vmstat counters that tell the paths apart.
+VMSTAT = ["pgfault", "pgmajfault", "thp_fault_alloc", "thp_fault_fallback", "compact_stall",
+          "compact_fail", "compact_success", "allocstall_normal", "allocstall_movable",
+          "pgscan_direct", "pgsteal_direct", "pgscan_kswapd", "nr_tlb_remote_flush",
+          "nr_tlb_remote_flush_received", "pgpgin", "pgpgout", "workingset_refault_file"]
+
+
+def run_once(build, name):
+    # perf itself runs placed as the victim, so that its counting starts at the victim's exec.
+    cmd = ["perf", "stat", "-x", ";", "-e", ",".join(PERF_EVENTS), "--"] + evallib.victim_argv(build, name)
+    v0 = evallib.vmstat()
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=evallib.victim_preexec(name))
+    wall = time.monotonic() - t0
+    v1 = evallib.vmstat()
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (name, p.returncode, p.stderr[-400:]))
+    perf = {}
+    for line in p.stderr.splitlines():
+        f = line.split(";")
+        name = f[2].split(":")[0] if len(f) > 3 else ""  # "major-faults:u" when not root
+        if name in PERF_EVENTS:
+            try:
+                perf[name] = float(f[0])
+            except ValueError:
+                perf[name] = None
+    return {"wall_s": wall, "perf": perf,
+            "vmstat": {k: v1.get(k, 0) - v0.get(k, 0) for k in VMSTAT}}
+
+
+def summarize(runs):
+    out = {"wall_s": evallib.median([r["wall_s"] for r in runs])}
+    for k in PERF_EVENTS:
+        out["perf/" + k] = evallib.median([r["perf"].get(k) or 0 for r in runs])
+    for k in VMSTAT:
+        out["vmstat/" + k] = evallib.median([r["vmstat"][k] for r in runs])
+    return out
+
+
+def moved(quiet, pert, min_rel=0.25, min_abs=50):
+    """Counters whose median moved by > min_rel and > min_abs (wall and task-clock excluded)."""
+    out = []
+    for k in quiet:
+        if k in ("wall_s", "perf/task-clock"):
+            continue
+        a, b = quiet[k] or 0, pert[k] or 0
+        if abs(b - a) > min_abs and abs(b - a) > min_rel * max(abs(a), 1):
+            out.append((k, a, b))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(evallib.SRC, "build"))
+    ap.add_argument("--truth", default=os.path.join(evallib.SRC, "bench", "eval", "truth.json"))
+    ap.add_argument("--cells", default="all")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    a.build = os.path.abspath(a.build)
+    if os.geteuid() != 0:
+        sys.exit("truth_measure: run as root (perturbers change system settings)")
+    truth = evallib.load_truth(a.truth)
+    keys = evallib.select_cells(truth, a.cells)
+    out = a.out or os.path.join(evallib.SRC, "bench", "eval", "out", "truth-" + time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+    log = lambda s: print(s, flush=True)
+
+    quiet = {}
+    for v in sorted({k.split(":")[0] for k in keys}):
+        evallib.wait_quiet(log=log)
+        run_once(a.build, v)  # warm-up: data files, page cache
+        quiet[v] = [run_once(a.build, v) for _ in range(a.reps)]
+        log("quiet %-14s %.3f s" % (v, summarize(quiet[v])["wall_s"]))
+
+    results = {}
+    by_pert = {}
+    for k in keys:
+        by_pert.setdefault(k.split(":")[1], []).append(k)
+    for pname, cell_keys in by_pert.items():
+        spec = truth["perturbers"][pname]
+        evallib.wait_quiet(log=log)
+        p = evallib.Perturber(a.build, pname, spec, out)
+        try:
+            p.start()
+            time.sleep(spec.get("settle_s", 0.5))
+            for k in cell_keys:
+                v = k.split(":")[0]
+                runs = [run_once(a.build, v) for _ in range(a.reps)]
+                q, s = summarize(quiet[v]), summarize(runs)
+                slow = s["wall_s"] / q["wall_s"] - 1
+                results[k] = {"quiet": q, "perturbed": s, "slowdown": slow,
+                              "moved": moved(q, s), "runs": runs}
+                log("%-30s slowdown %+6.1f%%  %s" % (k, 100 * slow, ", ".join(
+                    "%s %g->%g" % m for m in moved(q, s)[:6])))
+        finally:
+            p.stop()
+    with open(os.path.join(out, "truth-measured.json"), "w") as f:
+        json.dump({"quiet": {v: summarize(r) for v, r in quiet.items()}, "cells": results}, f, indent=1)
+    with open(os.path.join(out, "truth-measured.md"), "w") as f:
+        f.write("| cell | quiet s | perturbed s | slowdown | counters that moved (quiet -> perturbed, medians) |\n")
+        f.write("|---|---:|---:|---:|---|\n")
+        for k, r in results.items():
+            f.write("| %s | %.3f | %.3f | %+.0f%% | %s |\n" % (
+                k, r["quiet"]["wall_s"], r["perturbed"]["wall_s"], 100 * r["slowdown"],
+                "; ".join("%s %g -> %g" % m for m in r["moved"][:8])))
+    log("wrote %s/truth-measured.{json,md}" % out)
+
+
+if __name__ == "__main__":
+    main()
