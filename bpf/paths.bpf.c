@@ -70,6 +70,7 @@ struct {
 #define F_THP_ALLOC 0x20u  /* an order-9 allocation: a transparent huge page */
 #define F_WRITE 0x40u      /* error code: write access */
 #define F_PROT 0x80u       /* error code: the page was present (protection fault) */
+#define F_END_SEEN 0x100u  /* an event marked the fault's completion (page mapped, TLB flushed, woke) */
 
 struct thread_state {
 	__u64 fault_start;  /* 0: not inside a fault */
@@ -217,15 +218,21 @@ static __always_inline __u32 fault_class(__u32 f)
 	return ARGUS_CLS_MAX;
 }
 
-/* Close the thread's open fault, if any: the thread left the fault path. */
-static __always_inline void fault_finish(struct thread_state *ts)
+/*
+ * Close the thread's open fault, if any: the thread entered the kernel
+ * again at `now`, so the fault is over. Its end is the last completion
+ * event seen inside it (page mapped, TLB flushed after a copy, wakeup); a
+ * fault with none (a zero-page read maps no page that counts) ends at this
+ * next entry, which bounds it with the user time in between.
+ */
+static __always_inline void fault_finish(struct thread_state *ts, __u64 now)
 {
 	__u64 end, dur = 0;
 	__u32 cls;
 
 	if (!ts->fault_start)
 		return;
-	end = ts->fault_end;
+	end = (ts->fault_flags & F_END_SEEN) ? ts->fault_end : now;
 	if (end > ts->fault_start) {
 		dur = end - ts->fault_start;
 		dur = dur > ts->fault_nested ? dur - ts->fault_nested : 0;
@@ -256,11 +263,13 @@ int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs
 {
 	struct thread_state *ts = current_state();
 
+	__u64 now = bpf_ktime_get_ns();
+
 	if (!ts)
 		return 0;
-	fault_finish(ts);
-	ts->fault_start = bpf_ktime_get_ns();
-	ts->fault_end = ts->fault_start;
+	fault_finish(ts, now);
+	ts->fault_start = now;
+	ts->fault_end = now;
 	ts->fault_nested = 0;
 	ts->fault_flags = ((error_code & PF_WRITE) ? F_WRITE : 0) |
 			  ((error_code & PF_PROT) ? F_PROT : 0);
@@ -278,6 +287,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 	if (mm != bpf_get_current_task_btf()->mm)
 		return 0;
 	ts->fault_end = bpf_ktime_get_ns();
+	ts->fault_flags |= F_END_SEEN;
 	if (member == MM_ANONPAGES)
 		ts->fault_flags |= F_RSS_ANON;
 	else if (member == MM_FILEPAGES || member == MM_SHMEMPAGES)
@@ -424,8 +434,10 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	ts->runq_start = 0;
 	if (ts->block_start) {
 		/* blocked inside a fault: the fault lasted at least until now */
-		if (ts->fault_start)
+		if (ts->fault_start) {
 			ts->fault_end = now;
+			ts->fault_flags |= F_END_SEEN;
+		}
 		ts->block_start = 0;
 	}
 	if (ts->io_block_start) {
@@ -464,7 +476,7 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 	__u32 tid = p->pid;
 
 	if (ts) {
-		fault_finish(ts);
+		fault_finish(ts, bpf_ktime_get_ns());
 		bpf_map_delete_elem(&last_request, &tid);
 	}
 	return 0;
@@ -487,7 +499,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 
 	if (!ts)
 		return 0;
-	fault_finish(ts);
+	fault_finish(ts, bpf_ktime_get_ns());
 	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait)
 		ts->futex_start = bpf_ktime_get_ns();
 	else if (id == NR_clone || id == NR_fork || id == NR_clone3)
@@ -665,9 +677,16 @@ int BPF_PROG(handle_mmap_lock_acquire_returned, struct mm_struct *mm, bool write
 SEC("tp_btf/tlb_flush")
 int BPF_PROG(handle_tlb_flush, int reason, unsigned long pages)
 {
-	if (reason != TLB_REMOTE_SHOOTDOWN && reason != TLB_REMOTE_SEND_IPI)
+	struct thread_state *ts = current_state();
+
+	if (!ts)
 		return 0;
-	if (current_state())
+	/* a copy-on-write fault flushes the old mapping last: its completion */
+	if (ts->fault_start && reason == TLB_LOCAL_SHOOTDOWN) {
+		ts->fault_end = bpf_ktime_get_ns();
+		ts->fault_flags |= F_END_SEEN;
+	}
+	if (reason == TLB_REMOTE_SHOOTDOWN || reason == TLB_REMOTE_SEND_IPI)
 		account(ARGUS_CLS_TLB_SHOOTDOWN, 1, 0);
 	return 0;
 }

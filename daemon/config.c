@@ -26,6 +26,7 @@ void config_defaults(struct config *c)
 	c->reference_repeats = 3;
 	c->tau = 3.0;
 	c->window_s = 5;
+	c->warmup_runs = 1;
 	c->llm_timeout_s = 60;
 	c->llm_max_calls = 24;
 	c->llm_max_tokens = 200000;
@@ -89,6 +90,8 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_uint(&c->reference_repeats, value, 3, 20);
 	else if (!strcmp(key, "window_s"))
 		r = set_uint(&c->window_s, value, 1, 600);
+	else if (!strcmp(key, "warmup_runs"))
+		r = set_uint(&c->warmup_runs, value, 0, 5);
 	else if (!strcmp(key, "tau")) {
 		char *end;
 		double v = strtod(value, &end);

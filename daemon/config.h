@@ -19,6 +19,7 @@ struct config {
 	unsigned reference_repeats; /* default K, 3 */
 	double tau;	     /* default 3 */
 	unsigned window_s;   /* default observation window for running targets, 5 */
+	unsigned warmup_runs; /* unmeasured runs of a workload before a job measures it, 1 */
 	bool allow_stale_reference; /* diagnose against a reference from another kernel/tree (warns) */
 
 	/* the LLM agent */

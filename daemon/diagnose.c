@@ -31,6 +31,32 @@ json_t *diag_error(const char *code, const char *fmt, ...)
 	return json_pack("{s:s,s:s}", "code", code, "message", msg ?: code);
 }
 
+int diag_warmup(struct job_ctx *ctx, const struct diag_env *env, const struct measure_target *tg,
+		json_t **ret_error)
+{
+	struct measure_opts mo = { .should_stop = diag_should_stop, .userdata = ctx };
+	unsigned i;
+
+	for (i = 0; tg->workload && i < env->cfg->warmup_runs; i++) {
+		struct measure_result mr = {};
+		int r;
+
+		job_ctx_progress(ctx, 0.03, "warm-up run (not measured)");
+		r = measure_warmup(tg, &mo, &mr);
+		if (r < 0) {
+			*ret_error = diag_error(mr.error_code ?: "measurement_failed",
+						"warm-up run: %s", mr.error ?: strerror(-r));
+			measure_result_clear(&mr);
+			return r;
+		}
+		job_ctx_trace(ctx, "warmup",
+			      json_pack("{s:i,s:I}", "run", (int)i + 1, "wall_ns",
+					(json_int_t)mr.target.wall_ns));
+		measure_result_clear(&mr);
+	}
+	return 0;
+}
+
 bool diag_should_stop(void *job_ctx)
 {
 	return job_ctx_cancelled(job_ctx);
@@ -428,6 +454,22 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			level--;
 			continue;
 		}
+		/*
+		 * Twice not slower: the slowdown is gone for now. The parent
+		 * still stands when two runs agreed on it (it was flagged at
+		 * its level, below a node flagged in the run before); a node
+		 * seen in one run only does not.
+		 */
+		if (unconfirmed && t->nodes[parent].level >= 2) {
+			_cleanup_free_ char *why = xasprintf(
+				"the slowdown did not reproduce in two runs at level %d; committing to "
+				"%s, which the runs of levels %d and %d confirmed",
+				level, t->nodes[parent].id, level - 2, level - 1);
+
+			report_stop(&st->rep, parent, CALIB_COMMIT, why);
+			calib_decision_free(&d);
+			return 0;
+		}
 		if (d.action != CALIB_DESCEND) {
 			report_stop(&st->rep, d.node, d.action, d.reason);
 			calib_decision_free(&d);
@@ -472,6 +514,9 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 	if (r < 0)
 		goto out;
 	st.rep.agent = st.agent->name;
+	r = diag_warmup(ctx, env, &tg, ret_error);
+	if (r < 0)
+		goto out;
 	r = run_levels(&st, req, &tg, ret_error);
 	if (st.agent->warnings) {
 		json_t *w;

@@ -38,5 +38,11 @@ int diag_target_from_request(const struct diag_env *env, const json_t *req,
 			     struct measure_target *ret, char **ret_err);
 /* {"code": code, "message": message} */
 json_t *diag_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The configured warm-up runs of a workload target, traced and discarded.
+ * A workload that cannot run fails here, with *ret_error set.
+ */
+int diag_warmup(struct job_ctx *ctx, const struct diag_env *env, const struct measure_target *tg,
+		json_t **ret_error);
 /* Stop polling for measure_opts: the job was cancelled. */
 bool diag_should_stop(void *job_ctx);

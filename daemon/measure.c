@@ -344,3 +344,13 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 	*ret = res;
 	return r;
 }
+
+int measure_warmup(const struct measure_target *tg, const struct measure_opts *o,
+		   struct measure_result *ret)
+{
+	if (!tg->workload) {
+		*ret = (struct measure_result){};
+		return 0;
+	}
+	return measure_run(NULL, NULL, tg, o, ret);
+}

@@ -54,6 +54,16 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 		const struct measure_target *tg, const struct measure_opts *o,
 		struct measure_result *ret);
 
+/*
+ * An unmeasured run of a workload (no probe), discarded: the first run
+ * after an idle period pays for what the idle period took away (caches,
+ * and on a VM memory handed back to the host), and a reference and a
+ * diagnosis must both start warm. Fails as measure_run does (a workload
+ * that cannot run is found here). Running targets: nothing to do.
+ */
+int measure_warmup(const struct measure_target *tg, const struct measure_opts *o,
+		   struct measure_result *ret);
+
 /* Node values from raw counters (pure; exposed for tests). active: classes counted. */
 void measure_fill_nodes(const struct tree *t, const struct probe_plan *plan,
 			const struct probe_counts *c, struct mvec *v);

@@ -55,6 +55,7 @@ static const char *const fault_companions[] = {
 	"mm_filemap_fault",
 	"mm_filemap_map_pages",
 	"mm_filemap_add_to_page_cache",
+	"tlb_flush",
 	"sys_enter",
 	"sched_switch",
 	"sched_wakeup",

@@ -74,6 +74,9 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	job_ctx_trace(ctx, "probe", json_pack("{s:s,s:o}", "scope", "every available leaf",
 					      "probe", probe_plan_describe(t, &plan)));
 
+	r = diag_warmup(ctx, env, &tg, ret_error);
+	if (r < 0)
+		return r;
 	vecs = calloc(repeats, sizeof(*vecs));
 	if (!vecs)
 		return -ENOMEM;
