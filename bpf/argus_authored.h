@@ -25,6 +25,7 @@
 #define ARGUS_AUTHORED_COUNTERS "counters"
 #define ARGUS_AUTHORED_TARGETS "targets"
 #define ARGUS_AUTHORED_FOLLOW "argus_follow_fork"
+#define ARGUS_AUTHORED_PIDNS "argus_pidns"
 
 #if defined(__bpf__)
 
@@ -34,6 +35,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "paths.h"
+#include "pidns.h"
 
 char _argus_license[] SEC("license") = "GPL";
 
@@ -51,20 +53,35 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* Does the running thread belong to the target? */
-static __always_inline bool argus_current_is_target(void)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+/* argusd's PID namespace inode (0: the initial one), written by argusd after load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} argus_pidns SEC(".maps");
 
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+/* The task's thread-group id as argusd numbers it (pidns.h). */
+static __always_inline __u32 argus_tgid(struct task_struct *task)
+{
+	__u32 zero = 0;
+	__u64 *inum = bpf_map_lookup_elem(&argus_pidns, &zero);
+
+	return argus_tgid_in_ns(task, inum ? *inum : 0);
 }
 
 /* Does this task belong to the target? */
 static __always_inline bool argus_task_is_target(struct task_struct *task)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = argus_tgid(task);
 
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return tgid && bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* Does the running thread belong to the target? */
+static __always_inline bool argus_current_is_target(void)
+{
+	return argus_task_is_target(bpf_get_current_task_btf());
 }
 
 /* Add count events and time_ns nanoseconds to a slot; out-of-range slots are ignored. */
@@ -85,10 +102,10 @@ static __always_inline void argus_account(__u32 slot, __u64 count, __u64 time_ns
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(argus_follow_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 tgid = child->tgid;
+	__u32 tgid = argus_tgid(child);
 	__u8 one = 1;
 
-	if (argus_task_is_target(parent))
+	if (tgid && argus_task_is_target(parent))
 		bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
 	return 0;
 }

@@ -34,8 +34,12 @@
 #include <bpf/bpf_core_read.h>
 
 #include "paths.h"
+#include "pidns.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* argusd's PID namespace (pidns.h): the target's tgids are numbers in it. */
+const volatile __u64 pidns_inum = 0;
 
 /* Slot of each class at this level, -1 when the class is outside the active subtree. */
 const volatile int class_slot[ARGUS_CLS_MAX] = {};
@@ -180,8 +184,8 @@ static __always_inline struct thread_state *task_state(struct task_struct *p)
 			__sync_fetch_and_add(&thread_map_full, 1);
 			return NULL;
 		}
-		tgid = p->tgid;
-		ts->role = bpf_map_lookup_elem(&targets, &tgid) ? ROLE_TARGET : ROLE_OTHER;
+		tgid = argus_tgid_in_ns(p, pidns_inum);
+		ts->role = tgid && bpf_map_lookup_elem(&targets, &tgid) ? ROLE_TARGET : ROLE_OTHER;
 	}
 	return ts->role == ROLE_TARGET ? ts : NULL;
 }
@@ -459,10 +463,10 @@ int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 tgid = child->tgid;
+	__u32 tgid = argus_tgid_in_ns(child, pidns_inum);
 	__u8 one = 1;
 
-	if (!task_state(parent))
+	if (!task_state(parent) || !tgid)
 		return 0;
 	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
 	account(ARGUS_CLS_FORK, 1, 0);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -95,6 +96,22 @@ size_t probe_companions(unsigned classes, const char **ret, size_t max)
 		PUT(fork_companions);
 #undef PUT
 	return n;
+}
+
+/* ---- argusd's PID namespace (bpf/pidns.h) ---- */
+
+/* The initial PID namespace's inode (PROC_PID_INIT_INO). */
+#define PID_NS_INIT_INO 0xEFFFFFFCu
+
+int probe_pidns(__u64 *ret_inum)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return -errno;
+	/* in the initial namespace task->tgid is argusd's number already: 0, no translation */
+	*ret_inum = st.st_ino == PID_NS_INIT_INO ? 0 : st.st_ino;
+	return 0;
 }
 
 /* ---- libbpf messages ---- */
@@ -341,6 +358,11 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 		return r;
 	}
 
+	r = probe_pidns(&p->skel->rodata->pidns_inum);
+	if (r < 0) {
+		log_error_errno(r, "probe: cannot tell argusd's PID namespace: %m");
+		goto fail;
+	}
 	for (c = 0; c < ARGUS_CLS_MAX; c++)
 		p->skel->rodata->class_slot[c] = -1;
 	for (i = 0; i < ARGUS_FENTRY_PAIRS; i++)

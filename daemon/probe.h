@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/types.h>
 #include <jansson.h>
 
 #include "bpf/paths.h"
@@ -95,6 +96,9 @@ void probe_sum_run_stats(struct bpf_object *obj, struct probe_counts *c);
  * (BPF_ENABLE_STATS); -errno when refused.
  */
 int probe_stats_enable(void);
+
+/* argusd's PID namespace for the probes (bpf/pidns.h): its inode, 0 for the initial one. */
+int probe_pidns(__u64 *ret_inum);
 
 /* Class names, in enum order ("anon_minor", ...). */
 const char *probe_class_name(unsigned cls);

@@ -3,6 +3,7 @@
  * Loader of authored probe objects. See probe_authored.h.
  */
 #include "daemon/probe_authored.h"
+#include "daemon/probe.h"
 #include "daemon/log.h"
 #include "daemon/util.h"
 #include "bpf/argus_authored.h"
@@ -50,6 +51,24 @@ static int capture_print(enum libbpf_print_level level, const char *fmt, va_list
 	return previous_print ? previous_print(level, fmt, ap) : 0;
 }
 
+/* Tell the header's helpers argusd's PID namespace (bpf/pidns.h). */
+static int set_pidns(struct bpf_object *obj)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, ARGUS_AUTHORED_PIDNS);
+	__u32 zero = 0;
+	__u64 inum;
+	int r;
+
+	if (!m)
+		return -ENOENT;
+	r = probe_pidns(&inum);
+	if (r < 0)
+		return r;
+	if (bpf_map__update_elem(m, &zero, sizeof(zero), &inum, sizeof(inum), BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
 int probe_authored_load(const void *obj, size_t len, struct probe_authored **ret, char **ret_log)
 {
 	_cleanup_free_ char *vlog = calloc(1, AUTHORED_LOG_MAX), *llog = calloc(1, AUTHORED_LOG_MAX);
@@ -79,6 +98,12 @@ int probe_authored_load(const void *obj, size_t len, struct probe_authored **ret
 	if (r < 0) {
 		if (ret_log && (vlog[0] || llog[0]))
 			*ret_log = xasprintf("%s%s%s", vlog, vlog[0] && llog[0] ? "\n" : "", llog);
+		bpf_object__close(p->obj);
+		free(p);
+		return r;
+	}
+	r = set_pidns(p->obj);
+	if (r < 0) {
 		bpf_object__close(p->obj);
 		free(p);
 		return r;

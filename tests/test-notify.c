@@ -19,7 +19,9 @@ static int notify_socket(const char *path)
 
 	if (fd < 0)
 		return -errno;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
 	return fd;
@@ -44,7 +46,7 @@ int main(void)
 {
 	struct daemon d;
 	struct http_reply r;
-	char sock[256], msg[4096];
+	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)], msg[4096];
 	bool ready = false, stopping = false;
 	int watchdogs = 0, status;
 	uint64_t t0;
@@ -53,7 +55,9 @@ int main(void)
 		return 77;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	REQUIRE(daemon_prepare(&d, NULL) == 0);
-	snprintf(sock, sizeof(sock), "%s/notify", d.dir);
+	REQUIRE(strlen(d.dir) + sizeof("/notify") <= sizeof(sock));
+	memcpy(sock, d.dir, strlen(d.dir));
+	memcpy(sock + strlen(d.dir), "/notify", sizeof("/notify"));
 	notify_fd = notify_socket(sock);
 	REQUIRE(notify_fd >= 0);
 	setenv("NOTIFY_SOCKET", sock, 1);
