@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "daemon/config.h"
+#include "daemon/paths-config.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -18,9 +19,9 @@ void config_defaults(struct config *c)
 	c->listen = xstrdup("127.0.0.1:8321");
 	c->state_dir = xstrdup("/var/lib/argusd");
 	c->workloads_dir = xstrdup("/etc/argus/workloads");
-	c->victims_dir = xstrdup("/usr/libexec/argusd/victims");
-	c->tree_file = xstrdup("/usr/share/argusd/tree-data/tree.json");
-	c->schema_dir = xstrdup("/usr/share/argusd/schema");
+	c->victims_dir = xstrdup(ARGUS_PKGLIBEXECDIR "/victims");
+	c->tree_file = xstrdup(ARGUS_PKGDATADIR "/tree-data/tree.json");
+	c->schema_dir = xstrdup(ARGUS_PKGDATADIR "/schema");
 	c->queue_max = 16;
 	c->max_body = 65536;
 	c->reference_repeats = 3;
@@ -32,7 +33,7 @@ void config_defaults(struct config *c)
 	c->llm_max_tokens = 200000;
 	c->llm_max_wall_s = 300;
 	c->bpf_clang = xstrdup(ARGUS_BPF_CLANG);
-	c->bpf_include_dir = xstrdup("/usr/share/argusd/include");
+	c->bpf_include_dir = xstrdup(ARGUS_PKGDATADIR "/include");
 }
 
 static int set_str(char **field, const char *value)

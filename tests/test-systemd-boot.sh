@@ -6,7 +6,7 @@
 # The unit and the installed layout under a real systemd as PID 1.
 #
 #   cached Debian rootfs (scripts/make-test-rootfs.sh) -> overlay copy ->
-#   cmake --install DESTDIR=<copy> --prefix /usr -> systemd booted as PID 1 in
+#   cmake --install DESTDIR=<copy> (the build's prefix) -> systemd booted as PID 1 in
 #   new pid/mount/cgroup/uts/ipc namespaces (the host's network namespace, so
 #   loopback is shared) -> systemctl enable --now argusd -> READY, STATUS,
 #   watchdog, HTTP API, a real reference measurement, journal priorities,
@@ -147,8 +147,8 @@ container_init() {
 	local work=$1 rootfs=$2 build=$3 port=$4 root=$1/merged
 
 	mount_rootfs "$rootfs" "$work"
-	echo "installing argusd: cmake --install $build --prefix /usr, DESTDIR=$root"
-	DESTDIR=$root cmake --install "$build" --prefix /usr >"$work/install.log"
+	echo "installing argusd: cmake --install $build (its configured prefix), DESTDIR=$root"
+	DESTDIR=$root cmake --install "$build" >"$work/install.log"
 	configure_container "$root" "$port"
 	mount_api_filesystems "$root" "$work/console.log"
 	cd /
@@ -412,15 +412,18 @@ boot_container() {
 
 # Everything the unit and the configuration point at exists in the installed tree.
 check_layout() {
-	local conf=$ROOT/etc/argus/argusd.conf key path exec doc name argv0 victims missing=""
+	local conf=$ROOT/etc/argus/argusd.conf key path exec doc name argv0 victims missing= unit inc
 
 	grep -q "^listen = 127.0.0.1:$PORT$" "$conf" ||
 		fail "the installed argusd.conf has no 'listen = ADDR:PORT' line to point at the test's port"
-	exec=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$ROOT/usr/lib/systemd/system/argusd.service" 2>/dev/null)
+	# the unit goes under the build's prefix: /usr/lib or /usr/local/lib, both searched by systemd
+	unit=$ROOT/usr/lib/systemd/system/argusd.service
+	[ -f "$unit" ] || unit=$ROOT/usr/local/lib/systemd/system/argusd.service
+	exec=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit" 2>/dev/null)
 	[ -n "$exec" ] && [ -x "$ROOT$exec" ] || fail "unit installed with an executable ExecStart ($exec)"
-	doc=$(sed -n 's|^Documentation=file://||p' "$ROOT/usr/lib/systemd/system/argusd.service")
+	doc=$(sed -n 's|^Documentation=file://||p' "$unit")
 	[ -z "$doc" ] || [ -r "$ROOT$doc" ] || fail "the unit's Documentation=file://$doc is installed"
-	ok "unit installed in /usr/lib/systemd/system, ExecStart=$exec executable, Documentation there"
+	ok "unit installed in ${unit#"$ROOT"}, ExecStart=$exec executable, Documentation there"
 	for key in tree_file schema_dir workloads_dir victims_dir; do
 		path=$(sed -n "s/^$key = //p" "$conf")
 		[ -n "$path" ] && [ -e "$ROOT$path" ] || missing="$missing $key=$path"
@@ -439,8 +442,10 @@ check_layout() {
 	[ -z "$missing" ] || fail "workloads name programs not installed:$missing"
 	ok "config, tree-data, schema, workloads and every workload's victim installed"
 	# the LLM agent's include set (bpf_include_dir's default)
-	[ -r "$ROOT/usr/share/argusd/include/argus_authored.h" ] ||
-		fail "the authored-probe include set is not installed in /usr/share/argusd/include"
+	# next to the tree data, under the same prefix
+	inc=$(dirname "$(dirname "$(sed -n 's/^tree_file = //p' "$conf")")")/include
+	[ -r "$ROOT$inc/argus_authored.h" ] ||
+		fail "the authored-probe include set is not installed in $inc"
 	# shellcheck disable=SC2016
 	missing=$(in_ct 60 sh -c 'for f in /usr/sbin/argusd /usr/libexec/argusd/*/*; do
 		ldd "$f" 2>&1 | grep "not found" | sed "s|^|$f: |"; done')

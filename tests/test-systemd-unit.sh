@@ -7,7 +7,7 @@ src=$1
 build=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed "s|/usr/sbin/argusd|$build/argusd|" "$src/systemd/argusd.service" >"$tmp/argusd.service"
+sed "s|^ExecStart=[^ ]*/argusd|ExecStart=$build/argusd|" "$build/argusd.service" >"$tmp/argusd.service"
 out=$(systemd-analyze verify "$tmp/argusd.service" 2>&1) || {
 	echo "$out"
 	exit 1
