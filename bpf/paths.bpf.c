@@ -224,20 +224,21 @@ static __always_inline __u32 fault_class(__u32 f)
 
 /*
  * Close the thread's open fault, if any: the thread entered the kernel
- * again at `now`, so the fault is over. Its end is the last completion
- * event seen inside it (page mapped, TLB flushed after a copy, wakeup); a
- * fault with none (a zero-page read maps no page that counts) ends at this
- * next entry, which bounds it with the user time in between.
+ * again, so the fault is over. Its time runs to the last completion event
+ * seen inside it (page mapped, TLB flushed after a copy, wakeup after a
+ * sleep). A fault with none (a zero-page read maps no page that counts) is
+ * counted without time: bounding it by the next kernel entry would charge
+ * it the user time in between, which grows with any slowdown at all.
  */
-static __always_inline void fault_finish(struct thread_state *ts, __u64 now)
+static __always_inline void fault_finish(struct thread_state *ts)
 {
 	__u64 end, dur = 0;
 	__u32 cls;
 
 	if (!ts->fault_start)
 		return;
-	end = (ts->fault_flags & F_END_SEEN) ? ts->fault_end : now;
-	if (end > ts->fault_start) {
+	end = ts->fault_end;
+	if ((ts->fault_flags & F_END_SEEN) && end > ts->fault_start) {
 		dur = end - ts->fault_start;
 		dur = dur > ts->fault_nested ? dur - ts->fault_nested : 0;
 	}
@@ -271,7 +272,7 @@ int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs
 
 	if (!ts)
 		return 0;
-	fault_finish(ts, now);
+	fault_finish(ts);
 	ts->fault_start = now;
 	ts->fault_end = now;
 	ts->fault_nested = 0;
@@ -480,7 +481,7 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 	__u32 tid = p->pid;
 
 	if (ts) {
-		fault_finish(ts, bpf_ktime_get_ns());
+		fault_finish(ts);
 		bpf_map_delete_elem(&last_request, &tid);
 	}
 	return 0;
@@ -503,7 +504,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 
 	if (!ts)
 		return 0;
-	fault_finish(ts, bpf_ktime_get_ns());
+	fault_finish(ts);
 	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait)
 		ts->futex_start = bpf_ktime_get_ns();
 	else if (id == NR_clone || id == NR_fork || id == NR_clone3)
@@ -685,8 +686,8 @@ int BPF_PROG(handle_tlb_flush, int reason, unsigned long pages)
 
 	if (!ts)
 		return 0;
-	/* a copy-on-write fault flushes the old mapping last: its completion */
-	if (ts->fault_start && reason == TLB_LOCAL_SHOOTDOWN) {
+	/* a copy-on-write fault flushes the old mapping last, on its own CPU: its completion */
+	if (ts->fault_start && (reason == TLB_LOCAL_SHOOTDOWN || reason == TLB_LOCAL_MM_SHOOTDOWN)) {
 		ts->fault_end = bpf_ktime_get_ns();
 		ts->fault_flags |= F_END_SEEN;
 	}
