@@ -21,6 +21,7 @@ void calib_params_default(struct calib_params *p)
 	    .count_floor = 20.0,
 	    .time_floor_ns = 2e6,
 	    .min_slowdown = 0.05,
+	    .wall_rel_floor = 0.01,
 	    .calibrated = true,
 	};
 }
@@ -282,9 +283,11 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	}
 	if (gather(WALL_METRIC, ref, k, pmv, vals, &value)) {
 		struct calib_score *w = &d.scores[d.n_scores];
+		struct calib_params wp = *p;
 
 		wall = (int)d.n_scores++;
-		calib_score_metric(p, WALL_METRIC, true, vals, k, value, w);
+		wp.rel_floor = p->wall_rel_floor;
+		calib_score_metric(&wp, WALL_METRIC, true, vals, k, value, w);
 		wall_rel = w->centre > 0 ? w->delta / w->centre : (w->delta > 0 ? INFINITY : 0);
 		if (p->calibrated) {
 			/* For the target, "flagged" means slower: beyond tau and min_slowdown. */

@@ -24,6 +24,13 @@ struct calib_params {
 	double count_floor;   /* absolute spread floor for counts, default 20 events */
 	double time_floor_ns; /* absolute spread floor for times, default 2 ms */
 	double min_slowdown;  /* target wall-time increase needed to name a bottleneck, default 0.05 */
+	/*
+	 * Spread floor of the target's wall time, relative to its centre,
+	 * default 0.01. Not rel_floor: with tau 3 a 5% floor would demand a
+	 * 15% slowdown, three times min_slowdown; the wall time's own sample
+	 * spread is the noise that counts, and min_slowdown guards the rest.
+	 */
+	double wall_rel_floor;
 	bool calibrated;      /* false: ablation, raw deltas against the reference mean, no spread */
 };
 

@@ -223,3 +223,33 @@ def percentile(xs, p):
         return None
     k = max(0, min(len(xs) - 1, int(-(-p * len(xs) // 100)) - 1))
     return xs[k]
+
+
+# Free page reporting (virtio-balloon) hands memory the guest frees back to
+# the host; the next fault on it pays a host fault too. On this VM a THP
+# victim run right after a few seconds of idle takes 0.8-1.3 s instead of
+# 0.21 s (4 s idle, min_free_ms 0 vs 30000). Which run of a reference or a
+# diagnosis lands after an idle moment is chance, so the matrix holds the
+# delay before a free page is reported long for its duration, like it pins
+# CPUs, and restores it afterwards.
+PAGE_REPORTING_MIN_FREE_MS = "/sys/module/page_reporting/parameters/min_free_ms"
+
+
+def hold_page_reporting(delay_ms=600000):
+    """Delay free page reporting; returns what release_page_reporting restores."""
+    try:
+        with open(PAGE_REPORTING_MIN_FREE_MS) as f:
+            before = f.read().strip()
+        with open(PAGE_REPORTING_MIN_FREE_MS, "w") as f:
+            f.write(str(delay_ms))
+        return {"min_free_ms_before": before, "min_free_ms_held": delay_ms}
+    except OSError:
+        return {"min_free_ms_before": None}  # no such knob here: nothing to hold
+
+
+def release_page_reporting(held):
+    before = held.get("min_free_ms_before")
+    if before is None:
+        return
+    with open(PAGE_REPORTING_MIN_FREE_MS, "w") as f:
+        f.write(before)

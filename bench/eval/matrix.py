@@ -185,6 +185,8 @@ def main():
 
     modes = {"on": [True], "off": [False], "both": [True, False]}[a.calibration]
     thp_before = evallib.thp_settings()
+    # Held constant for the run, restored at the end (also on errors and SIGTERM).
+    reporting = evallib.hold_page_reporting()
     work = tempfile.mkdtemp(prefix="argus-matrix-", dir="/tmp")
     d = None
     refs = {}
@@ -292,6 +294,8 @@ def main():
             p.stop()
         if d:
             d.stop()
+        evallib.release_page_reporting(reporting)
+        results["page_reporting"] = reporting
         thp_after = evallib.thp_settings()
         if thp_after != thp_before:
             log("WARNING: THP settings changed during the run: %s -> %s" % (thp_before, thp_after))
