@@ -166,6 +166,11 @@ static char *describe(const struct calib_params *p, const char *label, bool is_t
 		if (!p->calibrated)
 			return xasprintf("%s %.*f %s vs %.*f %s (%+.1f%%)", label, prec,
 					 s->value / div, unit, prec, s->centre / div, unit, rel);
+		if (s->expected > 0)
+			return xasprintf("%s %.*f %s vs %.*f +- %.*f %s, %.*f %s expected from the "
+					 "run's slowdown (z %.1f)",
+					 label, prec, s->value / div, unit, prec, s->centre / div, prec,
+					 s->spread / div, unit, prec, s->expected / div, unit, s->z);
 		return xasprintf("%s %.*f %s vs %.*f +- %.*f %s (z %.1f)", label, prec,
 				 s->value / div, unit, prec, s->centre / div, prec, s->spread / div,
 				 unit, s->z);
@@ -204,6 +209,15 @@ static bool gather(const char *metric, const struct mvec *ref, size_t k, const s
 	return true;
 }
 
+/* z of a time metric from what a uniform slowdown of the run by ratio would give. */
+static void judge_against_slowdown(const struct calib_params *p, struct calib_score *s,
+				   double ratio)
+{
+	s->expected = s->centre * ratio;
+	s->z = s->spread > 0 ? (s->value - s->expected) / s->spread : 0;
+	s->flagged = s->z > p->tau;
+}
+
 /* Per active node: where its scores are, and how it ranks. */
 struct node_eval {
 	int node;
@@ -235,7 +249,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	const struct node_eval *top = NULL;
 	int wall = -1, largest = -1;
 	bool wall_slower = false;
-	double value, wall_rel = 0;
+	double value, wall_rel = 0, wall_ratio = 0;
 	size_t i, m, max_scores;
 
 	if (!p) {
@@ -259,6 +273,19 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	if (!d.scores || !ev || !vals)
 		return -ENOMEM;
 
+	/*
+	 * The run's slowdown as a whole: time metrics are judged against it
+	 * (calibrated mode, workloads: running targets have no wall time).
+	 */
+	if (p->calibrated && gather(WALL_METRIC, ref, k, pmv, vals, &value)) {
+		double mean = 0;
+
+		for (m = 0; m < k; m++)
+			mean += vals[m] / k;
+		if (mean > 0 && value > mean)
+			wall_ratio = value / mean;
+	}
+
 	/* Score every declared metric of every active node, in node order. */
 	for (i = 0; i < n_active; i++) {
 		const struct tree_node *n = &t->nodes[active[i]];
@@ -273,6 +300,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 			if (!gather(id, ref, k, pmv, vals, &value))
 				continue;
 			calib_score_metric(p, id, is_time, vals, k, value, &d.scores[d.n_scores++]);
+			if (is_time && wall_ratio > 1)
+				judge_against_slowdown(p, &d.scores[si], wall_ratio);
 			if (is_time)
 				ev[i].time_score = si;
 			else
@@ -433,6 +462,8 @@ json_t *calib_scores_to_json(const struct calib_decision *d)
 				      "value", number(s->value), "delta", number(s->delta), "z",
 				      number(s->z), "flagged", s->flagged);
 
+		if (o && s->expected > 0)
+			json_object_set_new(o, "expected", number(s->expected));
 		if (o)
 			json_array_append_new(a, o);
 	}

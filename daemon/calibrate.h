@@ -39,6 +39,12 @@ void calib_params_default(struct calib_params *p);
 struct calib_score {
 	char *metric; /* "kernel_paging.anon_fault/count" */
 	double centre, spread, value, delta, z;
+	/*
+	 * Time metrics of a slower workload: what this path would take if the
+	 * whole run had slowed uniformly (centre x wall ratio); z is measured
+	 * from it. 0 when not applied.
+	 */
+	double expected;
 	bool flagged;
 };
 
@@ -96,6 +102,13 @@ struct calib_decision {
  * level is a run of its own: below level 1 this means the slowdown did not
  * reproduce, and the decision is marked unconfirmed (the caller may measure
  * the level once more).
+ * A path's time is judged against the slowdown of the whole run: when the
+ * target's wall time grew by a ratio r > 1, a time metric's z is taken from
+ * centre x r (score.expected), not from the centre. A path that only slowed
+ * with everything else (CPU stolen by the host, a slower clock) keeps its
+ * share of the run and is not named; the path the added time went to grows
+ * its share.
+ *
  * A node is flagged when any of its metrics is. Flagged nodes rank first by
  * a flagged time_ns, largest absolute increase (value - centre, in ns: time
  * is the target threads' exclusive time, so it compares across nodes), then
