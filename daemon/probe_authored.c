@@ -39,7 +39,12 @@ static int capture_print(enum libbpf_print_level level, const char *fmt, va_list
 	va_list copy;
 	int n;
 
-	if (capture && capture_len + 2 < AUTHORED_LOG_MAX) {
+	/*
+	 * Debug lines (CO-RE relocations, section bookkeeping) can run to tens
+	 * of kilobytes and would push the verifier's own message out of what
+	 * the author is shown: keep warnings and information only.
+	 */
+	if (capture && level != LIBBPF_DEBUG && capture_len + 2 < AUTHORED_LOG_MAX) {
 		va_copy(copy, ap);
 		n = vsnprintf(capture + capture_len, AUTHORED_LOG_MAX - capture_len, fmt, copy);
 		va_end(copy);
