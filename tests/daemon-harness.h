@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -186,6 +187,8 @@ static inline int daemon_start(struct daemon *d)
 		return -errno;
 	d->pid = fork();
 	if (d->pid == 0) {
+		/* a test that dies takes its daemon with it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(pfd[1], 2);
 		execl(exe, exe, "--config", d->conf, (char *)NULL);
 		_exit(127);
@@ -210,11 +213,21 @@ static inline int daemon_start(struct daemon *d)
 			break;
 		}
 	}
-	/* keep draining stderr into the log file from a child so argusd never blocks */
+	/*
+	 * Keep draining stderr into the log file from a child so argusd never
+	 * blocks. The child holds none of the test's own output (the test
+	 * runner waits for that to close) and dies with the test.
+	 */
 	if (fork() == 0) {
 		int out = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		ssize_t n;
 
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
 		if (out >= 0 && len)
 			(void)!write(out, buf, len);
 		while ((n = read(pfd[0], buf, sizeof(buf))) > 0)

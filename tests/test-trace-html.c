@@ -58,7 +58,9 @@ int main(void)
 	    "{\"id\": 8, \"kind\": \"reference\", \"state\": \"failed\","
 	    " \"error\": {\"code\": \"workload_failed\", \"message\": \"exited with status 1\"}}",
 	    0, NULL);
-	html = trace_render_html(job, json_object());
+	json_decref(trace);
+	trace = json_object();
+	html = trace_render_html(job, trace);
 	REQUIRE(html);
 	CHECK(strstr(html, "workload_failed"));
 	CHECK(strstr(html, "class=\"verdict failed\""));
