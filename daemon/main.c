@@ -87,7 +87,8 @@ static int lock_state_dir(const char *dir, int *ret_fd)
 
 static int load_tree(const struct config *cfg, struct tree **ret)
 {
-	struct prober p = { .try_hook = probe_try_hook };
+	struct probe_resolver cache = {};
+	struct prober p = { .try_hook = probe_try_hook, .userdata = &cache };
 	_cleanup_free_ char *err = NULL;
 	struct tree *t = NULL;
 	int by[BACKEND_MAX] = {}, unavailable;
@@ -98,6 +99,7 @@ static int load_tree(const struct config *cfg, struct tree **ret)
 	if (r < 0)
 		return log_error_errno(r, "tree %s: %s", cfg->tree_file, err ?: strerror(-r));
 	unavailable = tree_resolve(t, &p);
+	probe_resolver_clear(&cache);
 	for (i = 0; i < t->n_nodes; i++)
 		if (t->nodes[i].backend != BACKEND_NONE)
 			by[t->nodes[i].backend]++;

@@ -718,28 +718,40 @@ out:
 /*
  * Is there a BTF function of that name? Asked before set_attach_target: when
  * that fails, libbpf 1.1 keeps the kernel BTF it loaded until a load that
- * never comes (it frees it in load, not in close).
+ * never comes (it frees it in load, not in close). The kernel's BTF is
+ * parsed once per resolution when the caller gives a cache.
  */
-static int kernel_has_func(const char *name)
+static int kernel_has_func(struct probe_resolver *cache, const char *name)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct btf *own = NULL, *btf;
 	int id;
 
+	if (cache && !cache->vmlinux)
+		cache->vmlinux = btf__load_vmlinux_btf();
+	btf = cache ? cache->vmlinux : (own = btf__load_vmlinux_btf());
 	if (!btf)
 		return -errno ?: -ENOENT;
 	id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
-	btf__free(btf);
+	btf__free(own);
 	return id > 0 ? 0 : -ENOENT;
 }
 
-static int try_fentry(const char *hook, char **ret_reason)
+void probe_resolver_clear(struct probe_resolver *r)
+{
+	if (!r)
+		return;
+	btf__free(r->vmlinux);
+	r->vmlinux = NULL;
+}
+
+static int try_fentry(struct probe_resolver *cache, const char *hook, char **ret_reason)
 {
 	struct paths_bpf *skel = NULL;
 	struct bpf_program *fe;
 	struct bpf_link *l;
 	int r;
 
-	r = kernel_has_func(hook);
+	r = kernel_has_func(cache, hook);
 	if (r < 0) {
 		*ret_reason = xasprintf("no such function in the kernel's BTF");
 		return r;
@@ -785,7 +797,7 @@ int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_
 	capture_len = 0;
 	switch (b) {
 	case BACKEND_FENTRY:
-		r = try_fentry(hook, ret_reason);
+		r = try_fentry(userdata, hook, ret_reason);
 		break;
 	case BACKEND_KPROBE:
 		r = try_kprobe(hook, ret_reason);

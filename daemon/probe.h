@@ -57,6 +57,7 @@ size_t probe_companions(unsigned classes, const char **ret, size_t max);
 json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan);
 
 struct probe;
+struct btf;
 
 /*
  * Open and load a plan. On a load failure returns the error and, when the
@@ -105,9 +106,16 @@ const char *probe_class_name(unsigned cls);
 /* Class index of a name, or -1. */
 int probe_class_from_name(const char *name);
 
+/* What probe_try_hook keeps between hooks of one resolution (its userdata). */
+struct probe_resolver {
+	struct btf *vmlinux; /* the kernel's BTF, parsed on first need */
+};
+void probe_resolver_clear(struct probe_resolver *r);
+
 /*
  * The real prober for tree_resolve: loads and attaches a program of that
- * backend to that hook here, then releases it.
+ * backend to that hook here, then releases it. userdata: a struct
+ * probe_resolver (cleared by the caller afterwards), or NULL.
  */
 int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason);
 

@@ -596,12 +596,13 @@ int store_trace_append(struct store *s, int64_t job_id, const json_t *step)
 	return step_done(s, stmt, "append trace step");
 }
 
-static int job_exists(struct store *s, int64_t id)
+/* 0 when the query (one id parameter) returns a row, -ENOENT when none. */
+static int row_exists(struct store *s, const char *sql, int64_t id, const char *what)
 {
 	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
 	int r, rc;
 
-	r = prepare(s, "SELECT 1 FROM jobs WHERE id = ?", &stmt);
+	r = prepare(s, sql, &stmt);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(stmt, 1, id);
@@ -610,7 +611,12 @@ static int job_exists(struct store *s, int64_t id)
 		return 0;
 	if (rc == SQLITE_DONE)
 		return -ENOENT;
-	return sql_fail(s, "look up job");
+	return sql_fail(s, what);
+}
+
+static int job_exists(struct store *s, int64_t id)
+{
+	return row_exists(s, "SELECT 1 FROM jobs WHERE id = ?", id, "look up job");
 }
 
 int store_trace_get(struct store *s, int64_t job_id, json_t **ret)
@@ -734,19 +740,7 @@ static json_t *reference_row(sqlite3_stmt *stmt)
 
 static int reference_exists(struct store *s, int64_t ref_id)
 {
-	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
-	int r, rc;
-
-	r = prepare(s, "SELECT 1 FROM refs WHERE id = ?", &stmt);
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(stmt, 1, ref_id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		return 0;
-	if (rc == SQLITE_DONE)
-		return -ENOENT;
-	return sql_fail(s, "look up reference");
+	return row_exists(s, "SELECT 1 FROM refs WHERE id = ?", ref_id, "look up reference");
 }
 
 int store_reference_exists(struct store *s, int64_t ref_id)
