@@ -134,6 +134,9 @@ class Perturber:
     def start(self, timeout_s=180.0):
         """Start and wait for the ready line; raises RuntimeError when it dies or never gets ready."""
         logf = open(self.log_path, "ab")
+        # The log is shared by every start of this perturber: only what this
+        # start writes (after this offset) can say that it is ready.
+        since = logf.seek(0, os.SEEK_END)
         t0 = time.monotonic()
         self.proc = subprocess.Popen(self.argv, stdout=logf, stderr=logf, stdin=subprocess.DEVNULL)
         logf.close()
@@ -142,6 +145,7 @@ class Perturber:
                 raise RuntimeError("%s exited with %s before it was ready (log %s)" %
                                    (self.name, self.proc.returncode, self.log_path))
             with open(self.log_path, "rb") as f:
+                f.seek(since)
                 if self.ready_line.encode() in f.read():
                     self.ready_s = time.monotonic() - t0
                     return
@@ -235,16 +239,22 @@ def percentile(xs, p):
 PAGE_REPORTING_MIN_FREE_MS = "/sys/module/page_reporting/parameters/min_free_ms"
 
 
-def hold_page_reporting(delay_ms=600000):
-    """Delay free page reporting; returns what release_page_reporting restores."""
+def hold_page_reporting(delay_ms=300000):
+    """Delay free page reporting; returns what release_page_reporting restores.
+    This kernel takes at most 300000 (5 min), the default here; a machine
+    without the knob holds nothing. A value the kernel refuses is an error:
+    the matrix would otherwise run unheld and not know it."""
     try:
         with open(PAGE_REPORTING_MIN_FREE_MS) as f:
             before = f.read().strip()
-        with open(PAGE_REPORTING_MIN_FREE_MS, "w") as f:
-            f.write(str(delay_ms))
-        return {"min_free_ms_before": before, "min_free_ms_held": delay_ms}
     except OSError:
         return {"min_free_ms_before": None}  # no such knob here: nothing to hold
+    try:
+        with open(PAGE_REPORTING_MIN_FREE_MS, "w") as f:
+            f.write(str(delay_ms))
+    except OSError as e:
+        raise RuntimeError("%s: cannot set %d: %s" % (PAGE_REPORTING_MIN_FREE_MS, delay_ms, e))
+    return {"min_free_ms_before": before, "min_free_ms_held": delay_ms}
 
 
 def release_page_reporting(held):
