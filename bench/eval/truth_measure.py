@@ -12,6 +12,7 @@ counters that move. Writes DIR/truth-measured.json and DIR/truth-measured.md.
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -19,7 +20,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evallib  # noqa: E402
 
-PERF_EVENTS = ["task-clock", "page-faults", "minor-faults", "major-faults",
+# duration_time: the victim's own wall time, from its exec to its exit, without
+# the launcher's start-up (after a cache drop, perf's own page-ins would count).
+PERF_EVENTS = ["duration_time", "task-clock", "page-faults", "minor-faults", "major-faults",
                "context-switches", "cpu-migrations"]
 # The /proc/vmstat counters that tell the paths apart.
 VMSTAT = ["pgfault", "pgmajfault", "thp_fault_alloc", "thp_fault_fallback", "compact_stall",
@@ -32,9 +35,11 @@ def run_once(build, name):
     # perf itself runs placed as the victim, so that its counting starts at the victim's exec.
     cmd = ["perf", "stat", "-x", ";", "-e", ",".join(PERF_EVENTS), "--"] + evallib.victim_argv(build, name)
     v0 = evallib.vmstat()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=evallib.victim_preexec(name))
     wall = time.monotonic() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     v1 = evallib.vmstat()
     if p.returncode != 0:
         raise RuntimeError("%s failed (%d): %s" % (name, p.returncode, p.stderr[-400:]))
@@ -47,13 +52,20 @@ def run_once(build, name):
                 perf[name] = float(f[0])
             except ValueError:
                 perf[name] = None
-    return {"wall_s": wall, "perf": perf,
+    if perf.get("duration_time"):
+        wall = perf["duration_time"] / 1e9
+    # User and system CPU time of perf and the victim (perf's own is a few ms):
+    # a slowdown only in user time is not the kernel's.
+    return {"wall_s": wall, "user_s": r1.ru_utime - r0.ru_utime, "sys_s": r1.ru_stime - r0.ru_stime,
+            "perf": perf,
             "vmstat": {k: v1.get(k, 0) - v0.get(k, 0) for k in VMSTAT}}
 
 
 def summarize(runs):
     walls = [r["wall_s"] for r in runs]
-    out = {"wall_s": evallib.median(walls), "wall_min_s": min(walls), "wall_max_s": max(walls)}
+    out = {"wall_s": evallib.median(walls), "wall_min_s": min(walls), "wall_max_s": max(walls),
+           "user_s": evallib.median([r["user_s"] for r in runs]),
+           "sys_s": evallib.median([r["sys_s"] for r in runs])}
     for k in PERF_EVENTS:
         out["perf/" + k] = evallib.median([r["perf"].get(k) or 0 for r in runs])
     for k in VMSTAT:
@@ -65,7 +77,7 @@ def moved(quiet, pert, min_rel=0.25, min_abs=50):
     """Counters whose median moved by > min_rel and > min_abs (wall and task-clock excluded)."""
     out = []
     for k in quiet:
-        if k.startswith("wall_") or k == "perf/task-clock":
+        if k.startswith("wall_") or k in ("user_s", "sys_s", "perf/task-clock", "perf/duration_time"):
             continue
         a, b = quiet[k] or 0, pert[k] or 0
         if abs(b - a) > min_abs and abs(b - a) > min_rel * max(abs(a), 1):
@@ -134,8 +146,9 @@ def measure(a, truth, keys, out, log):
                 slow = s["wall_s"] / q["wall_s"] - 1
                 results[k] = {"quiet": q, "perturbed": s, "slowdown": slow, "slower": slower(q, s),
                               "moved": moved(q, s), "quiet_runs": quiet[k], "runs": runs}
-                log("%-30s %.3f -> %.3f s, %+6.1f%% %-6s %s" % (
+                log("%-30s %.3f -> %.3f s, %+6.1f%% %-6s user %+.3f sys %+.3f s  %s" % (
                     k, q["wall_s"], s["wall_s"], 100 * slow, "slower" if slower(q, s) else "",
+                    s["user_s"] - q["user_s"], s["sys_s"] - q["sys_s"],
                     ", ".join("%s %g->%g" % m for m in moved(q, s)[:6])))
         finally:
             p.stop()
@@ -145,13 +158,15 @@ def measure(a, truth, keys, out, log):
         f.write("A cell is slower when its median run is more than %d%% slower than on the quiet "
                 "system and its fastest run slower than the slowest quiet one.\n\n" % (100 * SLOWER_REL))
         f.write("| cell | quiet s (min-max) | perturbed s (min-max) | slowdown | slower | "
-                "counters that moved (quiet -> perturbed, medians) |\n")
-        f.write("|---|---:|---:|---:|---|---|\n")
+                "user s | sys s | counters that moved (quiet -> perturbed, medians) |\n")
+        f.write("|---|---:|---:|---:|---|---|---|---|\n")
         for k, r in results.items():
             q, s = r["quiet"], r["perturbed"]
-            f.write("| %s | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %+.0f%% | %s | %s |\n" % (
+            f.write("| %s | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %+.0f%% | %s | %.3f -> %.3f | "
+                    "%.3f -> %.3f | %s |\n" % (
                 k, q["wall_s"], q["wall_min_s"], q["wall_max_s"], s["wall_s"], s["wall_min_s"],
                 s["wall_max_s"], 100 * r["slowdown"], "yes" if r["slower"] else "no",
+                q["user_s"], s["user_s"], q["sys_s"], s["sys_s"],
                 "; ".join("%s %g -> %g" % m for m in r["moved"][:8])))
     log("wrote %s/truth-measured.{json,md}" % out)
 
