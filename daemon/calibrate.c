@@ -22,6 +22,7 @@ void calib_params_default(struct calib_params *p)
 	    .time_floor_ns = 2e6,
 	    .min_slowdown = 0.05,
 	    .wall_rel_floor = 0.01,
+	    .refute_z = 1.0,
 	    .calibrated = true,
 	};
 }
@@ -332,9 +333,11 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	 * the slowdown again before anything below is named on its evidence.
 	 */
 	if (p->calibrated && wall >= 0 && !wall_slower && parent >= 0) {
+		d.refuted = d.scores[wall].z < p->refute_z;
 		d.reason = xasprintf("the slowdown seen above did not reproduce in this level's "
-				     "run: %s",
-				     wall_text);
+				     "run: %s%s",
+				     wall_text,
+				     d.refuted ? ", within the reference runs' own spread" : "");
 		d.action = CALIB_ABSTAIN;
 		d.unconfirmed = true;
 		d.evidence = wall;

@@ -31,6 +31,13 @@ struct calib_params {
 	 * spread is the noise that counts, and min_slowdown guards the rest.
 	 */
 	double wall_rel_floor;
+	/*
+	 * A deeper level's run whose wall time is less than refute_z spreads
+	 * above the reference (default 1) sits with the reference runs: it
+	 * speaks against the slowdown rather than failing to show it, and is
+	 * not measured again.
+	 */
+	double refute_z;
 	bool calibrated;      /* false: ablation, raw deltas against the reference mean, no spread */
 };
 
@@ -79,6 +86,7 @@ struct calib_decision {
 	struct calib_score *scores; /* every scored metric of the level, in node order */
 	size_t n_scores;
 	bool unconfirmed; /* abstaining because this deeper level's run was not slower */
+	bool refuted;	  /* ... and not even refute_z spreads slower: not worth measuring again */
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */
@@ -101,7 +109,9 @@ struct calib_decision {
  * worth naming; skipped without wall times, as for running targets). Each
  * level is a run of its own: below level 1 this means the slowdown did not
  * reproduce, and the decision is marked unconfirmed (the caller may measure
- * the level once more).
+ * the level once more); refuted as well when the run's wall time is within
+ * refute_z spreads of the reference (nothing to measure again: the run
+ * looks like a reference run).
  * A path's time is judged against the slowdown of the whole run: when the
  * target's wall time grew by a ratio r > 1, a time metric's z is taken from
  * centre x r (score.expected), not from the centre. A path that only slowed

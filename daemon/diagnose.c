@@ -326,24 +326,32 @@ static int make_agent(struct diag_state *st, const json_t *req, json_t **ret_err
 	return r;
 }
 
+/* Why a deeper level abstained, as far as remeasuring goes. */
+enum level_check {
+	LEVEL_CONFIRMED,   /* not a gate abstention: the decision stands */
+	LEVEL_UNCONFIRMED, /* slower, but not significantly: worth one more run */
+	LEVEL_REFUTED,	   /* no slower than the reference runs: the slowdown is not there */
+};
+
 /*
  * Did this level abstain only because its run was not slower? Asked of the
  * calibration itself, whichever agent decided.
  */
-static bool level_unconfirmed(struct diag_state *st, const struct agent_level *lvl,
-			      const struct calib_decision *d, const struct mvec *pmv)
+static enum level_check level_check(struct diag_state *st, const struct agent_level *lvl,
+				    const struct calib_decision *d, const struct mvec *pmv)
 {
 	struct calib_decision c = {};
-	bool r;
+	enum level_check r;
 
 	if (d->action != CALIB_ABSTAIN || lvl->parent < 0)
-		return false;
-	if (d->unconfirmed)
-		return true;
-	if (calib_decide(&st->params, lvl->tree, lvl->active, lvl->n_active, lvl->parent, st->ref,
-			 st->k, pmv, &c) < 0)
-		return false;
-	r = c.unconfirmed;
+		return LEVEL_CONFIRMED;
+	if (!d->unconfirmed) {
+		if (calib_decide(&st->params, lvl->tree, lvl->active, lvl->n_active, lvl->parent,
+				 st->ref, st->k, pmv, &c) < 0)
+			return LEVEL_CONFIRMED;
+		d = &c;
+	}
+	r = !d->unconfirmed ? LEVEL_CONFIRMED : d->refuted ? LEVEL_REFUTED : LEVEL_UNCONFIRMED;
 	calib_decision_free(&c);
 	return r;
 }
@@ -366,7 +374,7 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 		struct agent_level lvl;
 		json_t *note = NULL;
 		char *err = NULL;
-		bool unconfirmed;
+		enum level_check check = LEVEL_CONFIRMED;
 		uint64_t t0;
 		int r;
 
@@ -418,7 +426,8 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 					 &d);
 		}
 		report_timing(&st->rep, level, "decide", now_mono_ns() - t0);
-		unconfirmed = r >= 0 && level_unconfirmed(st, &lvl, &d, &mr.vec);
+		if (r >= 0)
+			check = level_check(st, &lvl, &d, &mr.vec);
 		measure_result_clear(&mr);
 		if (r < 0) {
 			json_decref(note);
@@ -440,11 +449,14 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			return 0;
 		}
 		/*
-		 * A deeper level whose run was not slower did not confirm the
-		 * slowdown: a perturbation that comes and goes may simply have
-		 * paused. Measure the level once more before abstaining.
+		 * A deeper level whose run was slower, but not significantly, did
+		 * not confirm the slowdown: a perturbation that comes and goes
+		 * may simply have paused. Measure the level once more before
+		 * abstaining. A run as fast as the reference runs is not
+		 * ambiguous: it speaks against the slowdown, and a further run
+		 * would only give a passing disturbance a second chance.
 		 */
-		if (unconfirmed && !remeasured) {
+		if (check == LEVEL_UNCONFIRMED && !remeasured) {
 			job_ctx_trace(st->ctx, "remeasure",
 				      json_pack("{s:i,s:s}", "level", level, "reason",
 						"this level's run was not slower than the reference: "
@@ -455,16 +467,18 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			continue;
 		}
 		/*
-		 * Twice not slower: the slowdown is gone for now. The parent
-		 * still stands when two runs agreed on it (it was flagged at
-		 * its level, below a node flagged in the run before); a node
-		 * seen in one run only does not.
+		 * Not slower (twice, or once and as fast as the reference): the
+		 * slowdown is gone for now. The parent still stands when two
+		 * runs agreed on it (it was flagged at its level, below a node
+		 * flagged in the run before); a node seen in one run only does
+		 * not.
 		 */
-		if (unconfirmed && t->nodes[parent].level >= 2) {
+		if (check != LEVEL_CONFIRMED && t->nodes[parent].level >= 2) {
 			_cleanup_free_ char *why = xasprintf(
-				"the slowdown did not reproduce in two runs at level %d; committing to "
+				"the slowdown did not reproduce %s at level %d; committing to "
 				"%s, which the runs of levels %d and %d confirmed",
-				level, t->nodes[parent].id, level - 2, level - 1);
+				remeasured ? "in two runs" : "in this run", level,
+				t->nodes[parent].id, level - 2, level - 1);
 
 			report_stop(&st->rep, parent, CALIB_COMMIT, why);
 			calib_decision_free(&d);

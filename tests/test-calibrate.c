@@ -331,7 +331,9 @@ static void test_gate(const struct tree *t)
 	/*
 	 * Below level 1 the gate holds too: a deeper level's run that is not
 	 * slower does not confirm the slowdown, whatever its paths show, and
-	 * the abstention says it is unconfirmed. A slower run descends.
+	 * the abstention says it is unconfirmed; refuted too when the run is
+	 * within one spread of the reference (z < refute_z), so that it is not
+	 * measured again. A slower run descends.
 	 */
 	{
 		struct row l2[] = {
@@ -341,10 +343,18 @@ static void test_gate(const struct tree *t)
 		};
 
 		CHECK(decide(NULL, t, "kernel_paging", l2, ARRAY_SIZE(l2), &d) == 0);
-		CHECK(d.action == CALIB_ABSTAIN && d.unconfirmed && d.node < 0);
+		CHECK(d.action == CALIB_ABSTAIN && d.unconfirmed && d.refuted && d.node < 0);
 		CHECK(d.reason && strstr(d.reason, "did not reproduce"));
+		CHECKF(strstr(d.reason, "within the reference runs' own spread"), "%s", d.reason);
 		CHECK(find_score(&d, "target/wall_ns") &&
 		      !find_score(&d, "target/wall_ns")->flagged);
+		calib_decision_free(&d);
+
+		/* z 2 (the 1% floor): slower, not significantly: unconfirmed, not refuted. */
+		l2[2].pmv = 1.02e9;
+		CHECK(decide(NULL, t, "kernel_paging", l2, ARRAY_SIZE(l2), &d) == 0);
+		CHECK(d.action == CALIB_ABSTAIN && d.unconfirmed && !d.refuted);
+		CHECK(!strstr(d.reason, "own spread"));
 		calib_decision_free(&d);
 
 		l2[2].pmv = 1.4e9;

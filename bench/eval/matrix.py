@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 """The (victim, perturber) accuracy matrix, through argusd's HTTP API only.
 
-Starts argusd with a temporary config (loopback, state under --out), records
-one reference per victim on the quiet system (POST /references, K runs),
-then for each cell and repetition: starts the cell's perturber pinned as
+Starts argusd with a temporary config (loopback, state under --out); for
+each victim, records its reference on the quiet system (POST /references, K
+runs) right before its cells, then for each of its cells and repetitions: starts the cell's perturber pinned as
 truth.json says, waits for its ready line, POSTs /diagnose, polls the job,
 stops the perturber (SIGTERM; SIGKILL plus --restore-only as a last resort)
 and scores the result against the cell's truth (evallib.score):
@@ -19,7 +19,7 @@ and scores the result against the cell's truth (evallib.score):
 Writes DIR/results.json, DIR/report.md and DIR/matrix.svg, and prints the totals.
 
     bench/eval/matrix.py [--build build] [--cells all|V:P,...] [--reps 3]
-                         [--calibration on|off|both] [--out DIR] [--repeats 3]
+                         [--calibration on|off|both] [--out DIR] [--repeats 5]
 """
 
 import argparse
@@ -157,7 +157,7 @@ def main():
     ap.add_argument("--truth", default=os.path.join(evallib.SRC, "bench", "eval", "truth.json"))
     ap.add_argument("--cells", default="all", help="all, or victim:perturber,... (* matches any)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions per cell (default 3)")
-    ap.add_argument("--repeats", type=int, default=3, help="reference runs K (default 3)")
+    ap.add_argument("--repeats", type=int, default=5, help="reference runs K (default 5)")
     ap.add_argument("--calibration", choices=("on", "off", "both"), default="on",
                     help="off: the paper's ablation (no reference calibration); both: the two tables")
     ap.add_argument("--out", default=None, help="output directory (default bench/eval/out/DATE)")
@@ -224,6 +224,31 @@ def main():
             run["mode"], run["cell"], run["rep"], run["outcome"], run["node"] or run["verdict"] or
             (run["error"] or {}).get("code", ""), "%.1f s" % ttd if ttd else ""))
 
+    def record_reference(v):
+        busy, waited = evallib.wait_quiet(a.quiet_limit, log=log)
+        for _ in range(a.warmup):
+            subprocess.run(evallib.victim_argv(a.build, v), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False,
+                           preexec_fn=evallib.victim_preexec(v))
+        # argusd says when a reference is noisy (its wall time varies by more than
+        # 15%): record it again, as its warning tells a user to, a few times at most
+        for attempt in range(1, 5):
+            job, secs = d.follow(d.submit("/references", {"workload": v, "repeats": a.repeats}))
+            if job["state"] != "succeeded":
+                raise RuntimeError("reference of %s: %s %s" % (v, job["state"], job.get("error")))
+            if not job["result"].get("warnings"):
+                break
+            log("reference %-14s noisy (wall cv %.0f%%), recording again" % (
+                v, 100 * job["result"].get("wall_cv", 0)))
+        rid = job["result"]["reference"]
+        st, ref = d.call("GET", "/references/%d" % rid)
+        refs[v] = ref.get("runs", [])
+        results["references"][v] = {"id": rid, "walls_s": [r["wall_s"] for r in job["result"]["runs"]],
+                                    "runs": refs[v], "busy_before": busy, "attempts": attempt,
+                                    "warnings": job["result"].get("warnings", [])}
+        log("reference %-14s id %d, walls %s s" % (v, rid, " ".join(
+            "%.3f" % r["wall_s"] for r in job["result"]["runs"])))
+
     try:
         d = Argusd(a.build, work)
         if a.harness_cpu >= 0:
@@ -231,36 +256,16 @@ def main():
             # workload's CPUs within its own mask.
             os.sched_setaffinity(0, {a.harness_cpu})
         log("argusd on port %d (state in %s)" % (d.port, work))
-        for v in sorted({k.split(":")[0] for k in keys}, key=truth["victims"].index):
-            busy, waited = evallib.wait_quiet(a.quiet_limit, log=log)
-            for _ in range(a.warmup):
-                subprocess.run(evallib.victim_argv(a.build, v), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, check=False,
-                               preexec_fn=evallib.victim_preexec(v))
-            # argusd says when a reference is noisy (its wall time varies by more than
-            # 15%): record it again, as its warning tells a user to, a few times at most
-            for attempt in range(1, 5):
-                job, secs = d.follow(d.submit("/references", {"workload": v, "repeats": a.repeats}))
-                if job["state"] != "succeeded":
-                    raise RuntimeError("reference of %s: %s %s" % (v, job["state"], job.get("error")))
-                if not job["result"].get("warnings"):
-                    break
-                log("reference %-14s noisy (wall cv %.0f%%), recording again" % (
-                    v, 100 * job["result"].get("wall_cv", 0)))
-            rid = job["result"]["reference"]
-            st, ref = d.call("GET", "/references/%d" % rid)
-            refs[v] = ref.get("runs", [])
-            results["references"][v] = {"id": rid, "walls_s": [r["wall_s"] for r in job["result"]["runs"]],
-                                        "runs": refs[v], "busy_before": busy, "attempts": attempt,
-                                        "warnings": job["result"].get("warnings", [])}
-            log("reference %-14s id %d, walls %s s" % (v, rid, " ".join(
-                "%.3f" % r["wall_s"] for r in job["result"]["runs"])))
-
         # One perturber session per cell and repetition; with --calibration both, the
         # calibrated diagnosis and the ablation run back to back under the same pressure.
+        # Each victim's reference is recorded right before its own cells, so
+        # that the slow drift of a shared machine over the run does not read
+        # as a slowdown of the victims measured last.
         for k in keys:
             cell = truth["cell_map"][k]
             v, pname = k.split(":")
+            if v not in refs:
+                record_reference(v)
             spec = truth["perturbers"][pname]
             for rep in range(1, a.reps + 1):
                 busy, waited = evallib.wait_quiet(a.quiet_limit, log=log)
