@@ -4,8 +4,15 @@
  * 1 MiB blocks, fsync every --sync-mb (default 64), wrapping at --size-mb
  * (default 1024). The file is removed on exit (and by a later start when a
  * killed instance left it).
+ *
+ * With --cpu, the kernel's writeback workers (the unbound "writeback"
+ * workqueue) are kept on that CPU too, so that flushing this process's dirty
+ * pages does not run on another CPU's time: the contention is the device's.
+ * The mask is restored on exit, like every setting a perturber touches.
  */
 #include "bench/common.h"
+
+#define WRITEBACK_CPUMASK "/sys/devices/virtual/workqueue/writeback/cpumask"
 
 static const char *prog = "io_hog";
 
@@ -30,6 +37,14 @@ int main(int argc, char **argv)
 	size = size_mb * MIB;
 	sync_every = sync_mb * MIB;
 	perturb_begin(prog, o.restore_only, o.cpu);
+	if (o.cpu >= 0 && o.cpu < 64 && access(WRITEBACK_CPUMASK, W_OK) == 0) {
+		char mask[32];
+
+		snprintf(mask, sizeof(mask), "%llx", 1ULL << o.cpu);
+		r = perturb_set(WRITEBACK_CPUMASK, mask);
+		if (r < 0)
+			bench_die(prog, "%s: %s", WRITEBACK_CPUMASK, strerror(-r));
+	}
 	if ((size_t)snprintf(path, sizeof(path), "%s/argus-io_hog.dat", dir) >= sizeof(path))
 		bench_die(prog, "--dir: path too long");
 	r = perturb_track_file(path);
