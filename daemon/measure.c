@@ -6,6 +6,7 @@
  * and nothing stays attached once the window ends.
  */
 #include "daemon/measure.h"
+#include "daemon/aside.h"
 #include "daemon/log.h"
 #include "daemon/perfcount.h"
 #include "daemon/probe_authored.h"
@@ -212,6 +213,7 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 			struct level_probe *probe, struct perfcount *pc, struct measure_result *ret)
 {
 	struct target_run *run = NULL;
+	struct aside aside = {};
 	char *err = NULL;
 	pid_t pid;
 	int r;
@@ -234,9 +236,12 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 	r = perfcount_open(&pid, 1, true, pc);
 	if (r < 0)
 		log_warning_errno(r, "perf counters unavailable for pid %d: %m", (int)pid);
+	if (aside_enter(&tg->workload->cpuset, &aside) < 0)
+		log_debug("could not step aside from the workload's CPUs");
 	r = target_release(run);
 	if (r >= 0)
 		r = target_wait(run, o->should_stop, o->userdata, &ret->target);
+	aside_leave(&aside);
 	lp_detach(probe);
 	target_free(run);
 	if (r < 0)

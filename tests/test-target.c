@@ -4,13 +4,16 @@
  * temporary directory) spawned, released, waited for, killed; running pids
  * observed.
  */
+#include "daemon/aside.h"
 #include "daemon/target.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -503,6 +506,74 @@ static void test_bundled_victim(void)
 	workload_registry_free(reg);
 }
 
+static void *park(void *arg)
+{
+	int *fd = arg;
+	char c;
+
+	(void)!read(*fd, &c, 1);
+	return NULL;
+}
+
+/*
+ * Stepping aside: every thread leaves the target's CPUs while it runs and
+ * gets its own mask back after; a target on every CPU leaves all in place.
+ */
+static void test_aside(void)
+{
+	cpu_set_t target, all, before, during, during_other;
+	struct aside a;
+	pthread_t th;
+	pid_t other;
+	int p[2], c;
+
+	CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
+	if (CPU_COUNT(&all) < 2 || !CPU_ISSET(0, &all)) {
+		fprintf(stderr, "# aside: needs CPU 0 and another CPU allowed: skipped\n");
+		return;
+	}
+	REQUIRE(pipe(p) == 0);
+	REQUIRE(pthread_create(&th, NULL, park, &p[0]) == 0);
+	/* The parked thread's tid: the newest entry of /proc/self/task but ours. */
+	other = 0;
+	for (c = 0; c < 100 && !other; c++) {
+		DIR *d = opendir("/proc/self/task");
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (atoi(e->d_name) > 0 && atoi(e->d_name) != gettid())
+				other = atoi(e->d_name);
+		if (d)
+			closedir(d);
+	}
+	REQUIRE(other > 0);
+
+	CPU_ZERO(&target);
+	CPU_SET(0, &target);
+	CHECK(sched_getaffinity(0, sizeof(before), &before) == 0);
+	CHECK(aside_enter(&target, &a) >= 2);
+	CHECK(sched_getaffinity(0, sizeof(during), &during) == 0);
+	CHECK(sched_getaffinity(other, sizeof(during_other), &during_other) == 0);
+	CHECK(!CPU_ISSET(0, &during) && CPU_COUNT(&during) == CPU_COUNT(&before) - 1);
+	CHECK(!CPU_ISSET(0, &during_other) && CPU_COUNT(&during_other) > 0);
+	aside_leave(&a);
+	CHECK(sched_getaffinity(0, sizeof(during), &during) == 0);
+	CHECK(CPU_EQUAL(&during, &before));
+	CHECK(sched_getaffinity(other, sizeof(during_other), &during_other) == 0);
+	CHECK(CPU_ISSET(0, &during_other));
+
+	/* A target on every allowed CPU: nowhere to go, nothing changes. */
+	CHECK(aside_enter(&all, &a) == 0 && a.n == 0);
+	CHECK(sched_getaffinity(0, sizeof(during), &during) == 0);
+	CHECK(CPU_EQUAL(&during, &before));
+	aside_leave(&a);
+
+	REQUIRE(write(p[1], "x", 1) == 1);
+	pthread_join(th, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	_cleanup_free_ char *cmd = NULL;
@@ -523,6 +594,7 @@ int main(void)
 	test_should_stop();
 	test_observe();
 	test_bundled_victim();
+	test_aside();
 
 	cmd = xasprintf("rm -rf '%s'", dir);
 	CHECK(system(cmd) == 0);
