@@ -337,7 +337,7 @@ enum level_check {
  * Did this level abstain only because its run was not slower? Asked of the
  * calibration itself, whichever agent decided.
  */
-static enum level_check level_check(struct diag_state *st, const struct agent_level *lvl,
+static enum level_check check_level(struct diag_state *st, const struct agent_level *lvl,
 				    const struct calib_decision *d, const struct mvec *pmv)
 {
 	struct calib_decision c = {};
@@ -427,7 +427,7 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 		}
 		report_timing(&st->rep, level, "decide", now_mono_ns() - t0);
 		if (r >= 0)
-			check = level_check(st, &lvl, &d, &mr.vec);
+			check = check_level(st, &lvl, &d, &mr.vec);
 		measure_result_clear(&mr);
 		if (r < 0) {
 			json_decref(note);
