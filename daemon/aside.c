@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Stepping aside from the target's CPUs while it runs; see aside.h. */
 #include "daemon/aside.h"
-#include "daemon/util.h"
 
 #include <dirent.h>
 #include <errno.h>
