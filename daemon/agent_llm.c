@@ -50,8 +50,9 @@ static const char system_prompt[] =
 	"time (the Argus method). A tree of kernel code paths is descended level by level. At "
 	"each level you write ONE multiplexed eBPF probe that measures every active node; argusd "
 	"runs the target under it and compares each metric with a reference recorded on a quiet "
-	"system: z = (value - reference) / spread, and a metric deviates when z > tau. Then you "
-	"decide: descend into a deviating inner node, commit to a deviating leaf (or to the "
+	"system: z = (value - reference) / spread, and a metric deviates when z > tau (for a "
+	"slower target, a time metric must also hold enough of the added wall time, its "
+	"\"share\"). Then you decide: descend into a deviating inner node, commit to a deviating leaf (or to the "
 	"parent when nothing below it deviates), or abstain when nothing deviates (and at level "
 	"1 when the target is not slower than its reference).\n\n"
 	"Rules:\n"
@@ -596,11 +597,14 @@ static json_t *evidence_json(struct llm_agent *g, const struct agent_level *lvl,
 		const struct calib_score *s = &cd->scores[i];
 		_cleanup_free_ char *id = claim_evidence_id(lvl->level, s->metric);
 
+		json_t *e = json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}", "id", id, "reference",
+				      number(s->centre), "spread", number(s->spread), "value",
+				      number(s->value), "z", number(s->z), "deviates", s->flagged);
+
 		json_object_set_new(g->given, id, json_pack("{s:b}", "flagged", s->flagged));
-		json_array_append_new(a, json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}", "id", id,
-						   "reference", number(s->centre), "spread",
-						   number(s->spread), "value", number(s->value), "z",
-						   number(s->z), "deviates", s->flagged));
+		if (e && isfinite(s->share))
+			json_object_set_new(e, "share", number(s->share));
+		json_array_append_new(a, e);
 	}
 	return a;
 }

@@ -23,6 +23,7 @@ void calib_params_default(struct calib_params *p)
 	    .min_slowdown = 0.05,
 	    .wall_rel_floor = 0.01,
 	    .refute_z = 1.0,
+	    .min_share = 0.10,
 	    .calibrated = true,
 	};
 }
@@ -74,6 +75,7 @@ void calib_score_metric(const struct calib_params *p, const char *metric, bool i
 	    .centre = centre,
 	    .value = value,
 	    .delta = value - centre,
+	    .share = NAN,
 	};
 	if (!finite) {
 		/* A broken measurement is reported, never flagged. */
@@ -170,8 +172,9 @@ static char *describe(const struct calib_params *p, const char *label, bool is_t
 		if (s->expected > 0)
 			return xasprintf("%s %.*f %s vs %.*f +- %.*f %s, %.*f %s expected from the "
 					 "run's slowdown (z %.1f)",
-					 label, prec, s->value / div, unit, prec, s->centre / div, prec,
-					 s->spread / div, unit, prec, s->expected / div, unit, s->z);
+					 label, prec, s->value / div, unit, prec, s->centre / div,
+					 prec, s->spread / div, unit, prec, s->expected / div, unit,
+					 s->z);
 		return xasprintf("%s %.*f %s vs %.*f +- %.*f %s (z %.1f)", label, prec,
 				 s->value / div, unit, prec, s->centre / div, prec, s->spread / div,
 				 unit, s->z);
@@ -219,6 +222,33 @@ static void judge_against_slowdown(const struct calib_params *p, struct calib_sc
 	s->flagged = s->z > p->tau;
 }
 
+/*
+ * A slower target's time metrics: the share of the added wall time each
+ * path took. One below min_share is not flagged (it did not cost the
+ * target its time); returns the index of the largest such z, or -1.
+ */
+static int judge_share(const struct calib_params *p, struct calib_decision *d,
+		       const struct calib_score *w)
+{
+	int dismissed = -1;
+	size_t i;
+
+	for (i = 0; i < d->n_scores; i++) {
+		struct calib_score *s = &d->scores[i];
+		const char *metric = strrchr(s->metric, '/');
+
+		if (s == w || !metric || !metric_is_time(metric + 1))
+			continue;
+		s->share = s->delta / w->delta;
+		if (s->flagged && s->share < p->min_share) {
+			s->flagged = false;
+			if (dismissed < 0 || s->z > d->scores[dismissed].z)
+				dismissed = (int)i;
+		}
+	}
+	return dismissed;
+}
+
 /* Per active node: where its scores are, and how it ranks. */
 struct node_eval {
 	int node;
@@ -248,7 +278,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	struct calib_params defaults;
 	const struct calib_params *p = params;
 	const struct node_eval *top = NULL;
-	int wall = -1, largest = -1;
+	int wall = -1, largest = -1, dismissed = -1;
 	bool wall_slower = false;
 	double value, wall_rel = 0, wall_ratio = 0;
 	size_t i, m, max_scores;
@@ -325,6 +355,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		}
 		wall_slower = w->flagged;
 		wall_text = describe(p, "wall", true, w);
+		if (p->calibrated && wall_slower)
+			dismissed = judge_share(p, &d, w);
 	}
 
 	/*
@@ -418,7 +450,20 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	} else {
 		_cleanup_free_ char *most = NULL;
 
-		if (largest >= 0)
+		if (dismissed >= 0) {
+			const struct calib_score *s = &d.scores[dismissed];
+			double div;
+			int prec;
+			const char *unit = time_unit(d.scores[wall].delta, &div, &prec);
+
+			/* It deviated, but the time went elsewhere: say so. */
+			most =
+			    xasprintf("%s added %.*f %s, %.1f%% of the target's added %.*f %s, "
+				      "under the %.0f%% a cause must account for",
+				      s->metric, prec, s->delta / div, unit, s->share * 100.0, prec,
+				      d.scores[wall].delta / div, unit, p->min_share * 100.0);
+			d.evidence = dismissed;
+		} else if (largest >= 0)
 			most =
 			    p->calibrated
 				? xasprintf("largest z: %s %.1f, tau %.1f",
@@ -427,7 +472,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 					    d.scores[largest].z * 100.0);
 		else
 			most = xstrdup("no path metric could be scored");
-		d.evidence = largest;
+		if (dismissed < 0)
+			d.evidence = largest;
 		if (parent >= 0) {
 			d.action = CALIB_COMMIT;
 			d.node = parent;
@@ -437,7 +483,12 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		} else {
 			d.action = CALIB_ABSTAIN;
 			d.reason =
-			    xasprintf("no kernel path deviates from the reference (%s)", most);
+			    dismissed >= 0
+				? xasprintf("the target is slower (%s), but no kernel path "
+					    "explains it: %s",
+					    wall_text, most)
+				: xasprintf("no kernel path deviates from the reference (%s)",
+					    most);
 		}
 	}
 	*ret = d;
@@ -467,6 +518,8 @@ json_t *calib_scores_to_json(const struct calib_decision *d)
 
 		if (o && s->expected > 0)
 			json_object_set_new(o, "expected", number(s->expected));
+		if (o && isfinite(s->share))
+			json_object_set_new(o, "share", number(s->share));
 		if (o)
 			json_array_append_new(a, o);
 	}

@@ -23,7 +23,8 @@ struct calib_params {
 	double rel_floor;     /* spread floor relative to the centre, default 0.05 */
 	double count_floor;   /* absolute spread floor for counts, default 20 events */
 	double time_floor_ns; /* absolute spread floor for times, default 2 ms */
-	double min_slowdown;  /* target wall-time increase needed to name a bottleneck, default 0.05 */
+	double
+	    min_slowdown; /* target wall-time increase needed to name a bottleneck, default 0.05 */
 	/*
 	 * Spread floor of the target's wall time, relative to its centre,
 	 * default 0.01. Not rel_floor: with tau 3 a 5% floor would demand a
@@ -38,7 +39,15 @@ struct calib_params {
 	 * not measured again.
 	 */
 	double refute_z;
-	bool calibrated;      /* false: ablation, raw deltas against the reference mean, no spread */
+	/*
+	 * A path explains a slowdown only when the time it added (value -
+	 * centre) is at least min_share of the time the target's wall added,
+	 * default 0.10. A path that deviates but took a few percent of the
+	 * lost time is not where the time went: naming it would send the
+	 * engineer to the wrong place.
+	 */
+	double min_share;
+	bool calibrated; /* false: ablation, raw deltas against the reference mean, no spread */
 };
 
 void calib_params_default(struct calib_params *p);
@@ -52,6 +61,11 @@ struct calib_score {
 	 * from it. 0 when not applied.
 	 */
 	double expected;
+	/*
+	 * Time metrics of a slower workload: delta / the target's added wall
+	 * time. NAN when not applied (counts, no wall time, not slower).
+	 */
+	double share;
 	bool flagged;
 };
 
@@ -81,8 +95,8 @@ const char *calib_action_name(enum calib_action a);
 
 struct calib_decision {
 	enum calib_action action;
-	int node;	  /* tree index: the node to descend into or commit to; -1 when abstaining */
-	char *reason;	  /* one sentence for the trace and the report */
+	int node;     /* tree index: the node to descend into or commit to; -1 when abstaining */
+	char *reason; /* one sentence for the trace and the report */
 	struct calib_score *scores; /* every scored metric of the level, in node order */
 	size_t n_scores;
 	bool unconfirmed; /* abstaining because this deeper level's run was not slower */
@@ -117,7 +131,10 @@ struct calib_decision {
  * centre x r (score.expected), not from the centre. A path that only slowed
  * with everything else (CPU stolen by the host, a slower clock) keeps its
  * share of the run and is not named; the path the added time went to grows
- * its share.
+ * its share. When the target is slower, a time metric must also account for
+ * min_share of the wall time's delta (score.share) to be flagged; a level
+ * left with nothing flagged that way says which path deviated without
+ * explaining the slowdown.
  *
  * A node is flagged when any of its metrics is. Flagged nodes rank first by
  * a flagged time_ns, largest absolute increase (value - centre, in ns: time
@@ -140,6 +157,7 @@ int calib_decide(const struct calib_params *p, const struct tree *t, const int *
 void calib_decision_free(struct calib_decision *d);
 /*
  * [{"metric", "reference" (centre), "spread", "value", "delta", "z",
- * "flagged"}] in scores order; non-finite numbers are null.
+ * "flagged"}, plus "expected" and "share" where applied] in scores order;
+ * non-finite numbers are null.
  */
 json_t *calib_scores_to_json(const struct calib_decision *d);

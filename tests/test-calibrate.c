@@ -53,7 +53,7 @@ static void test_params(void)
 	calib_params_default(&p);
 	CHECK(p.tau == 3.0 && p.rel_floor == 0.05 && p.count_floor == 20.0 &&
 	      p.time_floor_ns == 2e6 && p.min_slowdown == 0.05 && p.wall_rel_floor == 0.01 &&
-	      p.calibrated);
+	      p.refute_z == 1.0 && p.min_share == 0.10 && p.calibrated);
 	CHECK(streq(calib_action_name(CALIB_ABSTAIN), "abstain"));
 	CHECK(streq(calib_action_name(CALIB_DESCEND), "descend"));
 	CHECK(streq(calib_action_name(CALIB_COMMIT), "commit"));
@@ -436,6 +436,77 @@ static void test_commit_and_abstain(const struct tree *t)
 	}
 }
 
+/*
+ * A path that deviates but took a few percent of the time the target lost
+ * does not explain the slowdown: at level 1 argusd abstains and names it, at
+ * a deeper level it commits to the parent; a tenth or more explains it.
+ */
+static void test_share(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow)];
+	struct calib_params p;
+	struct calib_decision d;
+	const struct calib_score *s;
+	json_auto_t *j = NULL;
+	size_t i;
+
+	/* Wall +300 ms; scheduler 1 -> 21 ms: z (21 - 1.3) / 2 = 9.85, share 20 / 300. */
+	memcpy(rows, level1_slow, sizeof(rows));
+	for (i = 0; i < 10; i++)
+		rows[i].pmv = rows[i].ref[0];
+	rows[1].pmv = 1.3e8; /* paging only slowed with the run */
+	rows[3].pmv = 2.1e7;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.node == -1);
+	CHECKF(streq(d.reason, "the target is slower (wall 1.30 s vs 1.00 +- 0.01 s (z 30.0)), "
+			       "but no kernel path explains it: kernel_scheduler/time_ns added "
+			       "20.0 ms, 6.7% of the target's added 300.0 ms, under the 10% a "
+			       "cause must account for"),
+	       "%s", d.reason);
+	s = find_score(&d, "kernel_scheduler/time_ns");
+	CHECK(s && near(s->z, (2.1e7 - 1.3e6) / 2e6) && !s->flagged && near(s->share, 2e7 / 3e8));
+	CHECK(d.evidence == 3);
+	CHECK(isnan(find_score(&d, "kernel_scheduler/count")->share));
+	CHECK(isnan(find_score(&d, "target/wall_ns")->share));
+	j = calib_scores_to_json(&d);
+	CHECK(near(json_real_value(json_object_get(json_array_get(j, 3), "share")), 2e7 / 3e8));
+	CHECK(!json_object_get(json_array_get(j, 2), "share"));
+	calib_decision_free(&d);
+
+	/* +40 ms of 300 (13%): it explains enough, descend. */
+	rows[3].pmv = 4.1e7;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler"));
+	calib_decision_free(&d);
+
+	/* The ablation has no share rule: +20 ms is an increase like any other. */
+	calib_params_default(&p);
+	p.calibrated = false;
+	rows[3].pmv = 2.1e7;
+	CHECK(decide(&p, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && isnan(find_score(&d, "kernel_scheduler/time_ns")->share));
+	calib_decision_free(&d);
+
+	/* Below kernel_scheduler: runqueue wait +10 ms of a +300 ms run, commit to the parent. */
+	{
+		const struct row l2[] = {
+		    {"kernel_scheduler.runqueue_wait/count", {50, 50, 50}, 50},
+		    {"kernel_scheduler.runqueue_wait/time_ns", {1e6, 1e6, 1e6}, 1.1e7},
+		    {"kernel_scheduler.load_balance/count", {5, 5, 5}, 5},
+		    {"kernel_scheduler.fork/count", {0, 0, 0}, 0},
+		    {"kernel_scheduler.fork/time_ns", {0, 0, 0}, 0},
+		    {"target/wall_ns", {1.00e9, 1.01e9, 0.99e9}, 1.3e9},
+		};
+
+		CHECK(decide(NULL, t, "kernel_scheduler", l2, ARRAY_SIZE(l2), &d) == 0);
+		CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_scheduler"));
+		CHECKF(strstr(d.reason, "its children show no significant deviation "
+					"(kernel_scheduler.runqueue_wait/time_ns added 10.0 ms, 3.3%"),
+		       "%s", d.reason);
+		calib_decision_free(&d);
+	}
+}
+
 static void test_count_only_ranking(const struct tree *t)
 {
 	struct calib_decision d;
@@ -618,6 +689,7 @@ int main(void)
 	test_level1_descend_and_ranking(t);
 	test_gate(t);
 	test_commit_and_abstain(t);
+	test_share(t);
 	test_count_only_ranking(t);
 	test_uncalibrated(t);
 	test_missing_metrics(t);

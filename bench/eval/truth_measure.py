@@ -6,7 +6,12 @@ under the cell's perturber, under `perf stat` (software events) with
 /proc/vmstat deltas around each run, and report the slowdown and the
 counters that move. Writes DIR/truth-measured.json and DIR/truth-measured.md.
 
-    bench/eval/truth_measure.py [--build build] [--cells all] [--reps 3] [--out DIR]
+    bench/eval/truth_measure.py [--build build] [--cells all] [--reps 3] [--rounds 1] [--out DIR]
+
+With --rounds R, each perturber is started and stopped R times, and each round
+runs every victim --reps times quiet, then --reps times perturbed: quiet and
+perturbed runs interleave, so that a victim whose own speed drifts (a disk's
+latency) is compared with quiet runs of the same minutes.
 """
 
 import argparse
@@ -94,7 +99,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(evallib.SRC, "build"))
     ap.add_argument("--truth", default=os.path.join(evallib.SRC, "bench", "eval", "truth.json"))
     ap.add_argument("--cells", default="all")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=3, help="runs per victim per round, quiet and perturbed each")
+    ap.add_argument("--rounds", type=int, default=1, help="perturber starts per cell")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
@@ -136,36 +142,40 @@ def measure(a, truth, keys, out, log):
     # The quiet runs of a perturber's victims come right before it starts, so
     # that a slow drift of this shared machine does not read as a slowdown.
     quiet = {}
+    pert = {}
     results = {}
     by_pert = {}
     for k in keys:
         by_pert.setdefault(k.split(":")[1], []).append(k)
     for pname, cell_keys in by_pert.items():
         spec = truth["perturbers"][pname]
-        evallib.wait_quiet(log=log)
-        for k in cell_keys:
-            v = k.split(":")[0]
-            run_once(a.build, v)  # warm-up: data files, page cache
-            quiet[k] = [run_once(a.build, v) for _ in range(a.reps)]
-        p = evallib.Perturber(a.build, pname, spec, out)
-        try:
-            p.start()
-            time.sleep(spec.get("settle_s", 0.5))
+        for rnd in range(a.rounds):
+            evallib.wait_quiet(log=log)
             for k in cell_keys:
                 v = k.split(":")[0]
-                runs = [run_once(a.build, v) for _ in range(a.reps)]
-                q, s = summarize(quiet[k]), summarize(runs)
-                slow = s["wall_s"] / q["wall_s"] - 1
-                is_slower = slower(quiet[k], runs)
-                results[k] = {"quiet": q, "perturbed": s, "slowdown": slow, "slower": is_slower,
-                              "p_slower": p_slower(quiet[k], runs),
-                              "moved": moved(q, s), "quiet_runs": quiet[k], "runs": runs}
-                log("%-30s %.3f -> %.3f s, %+6.1f%% %-6s user %+.3f sys %+.3f s  %s" % (
-                    k, q["wall_s"], s["wall_s"], 100 * slow, "slower" if is_slower else "",
-                    s["user_s"] - q["user_s"], s["sys_s"] - q["sys_s"],
-                    ", ".join("%s %g->%g" % m for m in moved(q, s)[:6])))
-        finally:
-            p.stop()
+                run_once(a.build, v)  # warm-up: data files, page cache
+                quiet.setdefault(k, []).extend(run_once(a.build, v) for _ in range(a.reps))
+            p = evallib.Perturber(a.build, pname, spec, out)
+            try:
+                p.start()
+                time.sleep(spec.get("settle_s", 0.5))
+                for k in cell_keys:
+                    v = k.split(":")[0]
+                    pert.setdefault(k, []).extend(run_once(a.build, v) for _ in range(a.reps))
+            finally:
+                p.stop()
+        for k in cell_keys:
+            runs = pert[k]
+            q, s = summarize(quiet[k]), summarize(runs)
+            slow = s["wall_s"] / q["wall_s"] - 1
+            is_slower = slower(quiet[k], runs)
+            results[k] = {"quiet": q, "perturbed": s, "slowdown": slow, "slower": is_slower,
+                          "p_slower": p_slower(quiet[k], runs), "rounds": a.rounds,
+                          "moved": moved(q, s), "quiet_runs": quiet[k], "runs": runs}
+            log("%-30s %.3f -> %.3f s, %+6.1f%% %-6s P %.2f user %+.3f sys %+.3f s  %s" % (
+                k, q["wall_s"], s["wall_s"], 100 * slow, "slower" if is_slower else "",
+                results[k]["p_slower"], s["user_s"] - q["user_s"], s["sys_s"] - q["sys_s"],
+                ", ".join("%s %g->%g" % m for m in moved(q, s)[:6])))
     with open(os.path.join(out, "truth-measured.json"), "w") as f:
         json.dump({"slower_rel": SLOWER_REL, "cells": results}, f, indent=1)
     with open(os.path.join(out, "truth-measured.md"), "w") as f:
