@@ -11,7 +11,10 @@ counters that move. Writes DIR/truth-measured.json and DIR/truth-measured.md.
 With --rounds R, each perturber is started and stopped R times, and each round
 runs every victim --reps times quiet, then --reps times perturbed: quiet and
 perturbed runs interleave, so that a victim whose own speed drifts (a disk's
-latency) is compared with quiet runs of the same minutes.
+latency) is compared with quiet runs of the same minutes. A perturber marked
+"lasting" in the truth file leaves state behind that a quiet run after it
+would inherit (the victim's cached file split into small folios); it runs as
+one round of --reps x --rounds runs, its quiet runs all before it starts.
 """
 
 import argparse
@@ -149,19 +152,20 @@ def measure(a, truth, keys, out, log):
         by_pert.setdefault(k.split(":")[1], []).append(k)
     for pname, cell_keys in by_pert.items():
         spec = truth["perturbers"][pname]
-        for rnd in range(a.rounds):
+        rounds, reps = (1, a.reps * a.rounds) if spec.get("lasting") else (a.rounds, a.reps)
+        for rnd in range(rounds):
             evallib.wait_quiet(log=log)
             for k in cell_keys:
                 v = k.split(":")[0]
                 run_once(a.build, v)  # warm-up: data files, page cache
-                quiet.setdefault(k, []).extend(run_once(a.build, v) for _ in range(a.reps))
+                quiet.setdefault(k, []).extend(run_once(a.build, v) for _ in range(reps))
             p = evallib.Perturber(a.build, pname, spec, out)
             try:
                 p.start()
                 time.sleep(spec.get("settle_s", 0.5))
                 for k in cell_keys:
                     v = k.split(":")[0]
-                    pert.setdefault(k, []).extend(run_once(a.build, v) for _ in range(a.reps))
+                    pert.setdefault(k, []).extend(run_once(a.build, v) for _ in range(reps))
             finally:
                 p.stop()
         for k in cell_keys:
@@ -170,7 +174,7 @@ def measure(a, truth, keys, out, log):
             slow = s["wall_s"] / q["wall_s"] - 1
             is_slower = slower(quiet[k], runs)
             results[k] = {"quiet": q, "perturbed": s, "slowdown": slow, "slower": is_slower,
-                          "p_slower": p_slower(quiet[k], runs), "rounds": a.rounds,
+                          "p_slower": p_slower(quiet[k], runs), "rounds": rounds,
                           "moved": moved(q, s), "quiet_runs": quiet[k], "runs": runs}
             log("%-30s %.3f -> %.3f s, %+6.1f%% %-6s P %.2f user %+.3f sys %+.3f s  %s" % (
                 k, q["wall_s"], s["wall_s"], 100 * slow, "slower" if is_slower else "",
