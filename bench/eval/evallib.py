@@ -107,8 +107,11 @@ def busy_fraction(window_s=1.0):
 def wait_quiet(limit=0.15, timeout_s=20.0, log=None):
     """Wait until every CPU is busier than limit no more (others' work on a
     shared machine). Returns the last busy fractions and the seconds waited;
-    a machine that never quiets is measured anyway, and the caller records it."""
+    a machine that never quiets is measured anyway, and the caller records it.
+    Dirty data is written out first: a flush left by the cell before (io_hog's
+    stream, a victim's writes) would otherwise run during the next runs."""
     t0 = time.monotonic()
+    os.sync()
     while True:
         busy = busy_fraction(1.0)
         if max(busy.values()) <= limit or time.monotonic() - t0 > timeout_s:
