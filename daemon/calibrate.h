@@ -155,6 +155,38 @@ int calib_decide(const struct calib_params *p, const struct tree *t, const int *
 		 const struct mvec *pmv, struct calib_decision *ret);
 /* Frees what *d holds (not d itself); NULL is fine. */
 void calib_decision_free(struct calib_decision *d);
+
+/* What a deeper level's run said about the descent so far. */
+enum calib_check {
+	CALIB_CHECK_CONFIRMED,	 /* the decision stands on this run */
+	CALIB_CHECK_UNCONFIRMED, /* abstained: slower, but not significantly */
+	CALIB_CHECK_REFUTED,	 /* abstained: no slower than the reference runs */
+	/*
+	 * Slower, but none of the parent's children deviated: the parent's
+	 * own deviation was not seen again in this run.
+	 */
+	CALIB_CHECK_PARENT_ONLY,
+};
+
+enum calib_next {
+	CALIB_NEXT_FOLLOW,	  /* take the level's decision as it is */
+	CALIB_NEXT_REMEASURE,	  /* run the level once more */
+	CALIB_NEXT_COMMIT_PARENT, /* commit to the parent, which two runs agreed on */
+	CALIB_NEXT_ABSTAIN,	  /* the parent rests on one run only: name nothing */
+};
+
+/*
+ * After a deeper level (parent_level >= 1 is the tree level of the node
+ * it probed below; remeasured: this is the level's second run). A run
+ * that was slower but not significantly, or whose children all stayed
+ * flat below a level-1 node, is measured once more. A node at level 2 or
+ * deeper was flagged in a run that itself confirmed the node above, so
+ * two runs agree on it: when its level does not confirm the slowdown, or
+ * shows nothing below it, the descent commits to it. A level-1 node rests
+ * on the level-1 run alone: if the level below does not confirm it (twice,
+ * or once and refuted), nothing is named.
+ */
+enum calib_next calib_level_next(enum calib_check check, int parent_level, bool remeasured);
 /*
  * [{"metric", "reference" (centre), "spread", "value", "delta", "z",
  * "flagged"}, plus "expected" and "share" where applied] in scores order;

@@ -326,32 +326,33 @@ static int make_agent(struct diag_state *st, const json_t *req, json_t **ret_err
 	return r;
 }
 
-/* Why a deeper level abstained, as far as remeasuring goes. */
-enum level_check {
-	LEVEL_CONFIRMED,   /* not a gate abstention: the decision stands */
-	LEVEL_UNCONFIRMED, /* slower, but not significantly: worth one more run */
-	LEVEL_REFUTED,	   /* no slower than the reference runs: the slowdown is not there */
-};
-
 /*
- * Did this level abstain only because its run was not slower? Asked of the
- * calibration itself, whichever agent decided.
+ * What this deeper level's run says of the descent: did it abstain only
+ * because its run was not slower (asked of the calibration itself,
+ * whichever agent decided), or fall back on its parent because no child
+ * deviated? The ablation takes every decision as it comes.
  */
-static enum level_check check_level(struct diag_state *st, const struct agent_level *lvl,
+static enum calib_check check_level(struct diag_state *st, const struct agent_level *lvl,
 				    const struct calib_decision *d, const struct mvec *pmv)
 {
 	struct calib_decision c = {};
-	enum level_check r;
+	enum calib_check r;
 
-	if (d->action != CALIB_ABSTAIN || lvl->parent < 0)
-		return LEVEL_CONFIRMED;
+	if (lvl->parent < 0 || !st->params.calibrated)
+		return CALIB_CHECK_CONFIRMED;
+	if (d->action == CALIB_COMMIT && d->node == lvl->parent)
+		return CALIB_CHECK_PARENT_ONLY;
+	if (d->action != CALIB_ABSTAIN)
+		return CALIB_CHECK_CONFIRMED;
 	if (!d->unconfirmed) {
 		if (calib_decide(&st->params, lvl->tree, lvl->active, lvl->n_active, lvl->parent,
 				 st->ref, st->k, pmv, &c) < 0)
-			return LEVEL_CONFIRMED;
+			return CALIB_CHECK_CONFIRMED;
 		d = &c;
 	}
-	r = !d->unconfirmed ? LEVEL_CONFIRMED : d->refuted ? LEVEL_REFUTED : LEVEL_UNCONFIRMED;
+	r = !d->unconfirmed ? CALIB_CHECK_CONFIRMED
+	    : d->refuted    ? CALIB_CHECK_REFUTED
+			    : CALIB_CHECK_UNCONFIRMED;
 	calib_decision_free(&c);
 	return r;
 }
@@ -374,7 +375,8 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 		struct agent_level lvl;
 		json_t *note = NULL;
 		char *err = NULL;
-		enum level_check check = LEVEL_CONFIRMED;
+		enum calib_check check = CALIB_CHECK_CONFIRMED;
+		enum calib_next next;
 		uint64_t t0;
 		int r;
 
@@ -451,29 +453,28 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 		/*
 		 * A deeper level whose run was slower, but not significantly, did
 		 * not confirm the slowdown: a perturbation that comes and goes
-		 * may simply have paused. Measure the level once more before
-		 * abstaining. A run as fast as the reference runs is not
-		 * ambiguous: it speaks against the slowdown, and a further run
-		 * would only give a passing disturbance a second chance.
+		 * may simply have paused. Nor did one whose children all stayed
+		 * flat below a level-1 node. Measure the level once more. A run
+		 * as fast as the reference runs is not ambiguous: it speaks
+		 * against the slowdown, and a further run would only give a
+		 * passing disturbance a second chance. Then a parent stands only
+		 * when two runs agreed on it (calib_level_next).
 		 */
-		if (check == LEVEL_UNCONFIRMED && !remeasured) {
+		next = calib_level_next(check, parent >= 0 ? t->nodes[parent].level : 0, remeasured);
+		if (next == CALIB_NEXT_REMEASURE) {
 			job_ctx_trace(st->ctx, "remeasure",
 				      json_pack("{s:i,s:s}", "level", level, "reason",
-						"this level's run was not slower than the reference: "
-						"measuring it once more"));
+						check == CALIB_CHECK_PARENT_ONLY
+							? "none of the children deviated: measuring "
+							  "the level once more"
+							: "this level's run was not slower than the "
+							  "reference: measuring it once more"));
 			calib_decision_free(&d);
 			remeasured = true;
 			level--;
 			continue;
 		}
-		/*
-		 * Not slower (twice, or once and as fast as the reference): the
-		 * slowdown is gone for now. The parent still stands when two
-		 * runs agreed on it (it was flagged at its level, below a node
-		 * flagged in the run before); a node seen in one run only does
-		 * not.
-		 */
-		if (check != LEVEL_CONFIRMED && t->nodes[parent].level >= 2) {
+		if (next == CALIB_NEXT_COMMIT_PARENT) {
 			_cleanup_free_ char *why = xasprintf(
 				"the slowdown did not reproduce %s at level %d; committing to "
 				"%s, which the runs of levels %d and %d confirmed",
@@ -481,6 +482,16 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 				t->nodes[parent].id, level - 2, level - 1);
 
 			report_stop(&st->rep, parent, CALIB_COMMIT, why);
+			calib_decision_free(&d);
+			return 0;
+		}
+		if (next == CALIB_NEXT_ABSTAIN) {
+			_cleanup_free_ char *why = xasprintf(
+				"%s deviated in the level-1 run, but none of its children did in "
+				"two runs of level %d: a subsystem seen in one run is not named",
+				t->nodes[parent].id, level);
+
+			report_stop(&st->rep, -1, CALIB_ABSTAIN, why);
 			calib_decision_free(&d);
 			return 0;
 		}

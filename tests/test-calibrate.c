@@ -507,6 +507,29 @@ static void test_share(const struct tree *t)
 	}
 }
 
+/* After a deeper level: measure again, commit to the parent, or name nothing. */
+static void test_level_next(void)
+{
+	/* A confirmed run: its decision stands, at any depth. */
+	CHECK(calib_level_next(CALIB_CHECK_CONFIRMED, 1, false) == CALIB_NEXT_FOLLOW);
+	CHECK(calib_level_next(CALIB_CHECK_CONFIRMED, 2, true) == CALIB_NEXT_FOLLOW);
+	/* Slower but not significantly: once more, then the parent if two runs agreed on it. */
+	CHECK(calib_level_next(CALIB_CHECK_UNCONFIRMED, 1, false) == CALIB_NEXT_REMEASURE);
+	CHECK(calib_level_next(CALIB_CHECK_UNCONFIRMED, 2, false) == CALIB_NEXT_REMEASURE);
+	CHECK(calib_level_next(CALIB_CHECK_UNCONFIRMED, 1, true) == CALIB_NEXT_FOLLOW);
+	CHECK(calib_level_next(CALIB_CHECK_UNCONFIRMED, 2, true) == CALIB_NEXT_COMMIT_PARENT);
+	/* As fast as the reference: never measured again. */
+	CHECK(calib_level_next(CALIB_CHECK_REFUTED, 1, false) == CALIB_NEXT_FOLLOW);
+	CHECK(calib_level_next(CALIB_CHECK_REFUTED, 2, false) == CALIB_NEXT_COMMIT_PARENT);
+	/*
+	 * Children flat below a level-1 node: once more, then nothing; below
+	 * a deeper node the commit to it stands at once.
+	 */
+	CHECK(calib_level_next(CALIB_CHECK_PARENT_ONLY, 1, false) == CALIB_NEXT_REMEASURE);
+	CHECK(calib_level_next(CALIB_CHECK_PARENT_ONLY, 1, true) == CALIB_NEXT_ABSTAIN);
+	CHECK(calib_level_next(CALIB_CHECK_PARENT_ONLY, 2, false) == CALIB_NEXT_FOLLOW);
+}
+
 static void test_count_only_ranking(const struct tree *t)
 {
 	struct calib_decision d;
@@ -690,6 +713,7 @@ int main(void)
 	test_gate(t);
 	test_commit_and_abstain(t);
 	test_share(t);
+	test_level_next();
 	test_count_only_ranking(t);
 	test_uncalibrated(t);
 	test_missing_metrics(t);
