@@ -84,6 +84,11 @@ def cause(run, truth):
     wall = (last.get("wall") or {}).get("z")
     if run["outcome"] == "miss":
         if len(levels) == 1 and last.get("action") == "abstain":
+            reason = last.get("reason") or ""
+            if "no kernel path explains it" in reason:
+                return "slower at L1, but no path held a tenth of the loss (wall z %.1f)" % (wall or 0)
+            if "no kernel path deviates" in reason:
+                return "slower at L1, but no path deviated (wall z %.1f)" % (wall or 0)
             return "victim not significantly slower at L1 (wall z %.1f)" % (wall or 0)
         return "abstained at L%s" % last.get("level")
     if "children show no significant deviation" in (last.get("reason") or "") and (wall is None or wall <= 3):
