@@ -15,12 +15,16 @@ int aside_enter(const cpu_set_t *target, struct aside *a)
 	struct dirent *e;
 
 	*a = (struct aside){};
-	d = opendir("/proc/self/task");
-	if (!d)
-		return -errno;
 	a->threads = calloc(ASIDE_THREADS_MAX, sizeof(*a->threads));
 	if (!a->threads)
-		abort();
+		return -ENOMEM;
+	d = opendir("/proc/self/task");
+	if (!d) {
+		int r = -errno;
+
+		aside_leave(a);
+		return r;
+	}
 	while ((e = readdir(d)) && a->n < ASIDE_THREADS_MAX) {
 		struct aside_thread *t = &a->threads[a->n];
 		cpu_set_t narrow;

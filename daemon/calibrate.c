@@ -462,7 +462,6 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 				      "under the %.0f%% a cause must account for",
 				      s->metric, prec, s->delta / div, unit, s->share * 100.0, prec,
 				      d.scores[wall].delta / div, unit, p->min_share * 100.0);
-			d.evidence = dismissed;
 		} else if (largest >= 0)
 			most =
 			    p->calibrated
@@ -472,8 +471,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 					    d.scores[largest].z * 100.0);
 		else
 			most = xstrdup("no path metric could be scored");
-		if (dismissed < 0)
-			d.evidence = largest;
+		d.evidence = dismissed >= 0 ? dismissed : largest;
 		if (parent >= 0) {
 			d.action = CALIB_COMMIT;
 			d.node = parent;

@@ -226,6 +226,16 @@ static const struct row level1_slow[] = {
     {"target/wall_ns", {1.00e9, 1.01e9, 0.99e9}, 1.3e9},
 };
 
+/* level1_slow with every path metric at its reference, only the wall time slower. */
+static void level1_flat(struct row rows[ARRAY_SIZE(level1_slow)])
+{
+	size_t i;
+
+	memcpy(rows, level1_slow, sizeof(level1_slow));
+	for (i = 0; i < ARRAY_SIZE(level1_slow) - 1; i++)
+		rows[i].pmv = rows[i].ref[0];
+}
+
 static void test_level1_descend_and_ranking(const struct tree *t)
 {
 	struct calib_decision d;
@@ -418,11 +428,8 @@ static void test_commit_and_abstain(const struct tree *t)
 	/* Level 1, the target slower but no path deviates: abstain. */
 	{
 		struct row rows[ARRAY_SIZE(level1_slow)];
-		size_t i;
 
-		memcpy(rows, level1_slow, sizeof(rows));
-		for (i = 0; i < 10; i++)
-			rows[i].pmv = rows[i].ref[0];
+		level1_flat(rows);
 		/* +30 ms on 100 ms while the whole run is 30% slower: its share did not grow */
 		rows[1].pmv = 1.3e8;
 		CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
@@ -448,12 +455,9 @@ static void test_share(const struct tree *t)
 	struct calib_decision d;
 	const struct calib_score *s;
 	json_auto_t *j = NULL;
-	size_t i;
 
 	/* Wall +300 ms; scheduler 1 -> 21 ms: z (21 - 1.3) / 2 = 9.85, share 20 / 300. */
-	memcpy(rows, level1_slow, sizeof(rows));
-	for (i = 0; i < 10; i++)
-		rows[i].pmv = rows[i].ref[0];
+	level1_flat(rows);
 	rows[1].pmv = 1.3e8; /* paging only slowed with the run */
 	rows[3].pmv = 2.1e7;
 	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
