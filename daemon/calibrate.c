@@ -171,7 +171,7 @@ static char *describe(const struct calib_params *p, const char *label, bool is_t
 					 s->value / div, unit, prec, s->centre / div, unit, rel);
 		if (s->expected > 0)
 			return xasprintf("%s %.*f %s vs %.*f +- %.*f %s, %.*f %s expected from the "
-					 "run's slowdown (z %.1f)",
+					 "rest of the run's slowdown (z %.1f)",
 					 label, prec, s->value / div, unit, prec, s->centre / div,
 					 prec, s->spread / div, unit, prec, s->expected / div, unit,
 					 s->z);
@@ -213,10 +213,24 @@ static bool gather(const char *metric, const struct mvec *ref, size_t k, const s
 	return true;
 }
 
-/* z of a time metric from what a uniform slowdown of the run by ratio would give. */
+/*
+ * z of a time metric from the slowdown of the rest of the run: what the
+ * path would take had it grown only as much as the run's time outside it,
+ * (wall - path) / (wall_ref - path_ref), between 1 and the whole run's
+ * ratio. Judging a path against the whole run's ratio would count its own
+ * growth as the norm: a path that is most of the run and took all of the
+ * added time could barely rise above it. When the path is not inside the
+ * wall time (threads' time summed past it), the whole run's ratio is all
+ * there is.
+ */
 static void judge_against_slowdown(const struct calib_params *p, struct calib_score *s,
-				   double ratio)
+				   double wall_centre, double wall_value)
 {
+	double whole = wall_value / wall_centre, ratio = whole;
+	double rest_ref = wall_centre - s->centre, rest = wall_value - s->value;
+
+	if (rest_ref > 0 && rest > 0)
+		ratio = fmin(whole, fmax(1.0, rest / rest_ref));
 	s->expected = s->centre * ratio;
 	s->z = s->spread > 0 ? (s->value - s->expected) / s->spread : 0;
 	s->flagged = s->z > p->tau;
@@ -280,7 +294,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	const struct node_eval *top = NULL;
 	int wall = -1, largest = -1, dismissed = -1;
 	bool wall_slower = false;
-	double value, wall_rel = 0, wall_ratio = 0;
+	double value, wall_rel = 0, wall_centre = 0, wall_value = 0;
 	size_t i, m, max_scores;
 
 	if (!p) {
@@ -305,16 +319,19 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		return -ENOMEM;
 
 	/*
-	 * The run's slowdown as a whole: time metrics are judged against it
-	 * (calibrated mode, workloads: running targets have no wall time).
+	 * A slower run: time metrics are judged against the slowdown of the
+	 * rest of it (calibrated mode, workloads: running targets have no
+	 * wall time).
 	 */
 	if (p->calibrated && gather(WALL_METRIC, ref, k, pmv, vals, &value)) {
 		double mean = 0;
 
 		for (m = 0; m < k; m++)
 			mean += vals[m] / k;
-		if (mean > 0 && value > mean)
-			wall_ratio = value / mean;
+		if (mean > 0 && value > mean) {
+			wall_centre = mean;
+			wall_value = value;
+		}
 	}
 
 	/* Score every declared metric of every active node, in node order. */
@@ -331,8 +348,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 			if (!gather(id, ref, k, pmv, vals, &value))
 				continue;
 			calib_score_metric(p, id, is_time, vals, k, value, &d.scores[d.n_scores++]);
-			if (is_time && wall_ratio > 1)
-				judge_against_slowdown(p, &d.scores[si], wall_ratio);
+			if (is_time && wall_centre > 0)
+				judge_against_slowdown(p, &d.scores[si], wall_centre, wall_value);
 			if (is_time)
 				ev[i].time_score = si;
 			else

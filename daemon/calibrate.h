@@ -56,9 +56,9 @@ struct calib_score {
 	char *metric; /* "kernel_paging.anon_fault/count" */
 	double centre, spread, value, delta, z;
 	/*
-	 * Time metrics of a slower workload: what this path would take if the
-	 * whole run had slowed uniformly (centre x wall ratio); z is measured
-	 * from it. 0 when not applied.
+	 * Time metrics of a slower workload: what this path would take had it
+	 * slowed only as much as the rest of the run (centre x that ratio, see
+	 * calib_decide); z is measured from it. 0 when not applied.
 	 */
 	double expected;
 	/*
@@ -126,12 +126,15 @@ struct calib_decision {
  * the level once more); refuted as well when the run's wall time is within
  * refute_z spreads of the reference (nothing to measure again: the run
  * looks like a reference run).
- * A path's time is judged against the slowdown of the whole run: when the
- * target's wall time grew by a ratio r > 1, a time metric's z is taken from
- * centre x r (score.expected), not from the centre. A path that only slowed
- * with everything else (CPU stolen by the host, a slower clock) keeps its
- * share of the run and is not named; the path the added time went to grows
- * its share. When the target is slower, a time metric must also account for
+ * A path's time is judged against the slowdown of the rest of the run:
+ * when the target's wall time grew by a ratio r > 1, a time metric's z is
+ * taken from centre x r_rest (score.expected), not from the centre, where
+ * r_rest = (wall - value) / (wall_ref - centre), the growth of the run's
+ * time outside the path, held between 1 and r (r itself when the path is
+ * not inside the wall time: threads' time summed past it). A path that
+ * only slowed with everything else (CPU stolen by the host, a slower
+ * clock) grows as the rest does and is not named; the path the added time
+ * went to outgrows the rest, even when it is most of the run. When the target is slower, a time metric must also account for
  * min_share of the wall time's delta (score.share) to be flagged; a level
  * left with nothing flagged that way says which path deviated without
  * explaining the slowdown.
