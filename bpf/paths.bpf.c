@@ -57,6 +57,14 @@ struct {
 	__type(value, struct argus_counter);
 } counters SEC(".maps");
 
+/* Runqueue waits (count, time) by the task that held the CPU when each ended. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ARGUS_RQ_HOLDERS);
+	__type(key, struct argus_rq_holder_key);
+	__type(value, struct argus_counter);
+} runq_holders SEC(".maps");
+
 /* tgids that belong to the target; user space adds the root, forks add children. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -416,6 +424,26 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 		ts->fault_flags |= F_SLEPT;
 }
 
+/* A target thread's runqueue wait of wait ns ended by switching holder out. */
+static __always_inline void note_holder(struct task_struct *holder, __u64 wait)
+{
+	struct argus_rq_holder_key k = {};
+	struct argus_counter zero = {}, *c;
+
+	k.tgid = argus_tgid_in_ns(holder, pidns_inum);
+	bpf_probe_read_kernel_str(k.comm, sizeof(k.comm), holder->comm);
+	c = bpf_map_lookup_elem(&runq_holders, &k);
+	if (!c) {
+		/* full: the run keeps the holders it met first */
+		bpf_map_update_elem(&runq_holders, &k, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&runq_holders, &k);
+		if (!c)
+			return;
+	}
+	__sync_fetch_and_add(&c->count, 1);
+	__sync_fetch_and_add(&c->time_ns, wait);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -435,6 +463,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 
 		account(ARGUS_CLS_RUNQ_WAIT, 1, wait);
 		fault_nest(ts, wait);
+		note_holder(prev, wait);
 	}
 	ts->runq_start = 0;
 	if (ts->block_start) {

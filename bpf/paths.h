@@ -62,6 +62,17 @@ struct argus_counter {
 	unsigned long long time_ns; /* time attributed (latency or stall), 0 if none */
 };
 
+/*
+ * Who had the CPU when a target thread's runqueue wait ended: the task
+ * switched out for it, by process and name, for the trace. At most this
+ * many distinct holders are kept in one run.
+ */
+#define ARGUS_RQ_HOLDERS 256
+struct argus_rq_holder_key {
+	unsigned int tgid; /* in argusd's PID namespace; 0: the idle task, or not visible */
+	char comm[16];	   /* the task's name (TASK_COMM_LEN) */
+};
+
 /* Per-class totals are also kept, for the trace and the signature table. */
 #define ARGUS_CLASS_SLOT_BASE ARGUS_MAX_SLOTS
 #define ARGUS_COUNTER_ENTRIES (ARGUS_MAX_SLOTS + ARGUS_CLS_MAX)

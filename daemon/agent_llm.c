@@ -437,6 +437,25 @@ static int builtin_plan(struct llm_agent *g, const struct agent_level *lvl, cons
 	return 0;
 }
 
+/* The plan of the level's accepted object: slot i is node i. */
+static void authored_plan(struct llm_agent *g, const struct agent_level *lvl,
+			  struct probe_plan *ret_plan)
+{
+	size_t i;
+
+	memset(ret_plan, 0, sizeof(*ret_plan));
+	for (i = 0; i < lvl->n_active && i < ARGUS_MAX_SLOTS; i++) {
+		const struct tree_node *n = &lvl->tree->nodes[lvl->active[i]];
+
+		ret_plan->slots[i] = (struct probe_slot){ .node = lvl->active[i],
+							  .backend = n->backend,
+							  .hook = n->hook };
+	}
+	ret_plan->n_slots = i;
+	ret_plan->object = g->object;
+	ret_plan->object_len = g->object_len;
+}
+
 static int llm_author(struct agent *a, const struct agent_level *lvl, struct probe_plan *ret_plan,
 		      json_t **ret_note)
 {
@@ -448,6 +467,28 @@ static int llm_author(struct agent *a, const struct agent_level *lvl, struct pro
 	int r;
 
 	*ret_note = NULL;
+	/*
+	 * The same level measured again (its run did not confirm the
+	 * slowdown, or it named a leaf that a second run must name too) is
+	 * measured with the same probe: the model is not asked twice.
+	 */
+	if (g->intro_level == lvl->level && !g->pending_reject) {
+		if (g->object) {
+			authored_plan(g, lvl, ret_plan);
+			*ret_note = json_pack("{s:s,s:b,s:I}", "object", "authored", "again", true,
+					      "object_bytes", (json_int_t)g->object_len);
+			return 0;
+		}
+		if (g->plan_builtin) {
+			r = probe_plan_for(lvl->tree, lvl->active, lvl->n_active, ret_plan);
+			if (r < 0)
+				return r;
+			*ret_note = json_pack("{s:s,s:b,s:o}", "fallback", g->probe_note ?: "",
+					      "again", true, "plan",
+					      probe_plan_describe(lvl->tree, ret_plan));
+			return 0;
+		}
+	}
 	drop_object(g);
 	g->plan_builtin = false;
 	free(g->probe_note);
@@ -550,18 +591,7 @@ static int llm_author(struct agent *a, const struct agent_level *lvl, struct pro
 	gate_policy_free(&pol);
 	if (!g->object)
 		return builtin_plan(g, lvl, why ?: "no probe", ret_plan, ret_note);
-
-	memset(ret_plan, 0, sizeof(*ret_plan));
-	for (i = 0; i < lvl->n_active && i < ARGUS_MAX_SLOTS; i++) {
-		const struct tree_node *n = &lvl->tree->nodes[lvl->active[i]];
-
-		ret_plan->slots[i] = (struct probe_slot){ .node = lvl->active[i],
-							  .backend = n->backend,
-							  .hook = n->hook };
-	}
-	ret_plan->n_slots = i;
-	ret_plan->object = g->object;
-	ret_plan->object_len = g->object_len;
+	authored_plan(g, lvl, ret_plan);
 	*ret_note = json_pack("{s:s,s:i,s:I,s:s}", "object", "authored", "tries", (int)tries,
 			      "object_bytes", (json_int_t)g->object_len, "source", g->source);
 	return 0;

@@ -511,21 +511,17 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	return 0;
 }
 
-enum calib_next calib_level_next(enum calib_check check, int parent_level, bool remeasured)
+enum calib_next calib_level_next(enum calib_check check, bool parent_agreed, bool remeasured)
 {
-	bool agreed = parent_level >= 2;
-
 	switch (check) {
 	case CALIB_CHECK_CONFIRMED:
 		return CALIB_NEXT_FOLLOW;
 	case CALIB_CHECK_UNCONFIRMED:
-		if (!remeasured)
-			return CALIB_NEXT_REMEASURE;
-		return agreed ? CALIB_NEXT_COMMIT_PARENT : CALIB_NEXT_FOLLOW;
+		return remeasured ? CALIB_NEXT_ABSTAIN : CALIB_NEXT_REMEASURE;
 	case CALIB_CHECK_REFUTED:
-		return agreed ? CALIB_NEXT_COMMIT_PARENT : CALIB_NEXT_FOLLOW;
+		return CALIB_NEXT_ABSTAIN;
 	case CALIB_CHECK_PARENT_ONLY:
-		if (agreed)
+		if (parent_agreed)
 			return CALIB_NEXT_FOLLOW;
 		return remeasured ? CALIB_NEXT_ABSTAIN : CALIB_NEXT_REMEASURE;
 	}

@@ -172,24 +172,27 @@ enum calib_check {
 };
 
 enum calib_next {
-	CALIB_NEXT_FOLLOW,	  /* take the level's decision as it is */
-	CALIB_NEXT_REMEASURE,	  /* run the level once more */
-	CALIB_NEXT_COMMIT_PARENT, /* commit to the parent, which two runs agreed on */
-	CALIB_NEXT_ABSTAIN,	  /* the parent rests on one run only: name nothing */
+	CALIB_NEXT_FOLLOW,    /* take the level's decision as it is */
+	CALIB_NEXT_REMEASURE, /* run the level once more */
+	CALIB_NEXT_ABSTAIN,   /* what the levels above saw did not hold: name nothing */
 };
 
 /*
- * After a deeper level (parent_level >= 1 is the tree level of the node
- * it probed below; remeasured: this is the level's second run). A run
- * that was slower but not significantly, or whose children all stayed
- * flat below a level-1 node, is measured once more. A node at level 2 or
- * deeper was flagged in a run that itself confirmed the node above, so
- * two runs agree on it: when its level does not confirm the slowdown, or
- * shows nothing below it, the descent commits to it. A level-1 node rests
- * on the level-1 run alone: if the level below does not confirm it (twice,
- * or once and refuted), nothing is named.
+ * After a deeper level (remeasured: this is the level's second run). A run
+ * that was slower but not significantly, or whose children all stayed flat
+ * below a parent that rests on one run, is measured once more.
+ *
+ * A slowdown must hold while argusd looks: when a deeper level's run is
+ * not slower (twice, or once and as fast as the reference runs), it has
+ * gone, and a path seen only while it lasted is not named, at any depth.
+ * A slower run whose children all stayed flat commits to its parent when
+ * two runs agree on the parent (parent_agreed): a node at level 2 or
+ * deeper, flagged in a run that itself confirmed the node above; or any
+ * parent when this run confirms a leaf another run of its level named.
+ * A level-1 node rests on the level-1 run alone: if its children stay
+ * flat twice, nothing is named.
  */
-enum calib_next calib_level_next(enum calib_check check, int parent_level, bool remeasured);
+enum calib_next calib_level_next(enum calib_check check, bool parent_agreed, bool remeasured);
 /*
  * [{"metric", "reference" (centre), "spread", "value", "delta", "z",
  * "flagged"}, plus "expected" and "share" where applied] in scores order;

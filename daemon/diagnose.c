@@ -362,7 +362,7 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 {
 	const struct tree *t = st->env->tree;
 	json_int_t max_depth = json_integer_value(json_object_get(req, "max_depth"));
-	int parent = -1, level;
+	int parent = -1, level, confirming = -1; /* the leaf a rerun of its level must name again */
 	bool remeasured = false;
 
 	if (max_depth < 1 || max_depth > TREE_MAX_DEPTH)
@@ -385,7 +385,7 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 		n_all = tree_active(t, parent, all, TREE_MAX_NODES);
 		for (i = 0; i < n_all; i++) {
 			if (t->nodes[all[i]].backend == BACKEND_NONE) {
-				if (!remeasured)
+				if (!remeasured && confirming < 0)
 					report_unavailable(&st->rep, &t->nodes[all[i]]);
 			} else
 				active[n++] = all[i];
@@ -457,10 +457,12 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 		 * flat below a level-1 node. Measure the level once more. A run
 		 * as fast as the reference runs is not ambiguous: it speaks
 		 * against the slowdown, and a further run would only give a
-		 * passing disturbance a second chance. Then a parent stands only
-		 * when two runs agreed on it (calib_level_next).
+		 * passing disturbance a second chance. A slowdown that is gone
+		 * names nothing (calib_level_next).
 		 */
-		next = calib_level_next(check, parent >= 0 ? t->nodes[parent].level : 0, remeasured);
+		next = calib_level_next(check,
+					(parent >= 0 && t->nodes[parent].level >= 2) || confirming >= 0,
+					remeasured);
 		if (next == CALIB_NEXT_REMEASURE) {
 			job_ctx_trace(st->ctx, "remeasure",
 				      json_pack("{s:i,s:s}", "level", level, "reason",
@@ -474,26 +476,57 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			level--;
 			continue;
 		}
-		if (next == CALIB_NEXT_COMMIT_PARENT) {
-			_cleanup_free_ char *why = xasprintf(
-				"the slowdown did not reproduce %s at level %d; committing to "
-				"%s, which the runs of levels %d and %d confirmed",
-				remeasured ? "in two runs" : "in this run", level,
-				t->nodes[parent].id, level - 2, level - 1);
-
-			report_stop(&st->rep, parent, CALIB_COMMIT, why);
-			calib_decision_free(&d);
-			return 0;
-		}
 		if (next == CALIB_NEXT_ABSTAIN) {
-			_cleanup_free_ char *why = xasprintf(
-				"%s deviated in the level-1 run, but none of its children did in "
-				"two runs of level %d: a subsystem seen in one run is not named",
-				t->nodes[parent].id, level);
+			_cleanup_free_ char *why =
+			    check == CALIB_CHECK_PARENT_ONLY
+				? xasprintf("%s deviated in the level-1 run, but none of its children "
+					    "did in two runs of level %d: a subsystem seen in one run "
+					    "is not named",
+					    t->nodes[parent].id, level)
+				: xasprintf("%s%s%s%s: the slowdown did not last, and no path is named "
+					    "on the runs that saw it",
+					    d.reason, remeasured ? ", nor in the run before it" : "",
+					    confirming >= 0 ? ", which was to confirm " : "",
+					    confirming >= 0 ? t->nodes[confirming].id : "");
 
 			report_stop(&st->rep, -1, CALIB_ABSTAIN, why);
 			calib_decision_free(&d);
 			return 0;
+		}
+		if (confirming >= 0) {
+			/*
+			 * The second run of a leaf's level, slower again: the leaf
+			 * stands if it names it again; otherwise the two runs agree
+			 * only on their parent.
+			 */
+			_cleanup_free_ char *why =
+			    d.action == CALIB_COMMIT && d.node == confirming
+				? xasprintf("%s; the run before named it too", d.reason)
+				: xasprintf("two runs of level %d named different paths (%s, then %s): "
+					    "committing to %s, which both confirm",
+					    level, t->nodes[confirming].id,
+					    d.node >= 0 ? t->nodes[d.node].id : "none",
+					    t->nodes[parent].id);
+
+			report_stop(&st->rep, d.action == CALIB_COMMIT && d.node == confirming
+						  ? confirming
+						  : parent,
+				    CALIB_COMMIT, why);
+			calib_decision_free(&d);
+			return 0;
+		}
+		if (d.action == CALIB_COMMIT && st->params.calibrated && d.node >= 0 &&
+		    tree_is_leaf(t, d.node)) {
+			/* A leaf is named on two runs of its level, as every node above it was. */
+			job_ctx_trace(st->ctx, "confirm",
+				      json_pack("{s:i,s:s,s:s}", "level", level, "node",
+						t->nodes[d.node].id, "reason",
+						"a leaf is named on two runs: measuring the level "
+						"once more"));
+			confirming = d.node;
+			calib_decision_free(&d);
+			level--;
+			continue;
 		}
 		if (d.action != CALIB_DESCEND) {
 			report_stop(&st->rep, d.node, d.action, d.reason);

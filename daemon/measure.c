@@ -197,6 +197,20 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 	}
 
 	json_object_set_new(o, "unclassified_faults", json_integer(c->unclassified_faults));
+	if (c->n_rq_holders > 0) {
+		json_t *a = json_array();
+		size_t i;
+
+		for (i = 0; i < c->n_rq_holders; i++) {
+			const struct probe_rq_holder *h = &c->rq_holders[i];
+
+			json_array_append_new(a, json_pack("{s:i,s:s,s:I,s:I}", "pid", (int)h->tgid,
+							   "comm", h->comm, "waits",
+							   (json_int_t)h->waits, "wait_ns",
+							   (json_int_t)h->wait_ns));
+		}
+		json_object_set_new(o, "runq_holders", a);
+	}
 	if (stats && c->run_cnt) {
 		json_object_set_new(o, "program_runs", json_integer(c->run_cnt));
 		json_object_set_new(o, "program_time_ns", json_integer(c->run_time_ns));

@@ -587,6 +587,58 @@ void probe_sum_run_stats(struct bpf_object *obj, struct probe_counts *c)
 	}
 }
 
+/* Insert h into c's holders, kept sorted by wait time and cut at PROBE_RQ_HOLDERS_TOP. */
+static void holder_insert(struct probe_counts *c, const struct probe_rq_holder *h)
+{
+	size_t i = c->n_rq_holders;
+
+	if (i == PROBE_RQ_HOLDERS_TOP) {
+		if (h->wait_ns <= c->rq_holders[i - 1].wait_ns)
+			return;
+		i--;
+	} else
+		c->n_rq_holders++;
+	for (; i > 0 && c->rq_holders[i - 1].wait_ns < h->wait_ns; i--)
+		c->rq_holders[i] = c->rq_holders[i - 1];
+	c->rq_holders[i] = *h;
+}
+
+/*
+ * A task's name is whatever the task set (prctl PR_SET_NAME): it reaches
+ * JSON and HTML only as printable ASCII.
+ */
+static void comm_copy(char dst[16], const char src[16])
+{
+	size_t i;
+
+	for (i = 0; i < 15 && src[i]; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+}
+
+static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
+{
+	struct argus_rq_holder_key key, next;
+	const struct argus_rq_holder_key *prev = NULL;
+	struct argus_counter v;
+	int r;
+
+	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
+		struct probe_rq_holder h = {};
+
+		key = next;
+		prev = &key;
+		if (bpf_map__lookup_elem(m, &key, sizeof(key), &v, sizeof(v), 0) < 0)
+			continue; /* gone meanwhile: nothing to count */
+		h.tgid = key.tgid;
+		comm_copy(h.comm, key.comm);
+		h.waits = v.count;
+		h.wait_ns = v.time_ns;
+		holder_insert(c, &h);
+	}
+	return r == -ENOENT ? 0 : r;
+}
+
 int probe_read(struct probe *p, struct probe_counts *ret)
 {
 	struct argus_counter all[ARGUS_COUNTER_ENTRIES];
@@ -599,6 +651,9 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 	memcpy(out.slot, all, sizeof(out.slot));
 	memcpy(out.cls, all + ARGUS_CLASS_SLOT_BASE, sizeof(out.cls));
 	out.unclassified_faults = p->skel->bss->unclassified_faults;
+	r = read_rq_holders(p->skel->maps.runq_holders, &out);
+	if (r < 0)
+		log_warning_errno(r, "reading the runqueue holders: %m");
 	probe_sum_run_stats(p->skel->obj, &out);
 	*ret = out;
 	return 0;

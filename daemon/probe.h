@@ -72,12 +72,24 @@ int probe_attach(struct probe *p);
 /* Detach every program (counters stay readable). Idempotent. */
 void probe_detach(struct probe *p);
 
+/* A task that held the CPU when target runqueue waits ended (bpf/paths.h). */
+struct probe_rq_holder {
+	unsigned int tgid; /* 0: the idle task, or a process argusd cannot see */
+	char comm[16];	   /* NUL-terminated, printable ASCII ('?' for anything else) */
+	unsigned long long waits;
+	unsigned long long wait_ns;
+};
+#define PROBE_RQ_HOLDERS_TOP 5
+
 struct probe_counts {
 	struct argus_counter slot[ARGUS_MAX_SLOTS];
 	struct argus_counter cls[ARGUS_CLS_MAX];
 	unsigned long long unclassified_faults;
 	unsigned long long run_cnt;	/* program runs, when stats were on */
 	unsigned long long run_time_ns; /* program run time, when stats were on */
+	/* The holders with the most wait time, most first (built-in probe only). */
+	struct probe_rq_holder rq_holders[PROBE_RQ_HOLDERS_TOP];
+	size_t n_rq_holders;
 };
 
 /* Sum the per-CPU counters. */

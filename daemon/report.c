@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "daemon/report.h"
+#include "daemon/probe.h"
 #include "daemon/util.h"
 
 #include <string.h>
@@ -25,6 +26,7 @@ void report_free(struct report *r)
 	json_decref(r->warnings);
 	json_decref(r->timings);
 	json_decref(r->overhead);
+	json_decref(r->rq_holders);
 	free(r->stop_reason);
 	memset(r, 0, sizeof(*r));
 }
@@ -85,6 +87,8 @@ void report_probe(struct report *r, int level, const json_t *probe)
 			json_object_set(e, keys[i], v);
 	}
 	json_object_set(e, "programs", json_object_get(probe, "programs"));
+	json_decref(r->rq_holders);
+	r->rq_holders = json_incref(json_object_get(probe, "runq_holders"));
 }
 
 void report_level(struct report *r, int level, int parent, const struct calib_decision *d)
@@ -150,12 +154,47 @@ static json_t *evidence_of(const struct report *r, json_t *path)
 	return ev;
 }
 
+/* Does the path name runqueue waiting (a node counting that class)? */
+static bool path_waits(const struct report *r, const int *chain, int n)
+{
+	int cls = probe_class_from_name("runq_wait");
+	int i;
+
+	for (i = 0; i < n && cls >= 0; i++)
+		if (r->tree->nodes[chain[i]].classes & (1u << cls))
+			return true;
+	return false;
+}
+
+/* "cpu_hog (pid 812): 9812 waits, 280.1 ms; swapper/1 (idle): 3 waits, 0.0 ms" */
+static char *holders_text(json_t *holders)
+{
+	char *text = xstrdup(""), *next;
+	json_t *h;
+	size_t i;
+
+	json_array_foreach(holders, i, h)
+	{
+		json_int_t pid = json_integer_value(json_object_get(h, "pid"));
+		_cleanup_free_ char *who =
+		    pid ? xasprintf("pid %lld", (long long)pid) : xstrdup("idle, or not visible");
+
+		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms", text, i ? "; " : "",
+				 json_string_value(json_object_get(h, "comm")), who,
+				 (long long)json_integer_value(json_object_get(h, "waits")),
+				 json_integer_value(json_object_get(h, "wait_ns")) / 1e6);
+		free(text);
+		text = next;
+	}
+	return text;
+}
+
 json_t *report_result(const struct report *r, const struct calib_params *p)
 {
 	json_t *path = json_array(), *res;
 	bool bottleneck = r->stop_action == CALIB_COMMIT && r->stop_node >= 0;
 	int chain[TREE_MAX_DEPTH + 1], n = 0, i, idx;
-	_cleanup_free_ char *summary = NULL;
+	_cleanup_free_ char *summary = NULL, *behind = NULL;
 
 	for (idx = bottleneck ? r->stop_node : -1; idx >= 0 && n <= TREE_MAX_DEPTH;
 	     idx = r->tree->nodes[idx].parent)
@@ -163,13 +202,17 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 	for (i = n - 1; i >= 0; i--)
 		json_array_append_new(path, json_string(r->tree->nodes[chain[i]].id));
 
+	if (bottleneck && json_array_size(r->rq_holders) > 0 && path_waits(r, chain, n))
+		behind = holders_text(r->rq_holders);
 	if (bottleneck)
-		summary = xasprintf("Bottleneck at %s%s. %s Why: %s",
+		summary = xasprintf("Bottleneck at %s%s. %s Why: %s%s%s",
 				    r->tree->nodes[r->stop_node].id,
 				    tree_is_leaf(r->tree, r->stop_node) ? ""
 									 : " (not narrowed to a leaf)",
 				    r->tree->nodes[r->stop_node].description,
-				    r->stop_reason ?: "");
+				    r->stop_reason ?: "",
+				    behind ? ". On the CPU when its runqueue waits ended: " : "",
+				    behind ?: "");
 	else
 		summary = xasprintf("No kernel bottleneck: %s", r->stop_reason ?: "");
 
@@ -181,5 +224,7 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 			"overhead", r->overhead, "timings", r->timings, "agent", r->agent,
 			"reference", (json_int_t)r->reference_id, "tau", p->tau, "calibrated",
 			p->calibrated);
+	if (behind)
+		json_object_set(res, "waited_behind", r->rq_holders);
 	return res;
 }

@@ -22,6 +22,7 @@ struct report {
 	json_t *warnings;    /* [string] */
 	json_t *timings;     /* {"total_s", "levels": [{level, measure_s, decide_s}]} */
 	json_t *overhead;    /* [{level, program_runs, program_time_ns, ns_per_run, overhead_fraction}] */
+	json_t *rq_holders;  /* the last run's probe "runq_holders", or NULL */
 	int stop_node;
 	int stop_action; /* enum calib_action, -1 until stopped */
 	char *stop_reason;
@@ -33,7 +34,7 @@ void report_warn(struct report *r, const char *msg);
 void report_unavailable(struct report *r, const struct tree_node *n);
 /* level 0 with what "total": the whole diagnosis. */
 void report_timing(struct report *r, int level, const char *what, uint64_t ns);
-/* The level's probe info from measure (borrowed). */
+/* The level's probe info from measure (borrowed); runs in order, the last one's holders kept. */
 void report_probe(struct report *r, int level, const json_t *probe);
 void report_level(struct report *r, int level, int parent, const struct calib_decision *d);
 /* Where the descent ended. node -1 with CALIB_ABSTAIN: no bottleneck. */
@@ -41,6 +42,9 @@ void report_stop(struct report *r, int node, int action, const char *reason);
 /*
  * The job's result: {"verdict", "path", "leaf", "summary", "reason",
  * "evidence", "levels", "unavailable", "warnings", "overhead", "timings",
- * "agent", "reference", "tau", "calibrated"}.
+ * "agent", "reference", "tau", "calibrated"}, and "waited_behind" when the
+ * path names runqueue waiting and the last run saw any: the tasks on the
+ * CPU when the target's waits ended ([{pid, comm, waits, wait_ns}], most
+ * wait time first), also named in the summary.
  */
 json_t *report_result(const struct report *r, const struct calib_params *p);

@@ -64,6 +64,19 @@ static void test_slice(const char *src, const char *build)
 	CHECKF(is_correct_commit(o), "pf_page_cache:cache_dropper: %s", o ?: "(none)");
 	o = run_outcome(runs, "pf_zero_page:cpu_hog");
 	CHECKF(is_correct_commit(o), "pf_zero_page:cpu_hog: %s", o ?: "(none)");
+	/* ... and the result names the task the victim waited behind: the hog. */
+	{
+		json_t *r, *h;
+		size_t i;
+
+		json_array_foreach(runs, i, r)
+			if (!strcmp(json_string_value(json_object_get(r, "cell")) ?: "",
+				    "pf_zero_page:cpu_hog"))
+				break;
+		h = json_array_get(json_object_get(r, "waited_behind"), 0);
+		CHECKF(!strcmp(json_string_value(json_object_get(h, "comm")) ?: "", "cpu_hog"),
+		       "waited behind %s", json_string_value(json_object_get(h, "comm")) ?: "(none)");
+	}
 	/* The THP mode and friends are as before: the runner checks and records them. */
 	CHECK(json_equal(json_object_get(res, "thp_before"), json_object_get(res, "thp_after")));
 	json_decref(res);

@@ -6,9 +6,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -294,6 +297,76 @@ static void test_file(void)
 		(double)m.cls[ARGUS_CLS_FILE_MAJOR].time_ns / (major ?: 1));
 }
 
+/* Sleep and wake NSLEEPS times on CPU 0, where a busy task waits to take the CPU back. */
+#define NSLEEPS 2000
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		_exit(5);
+}
+
+WORKLOAD static void work_sleeps(void)
+{
+	struct timespec ts = { .tv_nsec = 100000 };
+	int i;
+
+	pin_cpu0();
+	for (i = 0; i < NSLEEPS; i++)
+		nanosleep(&ts, NULL);
+}
+
+/*
+ * The target's runqueue waits end when the busy task is switched out for
+ * it: the probe names that task, its name made printable (a task names
+ * itself as it likes), with the most wait time first.
+ */
+static void test_runq_holders(void)
+{
+	struct probe_counts c;
+	unsigned long long waits = 0, total = 0;
+	bool found = false;
+	pid_t hog;
+	size_t i;
+	int r;
+
+	hog = fork();
+	REQUIRE(hog >= 0);
+	if (hog == 0) {
+		pin_cpu0();
+		prctl(PR_SET_NAME, "hog\x7f<b>");
+		for (;;)
+			;
+	}
+	r = run_probed(work_sleeps, &c);
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(c.n_rq_holders > 0 && c.n_rq_holders <= PROBE_RQ_HOLDERS_TOP, "%zu holders",
+	       c.n_rq_holders);
+	for (i = 0; i < c.n_rq_holders; i++) {
+		const struct probe_rq_holder *h = &c.rq_holders[i];
+
+		fprintf(stderr, "runq holder %s (pid %u): %llu waits, %llu ns\n", h->comm, h->tgid,
+			h->waits, h->wait_ns);
+		CHECK(i == 0 || c.rq_holders[i - 1].wait_ns >= h->wait_ns);
+		total += h->waits;
+		if (h->tgid == (unsigned)hog) {
+			found = true;
+			waits = h->waits;
+			CHECKF(strcmp(h->comm, "hog?<b>") == 0, "name %s", h->comm);
+		}
+	}
+	/* Most wakeups find the hog on the CPU; a few find a kernel thread. */
+	CHECKF(found && waits >= NSLEEPS / 2, "the hog ended %llu of %llu waits", waits, total);
+	CHECK(total <= cls(&c, ARGUS_CLS_RUNQ_WAIT));
+}
+
 static int make_data_file(const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -337,6 +410,7 @@ int main(void)
 	test_cow();
 	test_fork();
 	test_file();
+	test_runq_holders();
 
 	unlink(file);
 	rmdir(tmpl);

@@ -212,6 +212,8 @@ def main():
         run["verdict"] = res.get("verdict")
         run["path"] = res.get("path")
         run["timings"] = res.get("timings")
+        if res.get("waited_behind"):
+            run["waited_behind"] = res["waited_behind"]
         run["outcome"], run["node"], run["depth"] = evallib.score(
             cell["truths"], run["state"], run["verdict"], run["path"])
         if job.get("id"):

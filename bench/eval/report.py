@@ -90,6 +90,8 @@ def cause(run, truth):
             if "no kernel path deviates" in reason:
                 return "slower at L1, but no path deviated (wall z %.1f)" % (wall or 0)
             return "victim not significantly slower at L1 (wall z %.1f)" % (wall or 0)
+        if "did not reproduce" in (last.get("reason") or ""):
+            return "the slowdown did not last into L%s (wall z %.1f)" % (last.get("level"), wall or 0)
         return "abstained at L%s" % last.get("level")
     if "children show no significant deviation" in (last.get("reason") or "") and (wall is None or wall <= 3):
         return "parent commit on an L1 deviation the next run did not reproduce (L%s wall z %.1f)" % (
@@ -114,6 +116,9 @@ def details(runs):
             if w and lv["level"] == 1:
                 s += "; wall %.3g vs %.3g s (z %.1f)" % ((w["value"] or 0) / 1e9, (w["reference"] or 0) / 1e9, w["z"] or 0)
             ev.append(s)
+        if r.get("waited_behind"):
+            ev.append("behind " + ", ".join("%s %.0f ms" % (h["comm"], h["wait_ns"] / 1e6)
+                                             for h in r["waited_behind"][:2]))
         if r["outcome"] == "failed":
             ev = [json.dumps(r.get("error"))[:160]]
         lines.append("| %s | %d | %s | %s | %s | %s |" % (
