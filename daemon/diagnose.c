@@ -515,8 +515,8 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			calib_decision_free(&d);
 			return 0;
 		}
-		if (d.action == CALIB_COMMIT && st->params.calibrated && d.node >= 0 &&
-		    tree_is_leaf(t, d.node)) {
+		if (d.action == CALIB_COMMIT && st->params.calibrated && parent >= 0 &&
+		    d.node >= 0 && tree_is_leaf(t, d.node)) {
 			/* A leaf is named on two runs of its level, as every node above it was. */
 			job_ctx_trace(st->ctx, "confirm",
 				      json_pack("{s:i,s:s,s:s}", "level", level, "node",
