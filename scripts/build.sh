@@ -5,5 +5,13 @@ set -eu
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr "$@" >/dev/null
-make -C "$BUILD_DIR" -j"$(nproc)" --no-print-directory 2>&1 | grep -v -E '^\[|Built target|Generating|Scanning|Consolidate' || true
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# A failed build stops here, tests included: nothing runs on a partial build.
+if ! make -C "$BUILD_DIR" -j"$(nproc)" --no-print-directory >"$log" 2>&1; then
+	cat "$log" >&2
+	echo "build: make failed in $BUILD_DIR" >&2
+	exit 1
+fi
+grep -v -E '^\[|Built target|Generating|Scanning|Consolidate' "$log" || true
 test -x "$BUILD_DIR/argusd"

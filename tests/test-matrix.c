@@ -30,6 +30,23 @@ static const char *run_outcome(json_t *runs, const char *cell)
 	return NULL;
 }
 
+/* The task a cell's run waited behind most on a runqueue, from its result. */
+static const char *run_waited_behind(json_t *runs, const char *cell)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(runs, i, r)
+	{
+		const char *c = json_string_value(json_object_get(r, "cell"));
+
+		if (c && strcmp(c, cell) == 0)
+			return json_string_value(json_object_get(
+			    json_array_get(json_object_get(r, "waited_behind"), 0), "comm"));
+	}
+	return NULL;
+}
+
 static bool is_correct_commit(const char *outcome)
 {
 	return outcome && (strcmp(outcome, "leaf") == 0 || strcmp(outcome, "shallow") == 0);
@@ -65,18 +82,8 @@ static void test_slice(const char *src, const char *build)
 	o = run_outcome(runs, "pf_zero_page:cpu_hog");
 	CHECKF(is_correct_commit(o), "pf_zero_page:cpu_hog: %s", o ?: "(none)");
 	/* ... and the result names the task the victim waited behind: the hog. */
-	{
-		json_t *r, *h;
-		size_t i;
-
-		json_array_foreach(runs, i, r)
-			if (!strcmp(json_string_value(json_object_get(r, "cell")) ?: "",
-				    "pf_zero_page:cpu_hog"))
-				break;
-		h = json_array_get(json_object_get(r, "waited_behind"), 0);
-		CHECKF(!strcmp(json_string_value(json_object_get(h, "comm")) ?: "", "cpu_hog"),
-		       "waited behind %s", json_string_value(json_object_get(h, "comm")) ?: "(none)");
-	}
+	o = run_waited_behind(runs, "pf_zero_page:cpu_hog");
+	CHECKF(o && strcmp(o, "cpu_hog") == 0, "waited behind %s", o ?: "(none)");
 	/* The THP mode and friends are as before: the runner checks and records them. */
 	CHECK(json_equal(json_object_get(res, "thp_before"), json_object_get(res, "thp_after")));
 	json_decref(res);
