@@ -134,10 +134,11 @@ struct calib_decision {
  * not inside the wall time: threads' time summed past it). A path that
  * only slowed with everything else (CPU stolen by the host, a slower
  * clock) grows as the rest does and is not named; the path the added time
- * went to outgrows the rest, even when it is most of the run. When the target is slower, a time metric must also account for
- * min_share of the wall time's delta (score.share) to be flagged; a level
- * left with nothing flagged that way says which path deviated without
- * explaining the slowdown.
+ * went to outgrows the rest, even when it is most of the run. When the
+ * target is slower, a time metric must also account for min_share of the
+ * wall time's delta (score.share) to be flagged; a level left with nothing
+ * flagged that way says which path deviated without explaining the
+ * slowdown.
  *
  * A node is flagged when any of its metrics is. Flagged nodes rank first by
  * a flagged time_ns, largest absolute increase (value - centre, in ns: time

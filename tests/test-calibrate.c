@@ -565,7 +565,7 @@ static void test_share(const struct tree *t)
 	}
 }
 
-/* After a deeper level: measure again, commit to the parent, or name nothing. */
+/* After a deeper level: measure again, take its decision, or name nothing. */
 static void test_level_next(void)
 {
 	/* A confirmed run: its decision stands, at any depth. */

@@ -15,7 +15,8 @@
 
 #define SLICE "pf_page_cache:cache_dropper,pf_zero_page:cpu_hog,pf_anon_write:null_sleep"
 
-static const char *run_outcome(json_t *runs, const char *cell)
+/* The run of a cell in results.json's "runs" (one repetition each here), or NULL. */
+static json_t *cell_run(json_t *runs, const char *cell)
 {
 	json_t *r;
 	size_t i;
@@ -25,26 +26,22 @@ static const char *run_outcome(json_t *runs, const char *cell)
 		const char *c = json_string_value(json_object_get(r, "cell"));
 
 		if (c && strcmp(c, cell) == 0)
-			return json_string_value(json_object_get(r, "outcome"));
+			return r;
 	}
 	return NULL;
+}
+
+static const char *run_outcome(json_t *runs, const char *cell)
+{
+	return json_string_value(json_object_get(cell_run(runs, cell), "outcome"));
 }
 
 /* The task a cell's run waited behind most on a runqueue, from its result. */
 static const char *run_waited_behind(json_t *runs, const char *cell)
 {
-	json_t *r;
-	size_t i;
+	json_t *behind = json_object_get(cell_run(runs, cell), "waited_behind");
 
-	json_array_foreach(runs, i, r)
-	{
-		const char *c = json_string_value(json_object_get(r, "cell"));
-
-		if (c && strcmp(c, cell) == 0)
-			return json_string_value(json_object_get(
-			    json_array_get(json_object_get(r, "waited_behind"), 0), "comm"));
-	}
-	return NULL;
+	return json_string_value(json_object_get(json_array_get(behind, 0), "comm"));
 }
 
 static bool is_correct_commit(const char *outcome)
