@@ -174,6 +174,16 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 		}
 	}
 
+	/* counted first: whoever reads the final state from the store finds it counted */
+	pthread_mutex_lock(&j->lock);
+	if (strcmp(state, "succeeded") == 0)
+		j->n_succeeded++;
+	else if (strcmp(state, "failed") == 0)
+		j->n_failed++;
+	else
+		j->n_cancelled++;
+	pthread_mutex_unlock(&j->lock);
+
 	q = store_job_update(j->store, ctx->id, state, r >= 0 ? 1 : -1, state, res,
 			     r >= 0 ? NULL : err);
 	if (q < 0)
@@ -185,15 +195,6 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 	else
 		log_info("job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
 	sd_notifyf(0, "STATUS=Idle; job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
-
-	pthread_mutex_lock(&j->lock);
-	if (strcmp(state, "succeeded") == 0)
-		j->n_succeeded++;
-	else if (strcmp(state, "failed") == 0)
-		j->n_failed++;
-	else
-		j->n_cancelled++;
-	pthread_mutex_unlock(&j->lock);
 }
 
 static void run_one(struct jobs *j, struct job_ctx *ctx)
