@@ -50,6 +50,15 @@ const volatile int fentry_slot[ARGUS_FENTRY_PAIRS] = {};
 unsigned long long unclassified_faults = 0;
 unsigned long long thread_map_full = 0; /* task storage allocation failures */
 
+/*
+ * The target's thread time beyond its first thread: the lives of the
+ * threads and processes it starts, each summed when it exits. User space
+ * sets born_after_ns (CLOCK_MONOTONIC, the clock of task start_time) when
+ * it attaches: tasks older than that are not counted here.
+ */
+unsigned long long born_after_ns = 0;
+unsigned long long child_thread_ns = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, ARGUS_COUNTER_ENTRIES);
@@ -96,6 +105,7 @@ struct thread_state {
 	__u64 compact_start;
 	__u64 lock_start;
 	__u64 futex_start;
+	__u32 futex_own;    /* the futex wait was ended by one of the target's own tasks */
 	__u64 fork_start;   /* in clone/fork/clone3 */
 	__u64 io_block_start; /* blocked in iowait outside a fault */
 };
@@ -400,6 +410,17 @@ int BPF_PROG(handle_sched_wakeup, struct task_struct *p)
 	return 0;
 }
 
+/* In the waker's context: who ends a target thread's futex wait. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(handle_sched_waking, struct task_struct *p)
+{
+	struct thread_state *ts = task_state(p);
+
+	if (ts && ts->futex_start && current_state())
+		ts->futex_own = 1;
+	return 0;
+}
+
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(handle_sched_wakeup_new, struct task_struct *p)
 {
@@ -451,7 +472,10 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	__u64 now = bpf_ktime_get_ns();
 	struct thread_state *ts;
 
+	bool prev_target;
+
 	ts = task_state(prev);
+	prev_target = ts != NULL;
 	if (ts)
 		switched_out(ts, prev, preempt || prev_state == 0, now);
 
@@ -461,7 +485,8 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	if (ts->runq_start && now > ts->runq_start) {
 		__u64 wait = now - ts->runq_start;
 
-		account(ARGUS_CLS_RUNQ_WAIT, 1, wait);
+		/* behind one of its own threads the CPU was the target's all along */
+		account(prev_target ? ARGUS_CLS_RUNQ_OWN : ARGUS_CLS_RUNQ_WAIT, 1, wait);
 		fault_nest(ts, wait);
 		note_holder(prev, wait);
 	}
@@ -510,8 +535,12 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 	__u32 tid = p->pid;
 
 	if (ts) {
+		__u64 start = BPF_CORE_READ(p, start_time), now = bpf_ktime_get_ns();
+
 		fault_finish(ts);
 		bpf_map_delete_elem(&last_request, &tid);
+		if (born_after_ns && start >= born_after_ns && now > start)
+			__sync_fetch_and_add(&child_thread_ns, now - start);
 	}
 	return 0;
 }
@@ -534,8 +563,10 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	if (!ts)
 		return 0;
 	fault_finish(ts);
-	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait)
+	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait) {
 		ts->futex_start = bpf_ktime_get_ns();
+		ts->futex_own = 0;
+	}
 	else if (id == NR_clone || id == NR_fork || id == NR_clone3)
 		ts->fork_start = bpf_ktime_get_ns();
 	return 0;
@@ -551,7 +582,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (ts->futex_start)
-		account(ARGUS_CLS_FUTEX, 1, now - ts->futex_start);
+		account(ts->futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX, 1,
+			now - ts->futex_start);
 	/* the child was counted at sched_process_fork; the parent's time in the call is here */
 	if (ts->fork_start)
 		account(ARGUS_CLS_FORK, 0, now - ts->fork_start);

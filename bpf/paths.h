@@ -23,7 +23,7 @@ enum argus_class {
 	ARGUS_CLS_FILE_MAJOR,	/* file-backed fault that read from storage or slept for it */
 	ARGUS_CLS_TLB_SHOOTDOWN,/* TLB flushes caused by or delivered to the target */
 	/* kernel_scheduler */
-	ARGUS_CLS_RUNQ_WAIT,	/* runnable but not running: wakeup or preemption to switch-in */
+	ARGUS_CLS_RUNQ_WAIT,	/* runnable but not running, ended by a task outside the target */
 	ARGUS_CLS_MIGRATE,	/* task moved between CPUs (load balancing) */
 	ARGUS_CLS_FORK,		/* process and thread creation */
 	/* kernel_memory_pressure */
@@ -34,8 +34,17 @@ enum argus_class {
 	ARGUS_CLS_BLOCK_QUEUE,	/* block request insert..issue */
 	ARGUS_CLS_BLOCK_DEVICE,	/* block request issue..complete */
 	/* kernel_sync */
-	ARGUS_CLS_FUTEX,	/* futex(2) wait time */
+	ARGUS_CLS_FUTEX,	/* futex(2) wait time, not ended by the target's own tasks */
 	ARGUS_CLS_MMAP_LOCK,	/* mmap_lock start_locking..acquire_returned */
+	/*
+	 * Waits on the target's own tasks, owned by no node: a runqueue wait
+	 * ended by one of its own threads (the CPU ran the target), a futex
+	 * wait that one of its own threads ended (a dependency between its
+	 * threads; where the thread it waited for lost time counts in that
+	 * thread's paths). Counted with runq_wait and futex.
+	 */
+	ARGUS_CLS_RUNQ_OWN,
+	ARGUS_CLS_FUTEX_OWN,
 	ARGUS_CLS_MAX,
 };
 
@@ -43,7 +52,8 @@ enum argus_class {
 #define ARGUS_CLASS_NAMES                                                                          \
 	"anon_minor", "anon_zero", "anon_cow", "anon_thp", "file_cache", "file_major",             \
 		"tlb_shootdown", "runq_wait", "migrate", "fork", "direct_reclaim", "compaction",   \
-		"kswapd", "block_queue", "block_device", "futex", "mmap_lock"
+		"kswapd", "block_queue", "block_device", "futex", "mmap_lock", "runq_own",          \
+		"futex_own"
 
 /* Slots: at most this many nodes in one level's active subtree. */
 #define ARGUS_MAX_SLOTS 32

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define WALL_METRIC "target/wall_ns"
+#define THREAD_METRIC "target/thread_ns"
 
 void calib_params_default(struct calib_params *p)
 {
@@ -216,24 +217,40 @@ static bool gather(const char *metric, const struct mvec *ref, size_t k, const s
 /*
  * z of a time metric from the slowdown of the rest of the run: what the
  * path would take had it grown only as much as the run's time outside it,
- * (wall - path) / (wall_ref - path_ref), between 1 and the whole run's
+ * (run - path) / (run_ref - path_ref), between 1 and the whole run's
  * ratio. Judging a path against the whole run's ratio would count its own
- * growth as the norm: a path that is most of the run and took all of the
- * added time could barely rise above it. When the path is not inside the
- * wall time (threads' time summed past it), the whole run's ratio is all
- * there is.
+ * growth as the norm: a path that is most of the run could barely rise
+ * above it. The run's time is the target's thread time when the probe
+ * counted it (a path's time is summed over threads, so four threads
+ * waiting on one CPU hold more of it than the wall), else the wall time.
+ * When the path is not inside it, the whole run's ratio is all there is.
  */
 static void judge_against_slowdown(const struct calib_params *p, struct calib_score *s,
-				   double wall_centre, double wall_value)
+				   double run_centre, double run_value)
 {
-	double whole = wall_value / wall_centre, ratio = whole;
-	double rest_ref = wall_centre - s->centre, rest = wall_value - s->value;
+	double whole = fmax(1.0, run_value / run_centre), ratio = whole;
+	double rest_ref = run_centre - s->centre, rest = run_value - s->value;
 
 	if (rest_ref > 0 && rest > 0)
 		ratio = fmin(whole, fmax(1.0, rest / rest_ref));
 	s->expected = s->centre * ratio;
 	s->z = s->spread > 0 ? (s->value - s->expected) / s->spread : 0;
 	s->flagged = s->z > p->tau;
+}
+
+/* The mean of metric over the reference runs and its value now; false when any lacks it. */
+static bool gather_mean(const char *metric, const struct mvec *ref, size_t k,
+			const struct mvec *pmv, double *vals, double *ret_mean, double *ret_value)
+{
+	double mean = 0;
+	size_t m;
+
+	if (!gather(metric, ref, k, pmv, vals, ret_value))
+		return false;
+	for (m = 0; m < k; m++)
+		mean += vals[m] / k;
+	*ret_mean = mean;
+	return true;
 }
 
 /*
@@ -294,7 +311,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	const struct node_eval *top = NULL;
 	int wall = -1, largest = -1, dismissed = -1;
 	bool wall_slower = false;
-	double value, wall_rel = 0, wall_centre = 0, wall_value = 0;
+	double value, mean, wall_rel = 0, run_centre = 0, run_value = 0;
 	size_t i, m, max_scores;
 
 	if (!p) {
@@ -323,14 +340,13 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	 * rest of it (calibrated mode, workloads: running targets have no
 	 * wall time).
 	 */
-	if (p->calibrated && gather(WALL_METRIC, ref, k, pmv, vals, &value)) {
-		double mean = 0;
-
-		for (m = 0; m < k; m++)
-			mean += vals[m] / k;
-		if (mean > 0 && value > mean) {
-			wall_centre = mean;
-			wall_value = value;
+	if (p->calibrated && gather_mean(WALL_METRIC, ref, k, pmv, vals, &mean, &value) &&
+	    mean > 0 && value > mean) {
+		run_centre = mean;
+		run_value = value;
+		if (gather_mean(THREAD_METRIC, ref, k, pmv, vals, &mean, &value) && mean > 0) {
+			run_centre = mean;
+			run_value = value;
 		}
 	}
 
@@ -348,8 +364,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 			if (!gather(id, ref, k, pmv, vals, &value))
 				continue;
 			calib_score_metric(p, id, is_time, vals, k, value, &d.scores[d.n_scores++]);
-			if (is_time && wall_centre > 0)
-				judge_against_slowdown(p, &d.scores[si], wall_centre, wall_value);
+			if (is_time && run_centre > 0)
+				judge_against_slowdown(p, &d.scores[si], run_centre, run_value);
 			if (is_time)
 				ev[i].time_score = si;
 			else

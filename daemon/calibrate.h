@@ -110,7 +110,8 @@ struct calib_decision {
  * The decision for one level. active[] are the level's nodes; parent is the
  * node flagged at the level above (-1 at level 1). ref[0..k) are the
  * reference runs, pmv the perturbed run; both hold "<node>/<metric>" (the
- * metrics the node declares) and "target/wall_ns". A metric absent from the
+ * metrics the node declares), "target/wall_ns" and, from the built-in
+ * probe, "target/thread_ns". A metric absent from the
  * PMV or from any reference run is not scored and cannot flag.
  *
  * Scores: every scored metric of every active node in node and declaration
@@ -127,11 +128,13 @@ struct calib_decision {
  * refute_z spreads of the reference (nothing to measure again: the run
  * looks like a reference run).
  * A path's time is judged against the slowdown of the rest of the run:
- * when the target's wall time grew by a ratio r > 1, a time metric's z is
- * taken from centre x r_rest (score.expected), not from the centre, where
- * r_rest = (wall - value) / (wall_ref - centre), the growth of the run's
- * time outside the path, held between 1 and r (r itself when the path is
- * not inside the wall time: threads' time summed past it). A path that
+ * when the target's wall time grew, a time metric's z is taken from
+ * centre x r_rest (score.expected), not from the centre, where
+ * r_rest = (run - value) / (run_ref - centre), the growth of the run's time
+ * outside the path, held between 1 and r = run / run_ref. The run's time is
+ * "target/thread_ns" (every thread's life, summed) when the reference and
+ * the run both have it, else the wall time; r_rest is r itself when the
+ * path is not inside it. A path that
  * only slowed with everything else (CPU stolen by the host, a slower
  * clock) grows as the rest does and is not named; the path the added time
  * went to outgrows the rest, even when it is most of the run. When the

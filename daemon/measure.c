@@ -116,6 +116,7 @@ void measure_fill_nodes(const struct tree *t, const struct probe_plan *plan,
 		if (node_value(t, plan, c, counted, i, &count, &time_ns, 0))
 			set_node(v, &t->nodes[i], count, time_ns);
 	}
+	counted = probe_counted_with(counted);
 	for (k = 0; k < ARGUS_CLS_MAX; k++) {
 		char key[96];
 
@@ -353,6 +354,10 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 					 xasprintf("reading the probe counters: %s", strerror(-r)));
 			else {
 				measure_fill_nodes(t, plan, &counts, &res.vec);
+				/* the first thread lived the wall time; the rest, as counted */
+				if (tg->workload && probe.builtin)
+					mvec_set(&res.vec, "target/thread_ns",
+						 res.target.wall_ns + counts.child_thread_ns);
 				res.probe = probe_info(t, plan, &probe, &counts, stats_fd >= 0,
 						       res.target.wall_ns);
 			}

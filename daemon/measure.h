@@ -7,7 +7,9 @@
  * node declares) for every node the run covers: the plan's slots directly,
  * other nodes derived from the per-class totals (tracepoint leaves) and
  * from their children (inner nodes); "class/<name>/count|time_ns" for every
- * class counted; "perf/<event>"; "target/wall_ns" for workloads.
+ * class counted; "perf/<event>"; "target/wall_ns" for workloads, and
+ * "target/thread_ns" (the lives of all its threads and processes, summed)
+ * when the built-in probe ran.
  */
 #pragma once
 

@@ -5,7 +5,8 @@
  * Metric ids are "<source>/<metric>":
  *   "<tree node id>/count", "<tree node id>/time_ns"   kernel paths, from the probe
  *   "perf/<event>"                                    software (or hardware) perf counters
- *   "target/wall_ns", "target/exit_status"            the target itself
+ *   "target/wall_ns", "target/thread_ns",             the target itself
+ *   "target/exit_status"
  * Insertion order is kept so that traces read in a stable order.
  */
 #pragma once

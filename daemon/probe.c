@@ -77,8 +77,22 @@ static const char *const block_companions[] = { "sched_switch", "block_rq_insert
 /* Creation time is the parent's time in clone/fork/clone3. */
 static const char *const fork_companions[] = { "sys_enter", "sys_exit" };
 
+/* Who ends a futex wait: one of the target's own tasks, or another. */
+static const char *const futex_companions[] = { "sched_waking" };
+
 /* Always attached: following the target's processes. */
 static const char *const tracking[] = { "sched_process_fork", "sched_process_exit" };
+
+unsigned probe_counted_with(unsigned classes)
+{
+	unsigned also = 0;
+
+	if (classes & (1u << ARGUS_CLS_RUNQ_WAIT))
+		also |= 1u << ARGUS_CLS_RUNQ_OWN;
+	if (classes & (1u << ARGUS_CLS_FUTEX))
+		also |= 1u << ARGUS_CLS_FUTEX_OWN;
+	return classes | also;
+}
 
 size_t probe_companions(unsigned classes, const char **ret, size_t max)
 {
@@ -94,6 +108,8 @@ size_t probe_companions(unsigned classes, const char **ret, size_t max)
 		PUT(block_companions);
 	if (classes & (1u << ARGUS_CLS_FORK))
 		PUT(fork_companions);
+	if (classes & (1u << ARGUS_CLS_FUTEX))
+		PUT(futex_companions);
 #undef PUT
 	return n;
 }
@@ -471,6 +487,8 @@ int probe_attach(struct probe *p)
 	size_t i;
 	int r;
 
+	/* tasks the target starts from now on count their lives into child_thread_ns */
+	p->skel->bss->born_after_ns = now_mono_ns();
 	/* tracepoint programs: everything autoloaded that is tp_btf */
 	bpf_object__for_each_program(prog, p->skel->obj)
 	{
@@ -651,6 +669,7 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 	memcpy(out.slot, all, sizeof(out.slot));
 	memcpy(out.cls, all + ARGUS_CLASS_SLOT_BASE, sizeof(out.cls));
 	out.unclassified_faults = p->skel->bss->unclassified_faults;
+	out.child_thread_ns = p->skel->bss->child_thread_ns;
 	r = read_rq_holders(p->skel->maps.runq_holders, &out);
 	if (r < 0)
 		log_warning_errno(r, "reading the runqueue holders: %m");

@@ -49,10 +49,13 @@ int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct prob
  * The tracepoints attached with any plan counting these classes, besides
  * the nodes' own hooks: process tracking always; the hooks that bound a
  * page fault and take nested paths out of its time; the request phases
- * and switches of iowait. Fills ret (at most max), returns the count.
+ * and switches of iowait; the waker of a futex wait. Fills ret (at most
+ * max), returns the count.
  * The safety gate allows the same set to authored probes.
  */
 size_t probe_companions(unsigned classes, const char **ret, size_t max);
+/* classes, with the classes no node owns that their programs count too (paths.h) */
+unsigned probe_counted_with(unsigned classes);
 /* The programs (tracepoints and functions) a plan attaches, for the trace: ["tp_btf/page_fault_user", ...]. */
 json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan);
 
@@ -85,6 +88,8 @@ struct probe_counts {
 	struct argus_counter slot[ARGUS_MAX_SLOTS];
 	struct argus_counter cls[ARGUS_CLS_MAX];
 	unsigned long long unclassified_faults;
+	/* Lives of the threads and processes the target started after attach, summed at exit. */
+	unsigned long long child_thread_ns;
 	unsigned long long run_cnt;	/* program runs, when stats were on */
 	unsigned long long run_time_ns; /* program run time, when stats were on */
 	/* The holders with the most wait time, most first (built-in probe only). */

@@ -494,6 +494,47 @@ static void test_rest_of_run(const struct tree *t)
 }
 
 /*
+ * Four threads: the target's thread time is the run's time its paths are
+ * part of. Paging 2.0 -> 2.8 s of 4.0 -> 4.8 s of thread time, wall
+ * 1.0 -> 1.2 s: the rest of the threads' time did not grow, 2.0 s is
+ * expected. Without thread time the path is past the wall time and only
+ * the whole run's ratio 1.2 is left: 2.4 s expected.
+ */
+static void test_thread_time(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow) + 1];
+	struct calib_decision d;
+	const struct calib_score *s;
+
+	level1_flat(rows);
+	rows[1] = (struct row){"kernel_paging/time_ns", {1.95e9, 2.0e9, 2.05e9}, 2.8e9};
+	rows[10] = (struct row){"target/wall_ns", {1.0e9, 1.0e9, 1.0e9}, 1.2e9};
+	rows[11] = (struct row){"target/thread_ns", {4.0e9, 4.0e9, 4.0e9}, 4.8e9};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging"));
+	s = find_score(&d, "kernel_paging/time_ns");
+	CHECKF(s && near(s->expected, 2.0e9) && s->flagged, "expected %g", s ? s->expected : 0);
+	CHECK(!find_score(&d, "target/thread_ns"));
+	calib_decision_free(&d);
+
+	/* a reference without thread time: the wall time's rule */
+	rows[11].ref[1] = NAN;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	s = find_score(&d, "kernel_paging/time_ns");
+	CHECKF(s && near(s->expected, 2.4e9), "expected %g", s ? s->expected : 0);
+	calib_decision_free(&d);
+
+	/* all four threads slowed alike: paging grew as the rest did */
+	rows[11].ref[1] = 4.0e9;
+	rows[1].pmv = 2.4e9;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	s = find_score(&d, "kernel_paging/time_ns");
+	CHECK(s && near(s->expected, 2.4e9) && near(s->z, 0) && !s->flagged);
+	CHECK(d.action == CALIB_ABSTAIN);
+	calib_decision_free(&d);
+}
+
+/*
  * A path that deviates but took a few percent of the time the target lost
  * does not explain the slowdown: at level 1 argusd abstains and names it, at
  * a deeper level it commits to the parent; a tenth or more explains it.
@@ -776,6 +817,7 @@ int main(void)
 	test_gate(t);
 	test_commit_and_abstain(t);
 	test_rest_of_run(t);
+	test_thread_time(t);
 	test_share(t);
 	test_level_next();
 	test_count_only_ranking(t);

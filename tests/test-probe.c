@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -91,6 +92,30 @@ WORKLOAD static void work_forks(void)
 			_exit(0);
 		waitpid(c, NULL, 0);
 	}
+}
+
+#define NTHREADS 3
+#define THREAD_SLEEP_MS 100
+
+static void *thread_sleeps(void *arg)
+{
+	struct timespec ts = {.tv_nsec = THREAD_SLEEP_MS * 1000000L};
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	return NULL;
+}
+
+WORKLOAD static void work_threads(void)
+{
+	pthread_t th[NTHREADS];
+	int i;
+
+	for (i = 0; i < NTHREADS; i++)
+		if (pthread_create(&th[i], NULL, thread_sleeps, NULL))
+			_exit(5);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
 }
 
 static const char *data_file;
@@ -270,6 +295,22 @@ static void test_fork(void)
 		(double)c.cls[ARGUS_CLS_FORK].time_ns / (cls(&c, ARGUS_CLS_FORK) ?: 1));
 }
 
+/* The lives of the threads the target starts are summed; the first thread's is not. */
+static void test_thread_time(void)
+{
+	const unsigned long long life = THREAD_SLEEP_MS * 1000000ull;
+	struct probe_counts c;
+	int r = run_probed(work_threads, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	fprintf(stderr, "thread time: %llu ns for %d threads of %d ms\n", c.child_thread_ns,
+		NTHREADS, THREAD_SLEEP_MS);
+	CHECKF(c.child_thread_ns >= NTHREADS * life && c.child_thread_ns < NTHREADS * 3 * life,
+	       "child thread time %llu ns", c.child_thread_ns);
+	r = run_probed(work_anon_write, &c);
+	CHECKF(r == 0 && c.child_thread_ns == 0, "single thread: %llu ns", c.child_thread_ns);
+}
+
 static void test_file(void)
 {
 	struct probe_counts c, m;
@@ -367,6 +408,68 @@ static void test_runq_holders(void)
 	CHECK(total <= cls(&c, ARGUS_CLS_RUNQ_WAIT));
 }
 
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void spin_ms(long ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+static void *holds_lock(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&held);
+	spin_ms(100);
+	pthread_mutex_unlock(&held);
+	spin_ms(20);
+	return NULL;
+}
+
+/* Waits on its own thread, both on CPU 0: for the lock it holds, and for the CPU it spins on. */
+WORKLOAD static void work_own_waits(void)
+{
+	struct timespec ts = {.tv_nsec = 20 * 1000000L};
+	pthread_t th;
+
+	pin_cpu0();
+	if (pthread_create(&th, NULL, holds_lock, NULL))
+		_exit(5);
+	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&held);
+	pthread_mutex_unlock(&held);
+	pthread_join(th, NULL);
+}
+
+/*
+ * A wait the target's own thread ends is not time the target lost in the
+ * kernel: it counts in runq_own and futex_own, not in the classes of
+ * kernel_scheduler.runqueue_wait and kernel_sync.futex.
+ */
+static void test_own_waits(void)
+{
+	struct probe_counts c;
+	int r = run_probed(work_own_waits, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	fprintf(stderr, "own waits: futex %llu (%llu ns) vs %llu (%llu ns), runq %llu (%llu ns) vs "
+		"%llu (%llu ns)\n", cls(&c, ARGUS_CLS_FUTEX_OWN), c.cls[ARGUS_CLS_FUTEX_OWN].time_ns,
+		cls(&c, ARGUS_CLS_FUTEX), c.cls[ARGUS_CLS_FUTEX].time_ns, cls(&c, ARGUS_CLS_RUNQ_OWN),
+		c.cls[ARGUS_CLS_RUNQ_OWN].time_ns, cls(&c, ARGUS_CLS_RUNQ_WAIT),
+		c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns);
+	/* the lock: about 80 ms; the join: up to 20 ms more */
+	CHECKF(cls(&c, ARGUS_CLS_FUTEX_OWN) >= 1 &&
+	       c.cls[ARGUS_CLS_FUTEX_OWN].time_ns >= 50 * 1000000ull,
+	       "futex_own %llu ns", c.cls[ARGUS_CLS_FUTEX_OWN].time_ns);
+	CHECKF(c.cls[ARGUS_CLS_FUTEX].time_ns < 5 * 1000000ull, "futex %llu ns",
+	       c.cls[ARGUS_CLS_FUTEX].time_ns);
+	CHECKF(cls(&c, ARGUS_CLS_RUNQ_OWN) >= 1, "runq_own %llu", cls(&c, ARGUS_CLS_RUNQ_OWN));
+}
+
 static int make_data_file(const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -411,6 +514,8 @@ int main(void)
 	test_fork();
 	test_file();
 	test_runq_holders();
+	test_thread_time();
+	test_own_waits();
 
 	unlink(file);
 	rmdir(tmpl);
