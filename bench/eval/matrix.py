@@ -16,6 +16,13 @@ and scores the result against the cell's truth (evallib.score):
   miss       no_bottleneck on a cell with a bottleneck
   failed     the job failed (the victim or the measurement): never a diagnosis
 
+Each repetition also times the victim once without argusd (perf stat, as
+truth_measure.py does) under the perturber after the diagnoses, and once
+more on the quiet system after the perturber stopped (before it started,
+for a perturber whose state outlives it): the cell's truth checked in the
+same minutes as its diagnoses (report.md, "Same-session
+check of the truth"; --no-unprobed leaves it out).
+
 Writes DIR/results.json, DIR/report.md and DIR/matrix.svg, and prints the totals.
 
     bench/eval/matrix.py [--build build] [--cells all|V:P,...] [--reps 3]
@@ -38,6 +45,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evallib  # noqa: E402
 import report  # noqa: E402
+import truth_measure  # noqa: E402
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
@@ -165,6 +173,10 @@ def main():
                     help="wait before each run until no CPU is busier than this (shared machines)")
     ap.add_argument("--harness-cpu", type=int, default=1,
                     help="CPU for this script (its polling), away from the victims' CPU 0 (-1: not pinned)")
+    ap.add_argument("--no-unprobed", dest="unprobed", action="store_false",
+                    help="no unprobed runs of the victim, perturbed and quiet, beside each repetition")
+    ap.add_argument("--keep-state", action="store_true",
+                    help="keep argusd's state directory (its database, every trace) as OUT/state")
     ap.add_argument("--warmup", type=int, default=1,
                     help="throw-away runs of each victim, outside argusd, before its reference (data files, memory)")
     a = ap.parse_args()
@@ -200,7 +212,7 @@ def main():
                "host": os.uname().nodename, "kernel": os.uname().release,
                "cells": keys, "reps": a.reps, "repeats": a.repeats,
                "modes": ["calibrated" if m else "ablation" for m in modes],
-               "references": {}, "runs": []}
+               "references": {}, "runs": [], "unprobed": {}}
     t_start = time.monotonic()
 
     def record(run, job, ttd, cell):
@@ -251,6 +263,14 @@ def main():
         log("reference %-14s id %d, walls %s s" % (v, rid, " ".join(
             "%.3f" % r["wall_s"] for r in job["result"]["runs"])))
 
+    def unprobed(v):
+        """The victim's wall time without argusd, or None when it failed."""
+        try:
+            return truth_measure.run_once(a.build, v)["wall_s"]
+        except (RuntimeError, OSError) as e:
+            log("unprobed run of %s failed: %s" % (v, e))
+            return None
+
     try:
         d = Argusd(a.build, work)
         if a.harness_cpu >= 0:
@@ -271,6 +291,10 @@ def main():
             spec = truth["perturbers"][pname]
             for rep in range(1, a.reps + 1):
                 busy, waited = evallib.wait_quiet(a.quiet_limit, log=log)
+                pair = {"rep": rep, "perturbed_s": None}
+                if a.unprobed and spec.get("lasting"):
+                    # its state outlives it: a quiet run after it would inherit that
+                    pair["quiet_s"], pair["quiet_before"] = unprobed(v), True
                 p = evallib.Perturber(a.build, pname, spec, out)
                 current[:] = [p]
                 try:
@@ -292,6 +316,8 @@ def main():
                         except RuntimeError as e:
                             job, ttd = {"state": "failed", "error": {"code": "harness", "message": str(e)}}, None
                         record(run, job, ttd, cell)
+                    if a.unprobed and p.alive():
+                        pair["perturbed_s"] = unprobed(v)
                 except RuntimeError as e:
                     for calibrated in modes:
                         run = {"mode": "calibrated" if calibrated else "ablation", "cell": k,
@@ -301,6 +327,11 @@ def main():
                 finally:
                     p.stop()
                     current[:] = []
+                if a.unprobed:
+                    if "quiet_s" not in pair:
+                        evallib.wait_quiet(a.quiet_limit, log=log)
+                        pair["quiet_s"] = unprobed(v)
+                    results["unprobed"].setdefault(k, []).append(pair)
     except KeyboardInterrupt:
         log("interrupted: writing what was measured")
         results["interrupted"] = True
@@ -318,6 +349,9 @@ def main():
         results["elapsed_s"] = time.monotonic() - t_start
         if os.path.exists(os.path.join(work, "argusd.log")):
             shutil.copy(os.path.join(work, "argusd.log"), os.path.join(out, "argusd.log"))
+        if a.keep_state:
+            shutil.rmtree(os.path.join(out, "state"), ignore_errors=True)
+            shutil.copytree(os.path.join(work, "state"), os.path.join(out, "state"))
         shutil.rmtree(work, ignore_errors=True)
         summary = []
         try:

@@ -183,6 +183,49 @@ def svg(results, truth, victims, perts, path):
         f.write("\n".join(o) + "\n")
 
 
+def same_session(results, truth):
+    """The truth of each cell checked against the victim's unprobed runs of this session:
+    slower by the truth file's rule when the median perturbed run is more than 10% slower
+    than the median quiet one and every perturbed run is slower than every quiet one (3
+    pairs cannot reach the file's p < 0.01)."""
+    rows = []
+    for k, pairs in results.get("unprobed", {}).items():
+        q = [x["quiet_s"] for x in pairs if x.get("quiet_s")]
+        p = [x["perturbed_s"] for x in pairs if x.get("perturbed_s")]
+        cell = truth["cell_map"].get(k)
+        if not q or not p or not cell:
+            continue
+        rel = evallib.median(p) / evallib.median(q) - 1
+        prob = sum((a > b) + 0.5 * (a == b) for a in p for b in q) / (len(p) * len(q))
+        slower = rel > 0.10 and prob == 1.0
+        null = cell["truth"] == "no_bottleneck"
+        check = "agrees" if slower != null else ("disputes: slower" if null else "disputes: not slower")
+        letters = "".join(LETTER[r["outcome"]] for r in sorted(
+            (r for r in results["runs"] if r["cell"] == k and r["mode"] == "calibrated"),
+            key=lambda r: r["rep"]))
+        rows.append((k, cell["truth"], evallib.median(q), evallib.median(p), rel, prob, letters, check))
+    return rows
+
+
+def same_session_md(rows):
+    if not rows:
+        return []
+    out = ["## Same-session check of the truth", "",
+           "Each repetition timed the victim without argusd under the perturber, after its diagnoses, and on "
+           "the quiet system after the perturber stopped (before it started, for a perturber with lasting "
+           "state). Slower: median more than 10% slower and every perturbed run slower than every quiet one. "
+           "Scoring stays with truth.json; a cell marked \"disputes\" behaved otherwise in these minutes.", "",
+           "| cell | truth | quiet (median) | perturbed (median) | slowdown | P(slower) | calibrated | check |",
+           "|---|---|---:|---:|---:|---:|---|---|"]
+    for k, tr, q, p, rel, prob, letters, check in rows:
+        out.append("| %s | `%s` | %.3f s | %.3f s | %+.1f%% | %.2f | %s | %s |" % (
+            k, short(tr if tr != "no_bottleneck" else "null"), q, p, 100 * rel, prob, letters, check))
+    disputed = [r for r in rows if r[7] != "agrees"]
+    out += ["", "%d of %d cells disputed: %s" % (len(disputed), len(rows),
+                                                 ", ".join("%s (%s)" % (r[0], r[6]) for r in disputed) or "none"), ""]
+    return out
+
+
 def write(results, truth, out):
     """report.md and matrix.svg in out; returns the summary lines."""
     cells = results["cells"]
@@ -220,6 +263,7 @@ def write(results, truth, out):
                     counts.setdefault(key, []).append(r["cell"] + "#%d" % r["rep"])
         md += ["### %s" % mode, ""] + ["- %s: %d (%s)" % (k, len(v), ", ".join(v)) for k, v in
                                        sorted(counts.items(), key=lambda kv: -len(kv[1]))] + [""]
+    md += same_session_md(same_session(results, truth))
     md += ["## Every run", ""]
     for mode in results["modes"]:
         md += ["### %s" % mode, ""] + details([r for r in results["runs"] if r["mode"] == mode]) + [""]
