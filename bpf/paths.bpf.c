@@ -471,7 +471,6 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct thread_state *ts;
-
 	bool prev_target;
 
 	ts = task_state(prev);
@@ -566,9 +565,9 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait) {
 		ts->futex_start = bpf_ktime_get_ns();
 		ts->futex_own = 0;
-	}
-	else if (id == NR_clone || id == NR_fork || id == NR_clone3)
+	} else if (id == NR_clone || id == NR_fork || id == NR_clone3) {
 		ts->fork_start = bpf_ktime_get_ns();
+	}
 	return 0;
 }
 

@@ -4,7 +4,8 @@
 
 Starts argusd with a temporary config (loopback, state under --out); for
 each victim, records its reference on the quiet system (POST /references, K
-runs) right before its cells, then for each of its cells and repetitions: starts the cell's perturber pinned as
+runs) right before its cells, and again after a cell whose perturber leaves
+lasting state; then for each of its cells and repetitions: starts the cell's perturber pinned as
 truth.json says, waits for its ready line, POSTs /diagnose, polls the job,
 stops the perturber (SIGTERM; SIGKILL plus --restore-only as a last resort)
 and scores the result against the cell's truth (evallib.score):
@@ -184,6 +185,9 @@ def main():
     if os.geteuid() != 0:
         sys.exit("matrix: run as root (argusd loads eBPF programs; perturbers change settings)")
 
+    if a.unprobed and not shutil.which("perf"):
+        sys.exit("matrix: the unprobed runs need perf (Debian: apt-get install linux-perf), "
+                 "or leave them out with --no-unprobed")
     truth = evallib.load_truth(a.truth)
     keys = evallib.select_cells(truth, a.cells)
     out = a.out or os.path.join(evallib.SRC, "bench", "eval", "out", time.strftime("%Y%m%d-%H%M%S"))
@@ -202,6 +206,7 @@ def main():
     work = tempfile.mkdtemp(prefix="argus-matrix-", dir="/tmp")
     d = None
     refs = {}
+    ref_id = {}  # the reference each victim's diagnoses use now
     current = []  # the perturber running now, for the signal handler
 
     def on_signal(sig, frame):
@@ -212,7 +217,7 @@ def main():
                "host": os.uname().nodename, "kernel": os.uname().release,
                "cells": keys, "reps": a.reps, "repeats": a.repeats,
                "modes": ["calibrated" if m else "ablation" for m in modes],
-               "references": {}, "runs": [], "unprobed": {}}
+               "references": {}, "references_again": {}, "runs": [], "unprobed": {}}
     t_start = time.monotonic()
 
     def record(run, job, ttd, cell):
@@ -257,9 +262,15 @@ def main():
         rid = job["result"]["reference"]
         st, ref = d.call("GET", "/references/%d" % rid)
         refs[v] = ref.get("runs", [])
-        results["references"][v] = {"id": rid, "walls_s": [r["wall_s"] for r in job["result"]["runs"]],
-                                    "runs": refs[v], "busy_before": busy, "attempts": attempt,
-                                    "warnings": job["result"].get("warnings", [])}
+        rec = {"id": rid, "walls_s": [r["wall_s"] for r in job["result"]["runs"]],
+               "runs": refs[v], "busy_before": busy, "attempts": attempt,
+               "warnings": job["result"].get("warnings", [])}
+        # the first one is the victim's signature (signatures.py); later ones follow lasting state
+        if v in results["references"]:
+            results["references_again"].setdefault(v, []).append(rec)
+        else:
+            results["references"][v] = rec
+        ref_id[v] = rid
         log("reference %-14s id %d, walls %s s" % (v, rid, " ".join(
             "%.3f" % r["wall_s"] for r in job["result"]["runs"])))
 
@@ -282,7 +293,9 @@ def main():
         # calibrated diagnosis and the ablation run back to back under the same pressure.
         # Each victim's reference is recorded right before its own cells, so
         # that the slow drift of a shared machine over the run does not read
-        # as a slowdown of the victims measured last.
+        # as a slowdown of the victims measured last; and again after a
+        # perturber whose state outlives it ("lasting"), so that the next
+        # cell is not scored on what the last one left behind.
         for k in keys:
             cell = truth["cell_map"][k]
             v, pname = k.split(":")
@@ -304,8 +317,8 @@ def main():
                         run = {"mode": "calibrated" if calibrated else "ablation", "cell": k,
                                "victim": v, "perturber": pname, "rep": rep, "truth": cell["truth"],
                                "busy_before": busy, "quiet_wait_s": waited,
-                               "perturber_ready_s": p.ready_s}
-                        body = {"workload": v, "reference": results["references"][v]["id"]}
+                               "perturber_ready_s": p.ready_s, "reference": ref_id[v]}
+                        body = {"workload": v, "reference": ref_id[v]}
                         if not calibrated:
                             body["calibration"] = False
                         try:
@@ -332,6 +345,9 @@ def main():
                         evallib.wait_quiet(a.quiet_limit, log=log)
                         pair["quiet_s"] = unprobed(v)
                     results["unprobed"].setdefault(k, []).append(pair)
+            if spec.get("lasting"):
+                # the quiet system the next cells run on is not the one the reference saw
+                refs.pop(v, None)
     except KeyboardInterrupt:
         log("interrupted: writing what was measured")
         results["interrupted"] = True

@@ -200,10 +200,14 @@ def same_session(results, truth):
         slower = rel > 0.10 and prob == 1.0
         null = cell["truth"] == "no_bottleneck"
         check = "agrees" if slower != null else ("disputes: slower" if null else "disputes: not slower")
-        letters = "".join(LETTER[r["outcome"]] for r in sorted(
-            (r for r in results["runs"] if r["cell"] == k and r["mode"] == "calibrated"),
-            key=lambda r: r["rep"]))
-        rows.append((k, cell["truth"], evallib.median(q), evallib.median(p), rel, prob, letters, check))
+        runs = sorted((r for r in results["runs"] if r["cell"] == k and r["mode"] == "calibrated"),
+                      key=lambda r: r["rep"])
+        letters = "".join(LETTER[r["outcome"]] for r in runs)
+        # argusd's own level-1 run, probed, against its reference: the same minutes
+        walls = [(r.get("levels") or [{}])[0].get("wall") or {} for r in runs]
+        probed = [w["value"] / w["reference"] - 1 for w in walls if w.get("value") and w.get("reference")]
+        rows.append((k, cell["truth"], evallib.median(q), evallib.median(p), rel, prob,
+                     evallib.median(probed) if probed else None, letters, check))
     return rows
 
 
@@ -215,14 +219,16 @@ def same_session_md(rows):
            "the quiet system after the perturber stopped (before it started, for a perturber with lasting "
            "state). Slower: median more than 10% slower and every perturbed run slower than every quiet one. "
            "Scoring stays with truth.json; a cell marked \"disputes\" behaved otherwise in these minutes.", "",
-           "| cell | truth | quiet (median) | perturbed (median) | slowdown | P(slower) | calibrated | check |",
-           "|---|---|---:|---:|---:|---:|---|---|"]
-    for k, tr, q, p, rel, prob, letters, check in rows:
-        out.append("| %s | `%s` | %.3f s | %.3f s | %+.1f%% | %.2f | %s | %s |" % (
-            k, short(tr if tr != "no_bottleneck" else "null"), q, p, 100 * rel, prob, letters, check))
-    disputed = [r for r in rows if r[7] != "agrees"]
+           "\"argusd L1\": the median slowdown of argusd's own level-1 runs (probed) against its reference.", "",
+           "| cell | truth | quiet (median) | perturbed (median) | slowdown | P(slower) | argusd L1 | calibrated | check |",
+           "|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for k, tr, q, p, rel, prob, probed, letters, check in rows:
+        out.append("| %s | `%s` | %.3f s | %.3f s | %+.1f%% | %.2f | %s | %s | %s |" % (
+            k, short(tr if tr != "no_bottleneck" else "null"), q, p, 100 * rel, prob,
+            "%+.1f%%" % (100 * probed) if probed is not None else "-", letters, check))
+    disputed = [r for r in rows if r[8] != "agrees"]
     out += ["", "%d of %d cells disputed: %s" % (len(disputed), len(rows),
-                                                 ", ".join("%s (%s)" % (r[0], r[6]) for r in disputed) or "none"), ""]
+                                                 ", ".join("%s (%s)" % (r[0], r[7]) for r in disputed) or "none"), ""]
     return out
 
 
