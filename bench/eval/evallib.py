@@ -12,6 +12,7 @@ import json
 import os
 import pwd
 import signal
+import stat
 import subprocess
 import time
 
@@ -81,6 +82,27 @@ def victim_preexec(name):
         os.setgid(user.pw_gid)
         os.setuid(user.pw_uid)
     return place
+
+
+def fresh_data_files(name):
+    """Remove the data files of the victims that run as workload name's user
+    (bench/common.h: /var/tmp/argus-victims-UID/*.dat), so that its next run
+    creates its own anew: page cache in the folios a fresh write leaves,
+    whatever the perturbers before did to it. Returns the names removed."""
+    uid = pwd.getpwnam(workload(name).get("user", "nobody")).pw_uid
+    d = "/var/tmp/argus-victims-%d" % uid
+    removed = []
+    try:
+        st = os.lstat(d)
+    except FileNotFoundError:
+        return removed
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+        raise RuntimeError("%s: not a directory of uid %d" % (d, uid))
+    for e in os.scandir(d):
+        if e.name.endswith(".dat") and e.is_file(follow_symlinks=False):
+            os.unlink(e.path)
+            removed.append(e.name)
+    return removed
 
 
 def cpu_times():

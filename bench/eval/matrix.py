@@ -5,7 +5,8 @@
 Starts argusd with a temporary config (loopback, state under --out); for
 each victim, records its reference on the quiet system (POST /references, K
 runs) right before its cells, and again after a cell whose perturber leaves
-lasting state; then for each of its cells and repetitions: starts the cell's perturber pinned as
+lasting state, each time from data files the victim creates anew (its page
+cache as a fresh write leaves it); then for each of its cells and repetitions: starts the cell's perturber pinned as
 truth.json says, waits for its ready line, POSTs /diagnose, polls the job,
 stops the perturber (SIGTERM; SIGKILL plus --restore-only as a last resort)
 and scores the result against the cell's truth (evallib.score):
@@ -244,6 +245,10 @@ def main():
             (run["error"] or {}).get("code", ""), "%.1f s" % ttd if ttd else ""))
 
     def record_reference(v):
+        # every reference starts from data files the victim creates anew
+        removed = evallib.fresh_data_files(v)
+        if removed:
+            log("removed data files %s before the reference of %s" % (" ".join(removed), v))
         busy, waited = evallib.wait_quiet(a.quiet_limit, log=log)
         for _ in range(a.warmup):
             subprocess.run(evallib.victim_argv(a.build, v), stdout=subprocess.DEVNULL,
@@ -294,8 +299,9 @@ def main():
         # Each victim's reference is recorded right before its own cells, so
         # that the slow drift of a shared machine over the run does not read
         # as a slowdown of the victims measured last; and again after a
-        # perturber whose state outlives it ("lasting"), so that the next
-        # cell is not scored on what the last one left behind.
+        # perturber whose state outlives it ("lasting"), from fresh data
+        # files, so that the next cell starts where the first one did, not
+        # from what the last one left behind.
         for k in keys:
             cell = truth["cell_map"][k]
             v, pname = k.split(":")
