@@ -111,8 +111,8 @@ struct calib_decision {
  * node flagged at the level above (-1 at level 1). ref[0..k) are the
  * reference runs, pmv the perturbed run; both hold "<node>/<metric>" (the
  * metrics the node declares), "target/wall_ns" and, from the built-in
- * probe, "target/thread_ns". A metric absent from the
- * PMV or from any reference run is not scored and cannot flag.
+ * probe, "target/thread_ns". A metric absent from the PMV or from any
+ * reference run is not scored and cannot flag.
  *
  * Scores: every scored metric of every active node in node and declaration
  * order, then "target/wall_ns" when present; for the wall time "flagged"
@@ -134,14 +134,13 @@ struct calib_decision {
  * outside the path, held between 1 and r = run / run_ref. The run's time is
  * "target/thread_ns" (every thread's life, summed) when the reference and
  * the run both have it, else the wall time; r_rest is r itself when the
- * path is not inside it. A path that
- * only slowed with everything else (CPU stolen by the host, a slower
- * clock) grows as the rest does and is not named; the path the added time
- * went to outgrows the rest, even when it is most of the run. When the
- * target is slower, a time metric must also account for min_share of the
- * wall time's delta (score.share) to be flagged; a level left with nothing
- * flagged that way says which path deviated without explaining the
- * slowdown.
+ * path is not inside it. A path that only slowed with everything else (CPU
+ * stolen by the host, a slower clock) grows as the rest does and is not
+ * named; the path the added time went to outgrows the rest, even when it
+ * is most of the run. When the target is slower, a time metric must also
+ * account for min_share of the wall time's delta (score.share) to be
+ * flagged; a level left with nothing flagged that way says which path
+ * deviated without explaining the slowdown.
  *
  * A node is flagged when any of its metrics is. Flagged nodes rank first by
  * a flagged time_ns, largest absolute increase (value - centre, in ns: time
