@@ -3,7 +3,8 @@
 # The accuracy matrix of README "Accuracy", as one command: build, then the
 # calibrated matrix and its ablation (calibration off), 3 repetitions per
 # cell, and the page-fault signature table. Output in bench/eval/out/DATE
-# (results.json, report.md, matrix.svg, signatures.md). Root; about 40 min.
+# (results.json, report.md, matrix.svg, signatures.md). Root; about an hour
+# (the unprobed runs of the same-session check need perf: Debian linux-perf).
 # Extra arguments go to matrix.py (e.g. --cells pf_cow:* --reps 1).
 set -eu
 cd "$(dirname "$0")/../.."
