@@ -446,12 +446,13 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 }
 
 /* A target thread's runqueue wait of wait ns ended by switching holder out. */
-static __always_inline void note_holder(struct task_struct *holder, __u64 wait)
+static __always_inline void note_holder(struct task_struct *holder, bool own, __u64 wait)
 {
 	struct argus_rq_holder_key k = {};
 	struct argus_counter zero = {}, *c;
 
 	k.tgid = argus_tgid_in_ns(holder, pidns_inum);
+	k.own = own;
 	bpf_probe_read_kernel_str(k.comm, sizeof(k.comm), holder->comm);
 	c = bpf_map_lookup_elem(&runq_holders, &k);
 	if (!c) {
@@ -487,7 +488,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		/* behind one of its own threads the CPU was the target's all along */
 		account(prev_target ? ARGUS_CLS_RUNQ_OWN : ARGUS_CLS_RUNQ_WAIT, 1, wait);
 		fault_nest(ts, wait);
-		note_holder(prev, wait);
+		note_holder(prev, prev_target, wait);
 	}
 	ts->runq_start = 0;
 	if (ts->block_start) {

@@ -81,6 +81,7 @@ struct argus_counter {
 struct argus_rq_holder_key {
 	unsigned int tgid; /* in argusd's PID namespace; 0: the idle task, or not visible */
 	char comm[16];	   /* the task's name (TASK_COMM_LEN) */
+	unsigned int own;  /* 1: one of the target's own tasks (its waits count in runq_own) */
 };
 
 /* Per-class totals are also kept, for the trace and the signature table. */

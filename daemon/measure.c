@@ -205,10 +205,10 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 		for (i = 0; i < c->n_rq_holders; i++) {
 			const struct probe_rq_holder *h = &c->rq_holders[i];
 
-			json_array_append_new(a, json_pack("{s:i,s:s,s:I,s:I}", "pid", (int)h->tgid,
-							   "comm", h->comm, "waits",
-							   (json_int_t)h->waits, "wait_ns",
-							   (json_int_t)h->wait_ns));
+			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:I,s:I}", "pid",
+							   (int)h->tgid, "comm", h->comm, "own",
+							   h->own, "waits", (json_int_t)h->waits,
+							   "wait_ns", (json_int_t)h->wait_ns));
 		}
 		json_object_set_new(o, "runq_holders", a);
 	}

@@ -649,6 +649,7 @@ static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
 		if (bpf_map__lookup_elem(m, &key, sizeof(key), &v, sizeof(v), 0) < 0)
 			continue; /* gone meanwhile: nothing to count */
 		h.tgid = key.tgid;
+		h.own = key.own != 0;
 		comm_copy(h.comm, key.comm);
 		h.waits = v.count;
 		h.wait_ns = v.time_ns;

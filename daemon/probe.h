@@ -79,6 +79,7 @@ void probe_detach(struct probe *p);
 struct probe_rq_holder {
 	unsigned int tgid; /* 0: the idle task, or a process argusd cannot see */
 	char comm[16];	   /* NUL-terminated, printable ASCII ('?' for anything else) */
+	bool own;	   /* one of the target's own tasks: the waits count in runq_own */
 	unsigned long long waits;
 	unsigned long long wait_ns;
 };

@@ -181,7 +181,7 @@ static bool path_waits(const struct report *r, const int *chain, int n)
 	return false;
 }
 
-/* "cpu_hog (pid 812): 9812 waits, 280.1 ms; swapper/1 (idle): 3 waits, 0.0 ms" */
+/* "cpu_hog (pid 812): 9812 waits, 280.1 ms; app (pid 90, the target's own): 12 waits, 0.4 ms" */
 static char *holders_text(json_t *holders)
 {
 	char *text = xstrdup(""), *next;
@@ -192,7 +192,9 @@ static char *holders_text(json_t *holders)
 	{
 		json_int_t pid = json_integer_value(json_object_get(h, "pid"));
 		_cleanup_free_ char *who =
-		    pid ? xasprintf("pid %lld", (long long)pid) : xstrdup("idle, or not visible");
+		    pid ? xasprintf("pid %lld%s", (long long)pid,
+				    json_is_true(json_object_get(h, "own")) ? ", the target's own" : "")
+			: xstrdup("idle, or not visible");
 
 		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms", text, i ? "; " : "",
 				 json_string_value(json_object_get(h, "comm")), who,

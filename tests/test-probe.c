@@ -401,6 +401,7 @@ static void test_runq_holders(void)
 			found = true;
 			waits = h->waits;
 			CHECKF(strcmp(h->comm, "hog?<b>") == 0, "name %s", h->comm);
+			CHECK(!h->own);
 		}
 	}
 	/* Most wakeups find the hog on the CPU; a few find a kernel thread. */
@@ -453,6 +454,8 @@ WORKLOAD static void work_own_waits(void)
 static void test_own_waits(void)
 {
 	struct probe_counts c;
+	unsigned long long own_waits = 0;
+	size_t i;
 	int r = run_probed(work_own_waits, &c);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
@@ -468,6 +471,15 @@ static void test_own_waits(void)
 	CHECKF(c.cls[ARGUS_CLS_FUTEX].time_ns < 5 * 1000000ull, "futex %llu ns",
 	       c.cls[ARGUS_CLS_FUTEX].time_ns);
 	CHECKF(cls(&c, ARGUS_CLS_RUNQ_OWN) >= 1, "runq_own %llu", cls(&c, ARGUS_CLS_RUNQ_OWN));
+	/* the holders say which of them were the target's own: its threads, named as it is */
+	for (i = 0; i < c.n_rq_holders; i++)
+		if (c.rq_holders[i].own) {
+			CHECKF(strcmp(c.rq_holders[i].comm, "test-probe") == 0, "own holder %s",
+			       c.rq_holders[i].comm);
+			own_waits += c.rq_holders[i].waits;
+		}
+	CHECKF(own_waits >= 1 && own_waits <= cls(&c, ARGUS_CLS_RUNQ_OWN),
+	       "own holders ended %llu waits of %llu", own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN));
 }
 
 static int make_data_file(const char *path)
