@@ -499,19 +499,16 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			 * stands if it names it again; otherwise the two runs agree
 			 * only on their parent.
 			 */
+			bool again = d.action == CALIB_COMMIT && d.node == confirming;
 			_cleanup_free_ char *why =
-			    d.action == CALIB_COMMIT && d.node == confirming
-				? xasprintf("%s; the run before named it too", d.reason)
-				: xasprintf("two runs of level %d named different paths (%s, then %s): "
-					    "committing to %s, which both confirm",
-					    level, t->nodes[confirming].id,
-					    d.node >= 0 ? t->nodes[d.node].id : "none",
-					    t->nodes[parent].id);
+			    again ? xasprintf("%s; the run before named it too", d.reason)
+				  : xasprintf("two runs of level %d named different paths (%s, then "
+					      "%s): committing to %s, which both confirm",
+					      level, t->nodes[confirming].id,
+					      d.node >= 0 ? t->nodes[d.node].id : "none",
+					      t->nodes[parent].id);
 
-			report_stop(&st->rep, d.action == CALIB_COMMIT && d.node == confirming
-						  ? confirming
-						  : parent,
-				    CALIB_COMMIT, why);
+			report_stop(&st->rep, again ? confirming : parent, CALIB_COMMIT, why);
 			calib_decision_free(&d);
 			return 0;
 		}

@@ -29,16 +29,6 @@ const char *probe_class_name(unsigned cls)
 	return cls < ARGUS_CLS_MAX ? class_names[cls] : NULL;
 }
 
-int probe_class_from_name(const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < ARGUS_CLS_MAX; i++)
-		if (strcmp(class_names[i], name) == 0)
-			return i;
-	return -1;
-}
-
 /*
  * Classes whose time is thread time inside a page fault need the companions
  * that bound a fault and take nested paths out of it, whatever level is

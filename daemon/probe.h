@@ -121,8 +121,6 @@ int probe_pidns(__u64 *ret_inum);
 
 /* Class names, in enum order ("anon_minor", ...). */
 const char *probe_class_name(unsigned cls);
-/* Class index of a name, or -1. */
-int probe_class_from_name(const char *name);
 
 /* What probe_try_hook keeps between hooks of one resolution (its userdata). */
 struct probe_resolver {

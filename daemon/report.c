@@ -172,11 +172,10 @@ static json_t *evidence_of(const struct report *r, json_t *path)
 /* Does the path name runqueue waiting (a node counting that class)? */
 static bool path_waits(const struct report *r, const int *chain, int n)
 {
-	int cls = probe_class_from_name("runq_wait");
 	int i;
 
-	for (i = 0; i < n && cls >= 0; i++)
-		if (r->tree->nodes[chain[i]].classes & (1u << cls))
+	for (i = 0; i < n; i++)
+		if (r->tree->nodes[chain[i]].classes & (1u << ARGUS_CLS_RUNQ_WAIT))
 			return true;
 	return false;
 }
