@@ -19,9 +19,12 @@
  * it slept), minus the time spent inside nested paths (runqueue waits,
  * direct reclaim, compaction, mmap_lock waits) which count in their own
  * classes. Block I/O time is likewise thread time: the target blocked in
- * iowait outside a fault, split between the queue and device phases of the
- * request it waited for (request latency itself overlaps and is device
- * time, not the target's). Time of different nodes is therefore comparable.
+ * iowait outside a fault, from switching out to its wakeup (the wait for a
+ * CPU after that is runqueue time), split between the queue and device
+ * phases of the request it waited for (request latency itself overlaps and
+ * is device time, not the target's). Time of different nodes is therefore
+ * comparable, and a single thread's classes never add up to more than its
+ * life.
  *
  * Backends: the tracepoint family (tp_btf) is the classifier used here.
  * Generic kprobe/kretprobe and fentry/fexit programs count calls and
@@ -398,9 +401,18 @@ static __always_inline void io_wait_done(__u32 tid, __u64 t0, __u64 t1)
 static __always_inline void mark_runnable(struct task_struct *p)
 {
 	struct thread_state *ts = task_state(p);
+	__u64 now;
 
-	if (ts && !ts->runq_start)
-		ts->runq_start = bpf_ktime_get_ns();
+	if (!ts)
+		return;
+	now = bpf_ktime_get_ns();
+	if (!ts->runq_start)
+		ts->runq_start = now;
+	/* its iowait ends with the wakeup: the wait for a CPU after it is runqueue time */
+	if (ts->io_block_start) {
+		io_wait_done(p->pid, ts->io_block_start, now);
+		ts->io_block_start = 0;
+	}
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -500,6 +512,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		ts->block_start = 0;
 	}
 	if (ts->io_block_start) {
+		/* no wakeup seen (it came before attach): the wait ends here */
 		io_wait_done(next->pid, ts->io_block_start, now);
 		ts->io_block_start = 0;
 	}

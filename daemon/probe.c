@@ -59,9 +59,13 @@ static const char *const fault_companions[] = {
 	"mmap_lock_acquire_returned",
 };
 
-/* Block I/O time is iowait thread time: it needs the switches and every request phase. */
+/*
+ * Block I/O time is iowait thread time, from switching out to the wakeup: it
+ * needs both and every request phase.
+ */
 #define BLOCK_CLASSES ((1u << ARGUS_CLS_BLOCK_QUEUE) | (1u << ARGUS_CLS_BLOCK_DEVICE))
-static const char *const block_companions[] = { "sched_switch", "block_rq_insert", "block_rq_issue",
+static const char *const block_companions[] = { "sched_switch",	   "sched_wakeup",
+						"block_rq_insert", "block_rq_issue",
 						"block_rq_complete" };
 
 /* Creation time is the parent's time in clone/fork/clone3. */

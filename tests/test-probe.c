@@ -13,6 +13,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,8 +151,12 @@ static void work_file_major(void)
 	work_file_read(true);
 }
 
-/* Run work() in a child followed by a probe covering every leaf; return the counts. */
-static int run_probed(void (*work)(void), struct probe_counts *ret)
+/*
+ * Run work() in a child followed by a probe covering every leaf; return the
+ * counts, and the child's life and CPU time when asked.
+ */
+static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64_t *ret_wall_ns,
+			    uint64_t *ret_cpu_ns)
 {
 	int leaves[TREE_MAX_NODES];
 	size_t n = 0, i;
@@ -159,6 +164,8 @@ static int run_probed(void (*work)(void), struct probe_counts *ret)
 	struct probe *p = NULL;
 	char *vlog = NULL;
 	int go[2], status, r;
+	struct rusage ru;
+	uint64_t t0;
 	pid_t pid;
 
 	for (i = 0; i < tree->n_nodes; i++)
@@ -189,9 +196,15 @@ static int run_probed(void (*work)(void), struct probe_counts *ret)
 	r = probe_add_target(p, pid);
 	if (!r)
 		r = probe_attach(p);
+	t0 = now_mono_ns();
 	(void)!write(go[1], "g", 1);
 	close(go[1]);
-	waitpid(pid, &status, 0);
+	wait4(pid, &status, 0, &ru);
+	if (ret_wall_ns)
+		*ret_wall_ns = now_mono_ns() - t0;
+	if (ret_cpu_ns)
+		*ret_cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+			      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
 	probe_detach(p);
 	if (!r)
 		r = probe_read(p, ret);
@@ -199,6 +212,11 @@ static int run_probed(void (*work)(void), struct probe_counts *ret)
 	if (!r && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		r = -ECHILD;
 	return r;
+}
+
+static int run_probed(void (*work)(void), struct probe_counts *ret)
+{
+	return run_probed_timed(work, ret, NULL, NULL);
 }
 
 static unsigned long long cls(const struct probe_counts *c, enum argus_class k)
@@ -482,6 +500,80 @@ static void test_own_waits(void)
 	       "own holders ended %llu waits of %llu", own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN));
 }
 
+#define NSYNCS 100
+
+static const char *sync_file;
+
+/* Small writes made durable one at a time, at the lowest priority on CPU 0. */
+WORKLOAD static void work_syncs(void)
+{
+	int fd = open(sync_file, O_WRONLY | O_CREAT, 0600);
+	char buf[PAGE];
+	int i;
+
+	if (fd < 0)
+		_exit(3);
+	pin_cpu0();
+	errno = 0;
+	if (nice(19) < 0 && errno)
+		_exit(4);
+	memset(buf, 'b', sizeof(buf));
+	for (i = 0; i < NSYNCS; i++)
+		if (pwrite(fd, buf, sizeof(buf), (off_t)(i % 16) * PAGE) != (ssize_t)sizeof(buf) ||
+		    fdatasync(fd) < 0)
+			_exit(5);
+	close(fd);
+}
+
+/*
+ * Iowait ends with the wakeup: the wait for the CPU after it, behind a busy
+ * task, is runqueue time and not block time. A single thread's time in
+ * either, and on a CPU, cannot add up to more than its life.
+ */
+static void test_block_then_runq(void)
+{
+	struct probe_counts c;
+	uint64_t wall = 0, cpu = 0, blocked, runq, allow;
+	pid_t hog;
+	int r;
+
+	hog = fork();
+	REQUIRE(hog >= 0);
+	if (hog == 0) {
+		pin_cpu0();
+		for (;;)
+			;
+	}
+	r = run_probed_timed(work_syncs, &c, &wall, &cpu);
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	blocked = c.cls[ARGUS_CLS_BLOCK_QUEUE].time_ns + c.cls[ARGUS_CLS_BLOCK_DEVICE].time_ns;
+	runq = c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns + c.cls[ARGUS_CLS_RUNQ_OWN].time_ns;
+	fprintf(stderr, "syncs: %llu requests, blocked %.1f ms, runqueue %.1f ms (%llu waits), "
+		"on CPU %.1f ms, life %.1f ms\n", cls(&c, ARGUS_CLS_BLOCK_DEVICE), blocked / 1e6,
+		runq / 1e6, cls(&c, ARGUS_CLS_RUNQ_WAIT), cpu / 1e6, wall / 1e6);
+	if (cls(&c, ARGUS_CLS_BLOCK_DEVICE) == 0) {
+		fprintf(stderr, "# SKIP block time: %s is not on a block device\n", sync_file);
+		return;
+	}
+	CHECKF(cls(&c, ARGUS_CLS_BLOCK_DEVICE) >= NSYNCS, "%llu requests",
+	       cls(&c, ARGUS_CLS_BLOCK_DEVICE));
+	CHECKF(blocked > 0 && runq > 0, "blocked %llu ns, runqueue %llu ns",
+	       (unsigned long long)blocked, (unsigned long long)runq);
+	/*
+	 * The parent sees the child's life end when the exit wakes it; the
+	 * child's last wait for the CPU, to switch out for good, can come
+	 * after that. Allow two mean waits and 1 ms; time counted twice
+	 * would be hundreds of ms here.
+	 */
+	allow = 1000000 + 2 * runq / (cls(&c, ARGUS_CLS_RUNQ_WAIT) ?: 1);
+	CHECKF(blocked + runq + cpu <= wall + allow,
+	       "%.1f + %.1f + %.1f ms > life %.1f ms + %.1f ms", blocked / 1e6, runq / 1e6,
+	       cpu / 1e6, wall / 1e6, allow / 1e6);
+}
+
 static int make_data_file(const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -504,7 +596,7 @@ int main(void)
 	_cleanup_free_ char *path = xasprintf("%s/tree-data/tree.json", src ?: ".");
 	struct prober pr = { .try_hook = probe_try_hook };
 	char tmpl[] = "/var/tmp/argus-test-probe-XXXXXX";
-	_cleanup_free_ char *file = NULL;
+	_cleanup_free_ char *file = NULL, *sync_path = NULL;
 	char *err = NULL;
 
 	if (geteuid() != 0) {
@@ -518,6 +610,8 @@ int main(void)
 	file = xasprintf("%s/data", tmpl);
 	REQUIRE(make_data_file(file) == 0);
 	data_file = file;
+	sync_path = xasprintf("%s/sync", tmpl);
+	sync_file = sync_path;
 
 	test_resolution();
 	test_anon_minor();
@@ -528,8 +622,10 @@ int main(void)
 	test_runq_holders();
 	test_thread_time();
 	test_own_waits();
+	test_block_then_runq();
 
 	unlink(file);
+	unlink(sync_path);
 	rmdir(tmpl);
 	tree_free(tree);
 	return tap_done("test-probe");
