@@ -512,7 +512,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		ts->block_start = 0;
 	}
 	if (ts->io_block_start) {
-		/* no wakeup seen (it came before attach): the wait ends here */
+		/* its wakeup went unseen: the wait ends here at the latest */
 		io_wait_done(next->pid, ts->io_block_start, now);
 		ts->io_block_start = 0;
 	}

@@ -64,9 +64,8 @@ static const char *const fault_companions[] = {
  * needs both and every request phase.
  */
 #define BLOCK_CLASSES ((1u << ARGUS_CLS_BLOCK_QUEUE) | (1u << ARGUS_CLS_BLOCK_DEVICE))
-static const char *const block_companions[] = { "sched_switch",	   "sched_wakeup",
-						"block_rq_insert", "block_rq_issue",
-						"block_rq_complete" };
+static const char *const block_companions[] = { "sched_switch", "sched_wakeup", "block_rq_insert",
+						"block_rq_issue", "block_rq_complete" };
 
 /* Creation time is the parent's time in clone/fork/clone3. */
 static const char *const fork_companions[] = { "sys_enter", "sys_exit" };
