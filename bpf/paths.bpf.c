@@ -18,7 +18,9 @@
  * time runs from fault entry to the last page mapped (or to the wakeup after
  * it slept), minus the time spent inside nested paths (runqueue waits,
  * direct reclaim, compaction, mmap_lock waits) which count in their own
- * classes. Block I/O time is likewise thread time: the target blocked in
+ * classes; every other path's time (futex waits, creation, reclaim,
+ * compaction, mmap_lock waits) likewise leaves out the runqueue waits
+ * inside it. Block I/O time is likewise thread time: the target blocked in
  * iowait outside a fault, from switching out to its wakeup (the wait for a
  * CPU after that is runqueue time), split between the queue and device
  * phases of the request it waited for (request latency itself overlaps and
@@ -103,13 +105,15 @@ struct thread_state {
 	__u32 fault_flags;
 	__u32 role; /* ROLE_TARGET or ROLE_OTHER, decided on first sight */
 	__u64 runq_start;   /* runnable since (wakeup or preemption) */
+	__u64 runq_total;   /* all its runqueue waits so far */
 	__u64 block_start;  /* blocked since (switched out not runnable) */
-	__u64 reclaim_start;
-	__u64 compact_start;
-	__u64 lock_start;
-	__u64 futex_start;
+	/* each path below: since when, and runq_total then (its nested waits) */
+	__u64 reclaim_start, reclaim_runq;
+	__u64 compact_start, compact_runq;
+	__u64 lock_start, lock_runq;
+	__u64 futex_start, futex_runq;
 	__u32 futex_own;    /* the futex wait was ended by one of the target's own tasks */
-	__u64 fork_start;   /* in clone/fork/clone3 */
+	__u64 fork_start, fork_runq; /* in clone/fork/clone3 */
 	__u64 io_block_start; /* blocked in iowait outside a fault */
 };
 
@@ -278,6 +282,18 @@ static __always_inline void fault_nest(struct thread_state *ts, __u64 ns)
 		ts->fault_nested += ns;
 }
 
+/*
+ * A path's time from start to now, less the runqueue waits inside it
+ * (runq_total was runq0 at its start): those count as runqueue time.
+ */
+static __always_inline __u64 path_time(const struct thread_state *ts, __u64 start, __u64 runq0,
+				       __u64 now)
+{
+	__u64 dt = now > start ? now - start : 0, waited = ts->runq_total - runq0;
+
+	return dt > waited ? dt - waited : 0;
+}
+
 /* ---- page faults ---- */
 
 #define PF_PROT 0x1
@@ -422,13 +438,65 @@ int BPF_PROG(handle_sched_wakeup, struct task_struct *p)
 	return 0;
 }
 
-/* In the waker's context: who ends a target thread's futex wait. */
+/*
+ * Per CPU: since when it runs an hrtimer callback (0: none), where timeouts
+ * fire (a futex wait's own timeout, a POSIX timer's signal). A wakeup from
+ * there comes from the timer, not from the task it interrupted. (The
+ * per-CPU preempt count would say so for every interrupt, but this kernel
+ * does not let BPF programs address per-CPU data by symbol.) An exit
+ * clears it, nested or not; an entry whose exit came before attach is
+ * forgotten after TIMER_CALLBACK_MAX_NS, longer than any callback runs.
+ */
+#define TIMER_CALLBACK_MAX_NS 1000000ull
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} timer_since SEC(".maps");
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(handle_hrtimer_expire_entry, struct hrtimer *timer)
+{
+	__u32 zero = 0;
+	__u64 *since = bpf_map_lookup_elem(&timer_since, &zero);
+
+	if (since)
+		*since = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(handle_hrtimer_expire_exit, struct hrtimer *timer)
+{
+	__u32 zero = 0;
+	__u64 *since = bpf_map_lookup_elem(&timer_since, &zero);
+
+	if (since)
+		*since = 0;
+	return 0;
+}
+
+static __always_inline bool in_timer(void)
+{
+	__u32 zero = 0;
+	__u64 *since = bpf_map_lookup_elem(&timer_since, &zero);
+
+	return since && *since && bpf_ktime_get_ns() - *since < TIMER_CALLBACK_MAX_NS;
+}
+
+/*
+ * In the waker's context: who ends a target thread's futex wait. A wait
+ * that a timer ends (its timeout) was not ended by the task the timer
+ * interrupt happened to find on the CPU.
+ */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(handle_sched_waking, struct task_struct *p)
 {
 	struct thread_state *ts = task_state(p);
 
-	if (ts && ts->futex_start && current_state())
+	if (ts && ts->futex_start && !in_timer() && current_state())
 		ts->futex_own = 1;
 	return 0;
 }
@@ -499,6 +567,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 
 		/* behind one of its own threads the CPU was the target's all along */
 		account(prev_target ? ARGUS_CLS_RUNQ_OWN : ARGUS_CLS_RUNQ_WAIT, 1, wait);
+		ts->runq_total += wait;
 		fault_nest(ts, wait);
 		note_holder(prev, prev_target, wait);
 	}
@@ -578,9 +647,11 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	fault_finish(ts);
 	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait) {
 		ts->futex_start = bpf_ktime_get_ns();
+		ts->futex_runq = ts->runq_total;
 		ts->futex_own = 0;
 	} else if (id == NR_clone || id == NR_fork || id == NR_clone3) {
 		ts->fork_start = bpf_ktime_get_ns();
+		ts->fork_runq = ts->runq_total;
 	}
 	return 0;
 }
@@ -596,10 +667,10 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	now = bpf_ktime_get_ns();
 	if (ts->futex_start)
 		account(ts->futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX, 1,
-			now - ts->futex_start);
+			path_time(ts, ts->futex_start, ts->futex_runq, now));
 	/* the child was counted at sched_process_fork; the parent's time in the call is here */
 	if (ts->fork_start)
-		account(ARGUS_CLS_FORK, 0, now - ts->fork_start);
+		account(ARGUS_CLS_FORK, 0, path_time(ts, ts->fork_start, ts->fork_runq, now));
 	ts->futex_start = 0;
 	ts->fork_start = 0;
 	return 0;
@@ -612,8 +683,10 @@ int BPF_PROG(handle_mm_vmscan_direct_reclaim_begin, int order, gfp_t gfp)
 {
 	struct thread_state *ts = current_state();
 
-	if (ts)
+	if (ts) {
 		ts->reclaim_start = bpf_ktime_get_ns();
+		ts->reclaim_runq = ts->runq_total;
+	}
 	return 0;
 }
 
@@ -625,7 +698,7 @@ int BPF_PROG(handle_mm_vmscan_direct_reclaim_end, unsigned long nr_reclaimed)
 
 	if (!ts || !ts->reclaim_start)
 		return 0;
-	dt = bpf_ktime_get_ns() - ts->reclaim_start;
+	dt = path_time(ts, ts->reclaim_start, ts->reclaim_runq, bpf_ktime_get_ns());
 	ts->reclaim_start = 0;
 	account(ARGUS_CLS_DIRECT_RECLAIM, 1, dt);
 	fault_nest(ts, dt);
@@ -638,8 +711,10 @@ int BPF_PROG(handle_mm_compaction_begin, struct compact_control *cc, unsigned lo
 {
 	struct thread_state *ts = current_state();
 
-	if (ts)
+	if (ts) {
 		ts->compact_start = bpf_ktime_get_ns();
+		ts->compact_runq = ts->runq_total;
+	}
 	return 0;
 }
 
@@ -652,7 +727,7 @@ int BPF_PROG(handle_mm_compaction_end, struct compact_control *cc, unsigned long
 
 	if (!ts || !ts->compact_start)
 		return 0;
-	dt = bpf_ktime_get_ns() - ts->compact_start;
+	dt = path_time(ts, ts->compact_start, ts->compact_runq, bpf_ktime_get_ns());
 	ts->compact_start = 0;
 	account(ARGUS_CLS_COMPACTION, 1, dt);
 	fault_nest(ts, dt);
@@ -731,8 +806,10 @@ int BPF_PROG(handle_mmap_lock_start_locking, struct mm_struct *mm, bool write)
 {
 	struct thread_state *ts = current_state();
 
-	if (ts)
+	if (ts) {
 		ts->lock_start = bpf_ktime_get_ns();
+		ts->lock_runq = ts->runq_total;
+	}
 	return 0;
 }
 
@@ -744,7 +821,7 @@ int BPF_PROG(handle_mmap_lock_acquire_returned, struct mm_struct *mm, bool write
 
 	if (!ts || !ts->lock_start)
 		return 0;
-	dt = bpf_ktime_get_ns() - ts->lock_start;
+	dt = path_time(ts, ts->lock_start, ts->lock_runq, bpf_ktime_get_ns());
 	ts->lock_start = 0;
 	account(ARGUS_CLS_MMAP_LOCK, 1, dt);
 	fault_nest(ts, dt);

@@ -48,9 +48,6 @@ static const char *const fault_companions[] = {
 	"mm_filemap_add_to_page_cache",
 	"tlb_flush",
 	"sys_enter",
-	"sched_switch",
-	"sched_wakeup",
-	"sched_wakeup_new",
 	"mm_vmscan_direct_reclaim_begin",
 	"mm_vmscan_direct_reclaim_end",
 	"mm_compaction_begin",
@@ -60,21 +57,27 @@ static const char *const fault_companions[] = {
 };
 
 /*
- * Block I/O time is iowait thread time, from switching out to the wakeup: it
- * needs both and every request phase.
+ * Block I/O time is iowait thread time, from switching out to the wakeup
+ * (both always attached): it needs every request phase.
  */
 #define BLOCK_CLASSES ((1u << ARGUS_CLS_BLOCK_QUEUE) | (1u << ARGUS_CLS_BLOCK_DEVICE))
-static const char *const block_companions[] = { "sched_switch", "sched_wakeup", "block_rq_insert",
-						"block_rq_issue", "block_rq_complete" };
+static const char *const block_companions[] = { "block_rq_insert", "block_rq_issue",
+						"block_rq_complete" };
 
 /* Creation time is the parent's time in clone/fork/clone3. */
 static const char *const fork_companions[] = { "sys_enter", "sys_exit" };
 
-/* Who ends a futex wait: one of the target's own tasks, or another. */
-static const char *const futex_companions[] = { "sched_waking" };
+/* Who ends a futex wait: one of the target's own tasks, or another (a timer among them). */
+static const char *const futex_companions[] = { "sched_waking", "hrtimer_expire_entry",
+						"hrtimer_expire_exit" };
 
-/* Always attached: following the target's processes. */
-static const char *const tracking[] = { "sched_process_fork", "sched_process_exit" };
+/*
+ * Always attached: following the target's processes, and its runqueue
+ * waits, which every path's time leaves out (they are runqueue time), so
+ * that a metric means the same at every level.
+ */
+static const char *const always[] = { "sched_process_fork", "sched_process_exit", "sched_switch",
+				      "sched_wakeup", "sched_wakeup_new" };
 
 unsigned probe_counted_with(unsigned classes)
 {
@@ -94,7 +97,7 @@ size_t probe_companions(unsigned classes, const char **ret, size_t max)
 #define PUT(list)                                                                                  \
 	for (i = 0; i < ARRAY_SIZE(list) && n < max; i++)                                          \
 	ret[n++] = list[i]
-	PUT(tracking);
+	PUT(always);
 	if (classes & PAGING_CLASSES)
 		PUT(fault_companions);
 	if (classes & BLOCK_CLASSES)

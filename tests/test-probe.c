@@ -9,14 +9,17 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/futex.h>
 
 #include "daemon/log.h"
 #include "daemon/measure.h"
@@ -369,6 +372,26 @@ static void pin_cpu0(void)
 		_exit(5);
 }
 
+/* A busy loop on CPU 0, where the workloads that wait behind it run. */
+static pid_t start_hog(const char *name)
+{
+	pid_t hog = fork();
+
+	if (hog == 0) {
+		pin_cpu0();
+		prctl(PR_SET_NAME, name);
+		for (;;)
+			;
+	}
+	return hog;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 WORKLOAD static void work_sleeps(void)
 {
 	struct timespec ts = { .tv_nsec = 100000 };
@@ -393,17 +416,10 @@ static void test_runq_holders(void)
 	size_t i;
 	int r;
 
-	hog = fork();
+	hog = start_hog("hog\x7f<b>");
 	REQUIRE(hog >= 0);
-	if (hog == 0) {
-		pin_cpu0();
-		prctl(PR_SET_NAME, "hog\x7f<b>");
-		for (;;)
-			;
-	}
 	r = run_probed(work_sleeps, &c);
-	kill(hog, SIGKILL);
-	waitpid(hog, NULL, 0);
+	stop(hog);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
 	CHECKF(c.n_rq_holders > 0 && c.n_rq_holders <= PROBE_RQ_HOLDERS_TOP, "%zu holders",
@@ -426,6 +442,8 @@ static void test_runq_holders(void)
 	CHECKF(found && waits >= NSLEEPS / 2, "the hog ended %llu of %llu waits", waits, total);
 	CHECK(total <= cls(&c, ARGUS_CLS_RUNQ_WAIT));
 }
+
+#define TIMED_WAIT_MS 100
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
 
@@ -526,52 +544,157 @@ WORKLOAD static void work_syncs(void)
 }
 
 /*
- * Iowait ends with the wakeup: the wait for the CPU after it, behind a busy
- * task, is runqueue time and not block time. A single thread's time in
- * either, and on a CPU, cannot add up to more than its life.
+ * A single thread's time in a path and waiting on a runqueue cannot add up
+ * to more than its life (nor, for a path spent off the CPU, with its CPU
+ * time): a path that also counted the wait for a CPU after its wakeup
+ * would. The parent sees the child's life end when the exit wakes it; the
+ * child's last wait for the CPU, to switch out for good, can come after
+ * that: allow two mean waits and 1 ms. Time counted twice would be
+ * hundreds of ms in these runs.
  */
+static void check_fits_life(const char *what, const struct probe_counts *c, uint64_t path_ns,
+			    uint64_t wall, uint64_t cpu, bool off_cpu)
+{
+	uint64_t runq = c->cls[ARGUS_CLS_RUNQ_WAIT].time_ns + c->cls[ARGUS_CLS_RUNQ_OWN].time_ns;
+	uint64_t allow = 1000000 + 2 * runq / (cls(c, ARGUS_CLS_RUNQ_WAIT) ?: 1);
+
+	fprintf(stderr, "%s: %.1f ms, runqueue %.1f ms (%llu waits), on CPU %.1f ms, life %.1f ms\n",
+		what, path_ns / 1e6, runq / 1e6, cls(c, ARGUS_CLS_RUNQ_WAIT), cpu / 1e6,
+		wall / 1e6);
+	CHECKF(path_ns > 0 && runq > 0, "%s: %llu ns, runqueue %llu ns", what,
+	       (unsigned long long)path_ns, (unsigned long long)runq);
+	if (!off_cpu)
+		cpu = 0;
+	CHECKF(path_ns + runq + cpu <= wall + allow, "%s: %.1f + %.1f + %.1f ms > life %.1f ms + %.1f ms",
+	       what, path_ns / 1e6, runq / 1e6, cpu / 1e6, wall / 1e6, allow / 1e6);
+}
+
+/* Iowait ends with the wakeup: the wait for the CPU after it, behind the hog, is runqueue time. */
 static void test_block_then_runq(void)
 {
 	struct probe_counts c;
-	uint64_t wall = 0, cpu = 0, blocked, runq, allow;
-	pid_t hog;
+	uint64_t wall = 0, cpu = 0;
+	pid_t hog = start_hog("hog");
 	int r;
 
-	hog = fork();
 	REQUIRE(hog >= 0);
-	if (hog == 0) {
-		pin_cpu0();
-		for (;;)
-			;
-	}
 	r = run_probed_timed(work_syncs, &c, &wall, &cpu);
-	kill(hog, SIGKILL);
-	waitpid(hog, NULL, 0);
-
+	stop(hog);
 	CHECKF(r == 0, "run: %s", strerror(-r));
-	blocked = c.cls[ARGUS_CLS_BLOCK_QUEUE].time_ns + c.cls[ARGUS_CLS_BLOCK_DEVICE].time_ns;
-	runq = c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns + c.cls[ARGUS_CLS_RUNQ_OWN].time_ns;
-	fprintf(stderr, "syncs: %llu requests, blocked %.1f ms, runqueue %.1f ms (%llu waits), "
-		"on CPU %.1f ms, life %.1f ms\n", cls(&c, ARGUS_CLS_BLOCK_DEVICE), blocked / 1e6,
-		runq / 1e6, cls(&c, ARGUS_CLS_RUNQ_WAIT), cpu / 1e6, wall / 1e6);
 	if (cls(&c, ARGUS_CLS_BLOCK_DEVICE) == 0) {
 		fprintf(stderr, "# SKIP block time: %s is not on a block device\n", sync_file);
 		return;
 	}
 	CHECKF(cls(&c, ARGUS_CLS_BLOCK_DEVICE) >= NSYNCS, "%llu requests",
 	       cls(&c, ARGUS_CLS_BLOCK_DEVICE));
-	CHECKF(blocked > 0 && runq > 0, "blocked %llu ns, runqueue %llu ns",
-	       (unsigned long long)blocked, (unsigned long long)runq);
-	/*
-	 * The parent sees the child's life end when the exit wakes it; the
-	 * child's last wait for the CPU, to switch out for good, can come
-	 * after that. Allow two mean waits and 1 ms; time counted twice
-	 * would be hundreds of ms here.
-	 */
-	allow = 1000000 + 2 * runq / (cls(&c, ARGUS_CLS_RUNQ_WAIT) ?: 1);
-	CHECKF(blocked + runq + cpu <= wall + allow,
-	       "%.1f + %.1f + %.1f ms > life %.1f ms + %.1f ms", blocked / 1e6, runq / 1e6,
-	       cpu / 1e6, wall / 1e6, allow / 1e6);
+	check_fits_life("synchronous writes, blocked", &c,
+			c.cls[ARGUS_CLS_BLOCK_QUEUE].time_ns + c.cls[ARGUS_CLS_BLOCK_DEVICE].time_ns,
+			wall, cpu, true);
+}
+
+#define NWAKES 300
+
+static uint32_t *shared_word;
+
+/* Futex waits on a word another process wakes, at the lowest priority on CPU 0. */
+WORKLOAD static void work_woken(void)
+{
+	int i;
+
+	pin_cpu0();
+	errno = 0;
+	if (nice(19) < 0 && errno)
+		_exit(4);
+	for (i = 0; i < NWAKES; i++)
+		if (syscall(SYS_futex, shared_word, FUTEX_WAIT, 0, NULL, NULL, 0) < 0 &&
+		    errno != EAGAIN && errno != EINTR)
+			_exit(5);
+}
+
+/* A futex wait ends at its wakeup too: the wait behind the hog after it is runqueue time. */
+static void test_futex_then_runq(void)
+{
+	struct probe_counts c;
+	uint64_t wall = 0, cpu = 0;
+	pid_t hog, waker;
+	int r;
+
+	shared_word = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(shared_word != MAP_FAILED);
+	hog = start_hog("hog");
+	REQUIRE(hog >= 0);
+	waker = fork();
+	REQUIRE(waker >= 0);
+	if (waker == 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(1, &set);
+		(void)sched_setaffinity(0, sizeof(set), &set);
+		for (;;) {
+			syscall(SYS_futex, shared_word, FUTEX_WAKE, 1, NULL, NULL, 0);
+			usleep(100);
+		}
+	}
+	r = run_probed_timed(work_woken, &c, &wall, &cpu);
+	stop(waker);
+	stop(hog);
+	munmap(shared_word, PAGE);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_FUTEX) >= NWAKES && cls(&c, ARGUS_CLS_FUTEX_OWN) == 0,
+	       "futex %llu, futex_own %llu", cls(&c, ARGUS_CLS_FUTEX), cls(&c, ARGUS_CLS_FUTEX_OWN));
+	/* a futex wait's time also holds the call's own CPU time */
+	check_fits_life("futex waits", &c, c.cls[ARGUS_CLS_FUTEX].time_ns, wall, cpu, false);
+}
+
+static atomic_bool spinning;
+
+static void *spins(void *arg)
+{
+	(void)arg;
+	pin_cpu0();
+	atomic_store(&spinning, true);
+	spin_ms(TIMED_WAIT_MS + 60);
+	return NULL;
+}
+
+/* A futex wait that times out while the target's other thread has the CPU. */
+WORKLOAD static void work_timed_wait(void)
+{
+	struct timespec ts = {.tv_nsec = TIMED_WAIT_MS * 1000000L};
+	uint32_t word = 0;
+	pthread_t th;
+
+	pin_cpu0();
+	if (pthread_create(&th, NULL, spins, NULL))
+		_exit(5);
+	while (!atomic_load(&spinning))
+		sched_yield();
+	if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0) != -1 ||
+	    errno != ETIMEDOUT)
+		_exit(6);
+	pthread_join(th, NULL);
+}
+
+/*
+ * The timeout's timer interrupt ends the wait, and finds the spinning
+ * thread on the CPU: that thread did not end the wait, so it is a futex
+ * wait the target lost, not one of its own.
+ */
+static void test_timed_wait(void)
+{
+	struct probe_counts c;
+	int r = run_probed(work_timed_wait, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	fprintf(stderr, "timed wait: futex %llu (%llu ns), futex_own %llu (%llu ns)\n",
+		cls(&c, ARGUS_CLS_FUTEX), c.cls[ARGUS_CLS_FUTEX].time_ns,
+		cls(&c, ARGUS_CLS_FUTEX_OWN), c.cls[ARGUS_CLS_FUTEX_OWN].time_ns);
+	CHECKF(c.cls[ARGUS_CLS_FUTEX].time_ns >= (TIMED_WAIT_MS - 10) * 1000000ull,
+	       "futex %llu ns", c.cls[ARGUS_CLS_FUTEX].time_ns);
+	/* the join: the spinner ends it, up to 60 ms later */
+	CHECKF(c.cls[ARGUS_CLS_FUTEX_OWN].time_ns < (TIMED_WAIT_MS - 10) * 1000000ull,
+	       "futex_own %llu ns", c.cls[ARGUS_CLS_FUTEX_OWN].time_ns);
 }
 
 static int make_data_file(const char *path)
@@ -622,7 +745,9 @@ int main(void)
 	test_runq_holders();
 	test_thread_time();
 	test_own_waits();
+	test_timed_wait();
 	test_block_then_runq();
+	test_futex_then_runq();
 
 	unlink(file);
 	unlink(sync_path);
