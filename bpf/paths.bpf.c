@@ -20,7 +20,7 @@
  * direct reclaim, compaction, mmap_lock waits) which count in their own
  * classes; every other path's time (futex waits, creation, reclaim,
  * compaction, mmap_lock waits) likewise leaves out the runqueue waits
- * inside it. Block I/O time is likewise thread time: the target blocked in
+ * inside it. Block I/O time is thread time too: the target blocked in
  * iowait outside a fault, from switching out to its wakeup (the wait for a
  * CPU after that is runqueue time), split between the queue and device
  * phases of the request it waited for (request latency itself overlaps and

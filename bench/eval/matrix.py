@@ -123,6 +123,10 @@ class Argusd:
                 self.proc.wait()
 
 
+REFERENCE_ATTEMPTS = 5
+REFERENCE_PAUSE_S = 10  # before attempt n+1: n times this
+
+
 def evidence(trace):
     """Per level: the decision, its reason, the wall score and the flagged metrics (top 4 by z)."""
     levels = []
@@ -255,15 +259,24 @@ def main():
                            stderr=subprocess.DEVNULL, check=False,
                            preexec_fn=evallib.victim_preexec(v))
         # argusd says when a reference is noisy (its wall time varies by more than
-        # 15%): record it again, as its warning tells a user to, a few times at most
-        for attempt in range(1, 5):
+        # 15%): record it again, as its warning tells a user to, a few times at most,
+        # each time after a longer pause for whatever disturbs the machine to settle
+        # (after a lasting perturber, its aftermath)
+        for attempt in range(1, REFERENCE_ATTEMPTS + 1):
             job, secs = d.follow(d.submit("/references", {"workload": v, "repeats": a.repeats}))
             if job["state"] != "succeeded":
                 raise RuntimeError("reference of %s: %s %s" % (v, job["state"], job.get("error")))
             if not job["result"].get("warnings"):
                 break
-            log("reference %-14s noisy (wall cv %.0f%%), recording again" % (
-                v, 100 * job["result"].get("wall_cv", 0)))
+            cv = 100 * job["result"].get("wall_cv", 0)
+            if attempt == REFERENCE_ATTEMPTS:
+                log("reference %-14s still noisy (wall cv %.0f%%) after %d attempts: kept" % (
+                    v, cv, attempt))
+                break
+            pause = REFERENCE_PAUSE_S * attempt
+            log("reference %-14s noisy (wall cv %.0f%%), recording again in %d s" % (v, cv, pause))
+            time.sleep(pause)
+            evallib.wait_quiet(a.quiet_limit, log=log)
         rid = job["result"]["reference"]
         st, ref = d.call("GET", "/references/%d" % rid)
         refs[v] = ref.get("runs", [])

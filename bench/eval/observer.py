@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Does probing change how much a perturber slows a victim? Side by side in
-one run: the victim alone under perf stat (unprobed, as truth_measure.py
-runs it) and the victim run by argusd with every leaf probed (a reference
-recording, as a diagnosis runs it), each on the quiet system and under the
-perturber, in interleaved rounds. Prints both slowdowns and their ratio.
+one run: the victim alone (bare: started here as argusd places it, its CPU
+time and its runqueue delay read from the kernel's own schedstat) and the
+victim run by argusd with every leaf probed (a reference recording, as a
+diagnosis runs it: its runqueue time is the probe's runq_wait), each on the
+quiet system and under the perturber, in interleaved rounds. Prints both
+slowdowns, their ratio, and how much runqueue time the perturber added in
+each kind of run.
 
     bench/eval/observer.py --build build --cell pf_major:cpu_hog [--rounds 3] [--reps 3]
 """
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,15 +22,42 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evallib  # noqa: E402
 import matrix  # noqa: E402
-import truth_measure  # noqa: E402
+
+KINDS = ("bare quiet", "bare perturbed", "probed quiet", "probed perturbed")
+
+
+def bare(build, victim):
+    """One run without argusd: (wall s, CPU ms, runqueue ms). The kernel's
+    schedstat of the exited child is read before it is reaped."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(evallib.victim_argv(build, victim), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                         preexec_fn=evallib.victim_preexec(victim))
+    try:
+        os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+        wall = time.monotonic() - t0
+        with open("/proc/%d/schedstat" % p.pid) as f:
+            on_cpu, run_delay = (int(x) for x in f.read().split()[:2])
+    finally:
+        p.wait()
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (%d)" % (victim, p.returncode))
+    return wall, on_cpu / 1e6, run_delay / 1e6
 
 
 def probed(d, victim, reps):
-    """Wall seconds of reps probed runs by argusd (a reference recording)."""
+    """reps runs by argusd (a reference recording): (wall s, CPU ms, runqueue ms) each."""
     job, _ = d.follow(d.submit("/references", {"workload": victim, "repeats": reps}))
     if job["state"] != "succeeded":
         raise RuntimeError("reference of %s: %s %s" % (victim, job["state"], job.get("error")))
-    return [r["wall_s"] for r in job["result"]["runs"]]
+    st, ref = d.call("GET", "/references/%d" % job["result"]["reference"])
+    if st != 200:
+        raise RuntimeError("GET /references/%d: %d" % (job["result"]["reference"], st))
+    out = []
+    for r in ref["runs"]:
+        runq = r.get("class/runq_wait/time_ns", 0) + r.get("class/runq_own/time_ns", 0)
+        out.append((r["target/wall_ns"] / 1e9, r.get("perf/task_clock_ns", 0) / 1e6, runq / 1e6))
+    return out
 
 
 def main():
@@ -43,35 +74,38 @@ def main():
     victim, pname = a.cell.split(":")
     spec = evallib.load_truth(a.truth)["perturbers"][pname]
     work = tempfile.mkdtemp(prefix="argus-observer-")
-    walls = {k: [] for k in ("unprobed quiet", "unprobed perturbed", "probed quiet", "probed perturbed")}
+    runs = {k: [] for k in KINDS}
     reporting = evallib.hold_page_reporting()
     d = matrix.Argusd(a.build, work)
     try:
+        os.sched_setaffinity(0, {1})  # away from the victims' CPU 0, as matrix.py
         for rnd in range(a.rounds):
             evallib.wait_quiet()
-            truth_measure.run_once(a.build, victim)  # warm-up
-            walls["unprobed quiet"] += [truth_measure.run_once(a.build, victim)["wall_s"]
-                                        for _ in range(a.reps)]
-            walls["probed quiet"] += probed(d, victim, a.reps)
+            bare(a.build, victim)  # warm-up
+            runs["bare quiet"] += [bare(a.build, victim) for _ in range(a.reps)]
+            runs["probed quiet"] += probed(d, victim, a.reps)
             p = evallib.Perturber(a.build, pname, spec, work)
             try:
                 p.start()
                 time.sleep(spec.get("settle_s", 0.5))
-                walls["unprobed perturbed"] += [truth_measure.run_once(a.build, victim)["wall_s"]
-                                                for _ in range(a.reps)]
-                walls["probed perturbed"] += probed(d, victim, a.reps)
+                runs["bare perturbed"] += [bare(a.build, victim) for _ in range(a.reps)]
+                runs["probed perturbed"] += probed(d, victim, a.reps)
             finally:
                 p.stop()
     finally:
         d.stop()
         evallib.release_page_reporting(reporting)
-    med = {k: evallib.median(v) for k, v in walls.items()}
-    for k, v in walls.items():
-        print("%-20s median %.3f s  (%s)" % (k, med[k], " ".join("%.3f" % x for x in v)))
-    un = med["unprobed perturbed"] / med["unprobed quiet"]
-    pr = med["probed perturbed"] / med["probed quiet"]
-    print("%s: slowdown unprobed %+.1f%%, probed %+.1f%%, ratio probed/unprobed %.2f" % (
+    med = {k: [evallib.median([r[i] for r in v]) for i in range(3)] for k, v in runs.items()}
+    for k in KINDS:
+        print("%-17s wall %.3f s  CPU %7.1f ms  runqueue %7.1f ms  (walls %s)" % (
+            k, med[k][0], med[k][1], med[k][2], " ".join("%.3f" % r[0] for r in runs[k])))
+    un = med["bare perturbed"][0] / med["bare quiet"][0]
+    pr = med["probed perturbed"][0] / med["probed quiet"][0]
+    print("%s: slowdown bare %+.1f%%, probed %+.1f%%, ratio probed/bare %.2f" % (
         a.cell, 100 * (un - 1), 100 * (pr - 1), pr / un))
+    print("runqueue time added by %s: bare %+.1f ms (kernel run_delay), probed %+.1f ms "
+          "(runq_wait)" % (pname, med["bare perturbed"][2] - med["bare quiet"][2],
+                           med["probed perturbed"][2] - med["probed quiet"][2]))
 
 
 if __name__ == "__main__":

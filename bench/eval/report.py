@@ -75,7 +75,22 @@ def table(runs, victims, perts, truth):
     return lines
 
 
-def cause(run, truth):
+def noisy_references(results):
+    """Reference id -> wall cv, for the references argusd still called noisy when they were kept."""
+    out = {}
+    recs = list(results.get("references", {}).values())
+    for more in results.get("references_again", {}).values():
+        recs += more
+    for rec in recs:
+        walls = rec.get("walls_s") or []
+        if rec.get("warnings") and len(walls) > 1:
+            mean = sum(walls) / len(walls)
+            sd = (sum((w - mean) ** 2 for w in walls) / (len(walls) - 1)) ** 0.5
+            out[rec["id"]] = sd / mean if mean else 0
+    return out
+
+
+def cause(run, truth, noisy=None):
     """For an incorrect run or a miss, the mechanism the trace shows (None otherwise)."""
     if run["outcome"] not in ("incorrect", "miss"):
         return None
@@ -89,6 +104,9 @@ def cause(run, truth):
                 return "slower at L1, but no path held a tenth of the loss (wall z %.1f)" % (wall or 0)
             if "no kernel path deviates" in reason:
                 return "slower at L1, but no path deviated (wall z %.1f)" % (wall or 0)
+            if run.get("reference") in (noisy or {}):
+                return "victim not significantly slower at L1 than a noisy reference (wall z %.1f, " \
+                    "reference wall cv %.0f%%)" % (wall or 0, 100 * noisy[run["reference"]])
             return "victim not significantly slower at L1 (wall z %.1f)" % (wall or 0)
         if "did not reproduce" in (last.get("reason") or ""):
             return "the slowdown did not last into L%s (wall z %.1f)" % (last.get("level"), wall or 0)
@@ -265,11 +283,12 @@ def write(results, truth, out):
         lines += s
         md += ["## %s" % mode, ""] + ["    " + x for x in s] + [""] + table(runs, victims, perts, truth) + [""]
     md += ["## Causes of incorrect runs and misses (from each run's trace)", ""]
+    noisy = noisy_references(results)
     for mode in results["modes"]:
         counts = {}
         for r in results["runs"]:
             if r["mode"] == mode:
-                c = cause(r, truth)
+                c = cause(r, truth, noisy)
                 if c:
                     key = c.split(" (")[0]
                     counts.setdefault(key, []).append(r["cell"] + "#%d" % r["rep"])
