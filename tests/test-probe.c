@@ -372,12 +372,13 @@ static void pin_cpu0(void)
 		_exit(5);
 }
 
-/* A busy loop on CPU 0, where the workloads that wait behind it run. */
+/* A busy loop on CPU 0, where the workloads that wait behind it run; it dies with the test. */
 static pid_t start_hog(const char *name)
 {
 	pid_t hog = fork();
 
 	if (hog == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		pin_cpu0();
 		prctl(PR_SET_NAME, name);
 		for (;;)
@@ -624,10 +625,13 @@ static void test_futex_then_runq(void)
 	hog = start_hog("hog");
 	REQUIRE(hog >= 0);
 	waker = fork();
+	if (waker < 0)
+		stop(hog);
 	REQUIRE(waker >= 0);
 	if (waker == 0) {
 		cpu_set_t set;
 
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		CPU_ZERO(&set);
 		CPU_SET(1, &set);
 		(void)sched_setaffinity(0, sizeof(set), &set);
