@@ -98,6 +98,12 @@ struct {
 #define F_PROT 0x80u       /* error code: the page was present (protection fault) */
 #define F_END_SEEN 0x100u  /* an event marked the fault's completion (page mapped, TLB flushed, woke) */
 
+/* A path a thread is in: since when (0: not in it), and its runq_total then. */
+struct span {
+	__u64 start;
+	__u64 runq;
+};
+
 struct thread_state {
 	__u64 fault_start;  /* 0: not inside a fault */
 	__u64 fault_end;    /* last page mapped, or last wakeup inside the fault */
@@ -107,13 +113,9 @@ struct thread_state {
 	__u64 runq_start;   /* runnable since (wakeup or preemption) */
 	__u64 runq_total;   /* all its runqueue waits so far */
 	__u64 block_start;  /* blocked since (switched out not runnable) */
-	/* each path below: since when, and runq_total then (its nested waits) */
-	__u64 reclaim_start, reclaim_runq;
-	__u64 compact_start, compact_runq;
-	__u64 lock_start, lock_runq;
-	__u64 futex_start, futex_runq;
+	struct span reclaim, compact, lock, futex;
 	__u32 futex_own;    /* the futex wait was ended by one of the target's own tasks */
-	__u64 fork_start, fork_runq; /* in clone/fork/clone3 */
+	struct span fork;   /* in clone/fork/clone3 */
 	__u64 io_block_start; /* blocked in iowait outside a fault */
 };
 
@@ -282,15 +284,21 @@ static __always_inline void fault_nest(struct thread_state *ts, __u64 ns)
 		ts->fault_nested += ns;
 }
 
-/*
- * A path's time from start to now, less the runqueue waits inside it
- * (runq_total was runq0 at its start): those count as runqueue time.
- */
-static __always_inline __u64 path_time(const struct thread_state *ts, __u64 start, __u64 runq0,
-				       __u64 now)
+static __always_inline void span_begin(const struct thread_state *ts, struct span *s)
 {
-	__u64 dt = now > start ? now - start : 0, waited = ts->runq_total - runq0;
+	s->start = bpf_ktime_get_ns();
+	s->runq = ts->runq_total;
+}
 
+/*
+ * Leave the path: its time from start to now, less the runqueue waits
+ * inside it (those count as runqueue time).
+ */
+static __always_inline __u64 span_end(const struct thread_state *ts, struct span *s, __u64 now)
+{
+	__u64 dt = now > s->start ? now - s->start : 0, waited = ts->runq_total - s->runq;
+
+	s->start = 0;
 	return dt > waited ? dt - waited : 0;
 }
 
@@ -456,11 +464,17 @@ struct {
 	__type(value, __u64);
 } timer_since SEC(".maps");
 
+static __always_inline __u64 *this_cpu_timer_since(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&timer_since, &zero);
+}
+
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(handle_hrtimer_expire_entry, struct hrtimer *timer)
 {
-	__u32 zero = 0;
-	__u64 *since = bpf_map_lookup_elem(&timer_since, &zero);
+	__u64 *since = this_cpu_timer_since();
 
 	if (since)
 		*since = bpf_ktime_get_ns();
@@ -470,8 +484,7 @@ int BPF_PROG(handle_hrtimer_expire_entry, struct hrtimer *timer)
 SEC("tp_btf/hrtimer_expire_exit")
 int BPF_PROG(handle_hrtimer_expire_exit, struct hrtimer *timer)
 {
-	__u32 zero = 0;
-	__u64 *since = bpf_map_lookup_elem(&timer_since, &zero);
+	__u64 *since = this_cpu_timer_since();
 
 	if (since)
 		*since = 0;
@@ -480,8 +493,7 @@ int BPF_PROG(handle_hrtimer_expire_exit, struct hrtimer *timer)
 
 static __always_inline bool in_timer(void)
 {
-	__u32 zero = 0;
-	__u64 *since = bpf_map_lookup_elem(&timer_since, &zero);
+	__u64 *since = this_cpu_timer_since();
 
 	return since && *since && bpf_ktime_get_ns() - *since < TIMER_CALLBACK_MAX_NS;
 }
@@ -496,7 +508,7 @@ int BPF_PROG(handle_sched_waking, struct task_struct *p)
 {
 	struct thread_state *ts = task_state(p);
 
-	if (ts && ts->futex_start && !in_timer() && current_state())
+	if (ts && ts->futex.start && !in_timer() && current_state())
 		ts->futex_own = 1;
 	return 0;
 }
@@ -646,12 +658,10 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	fault_finish(ts);
 	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait) {
-		ts->futex_start = bpf_ktime_get_ns();
-		ts->futex_runq = ts->runq_total;
+		span_begin(ts, &ts->futex);
 		ts->futex_own = 0;
 	} else if (id == NR_clone || id == NR_fork || id == NR_clone3) {
-		ts->fork_start = bpf_ktime_get_ns();
-		ts->fork_runq = ts->runq_total;
+		span_begin(ts, &ts->fork);
 	}
 	return 0;
 }
@@ -662,17 +672,15 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	struct thread_state *ts = current_state();
 	__u64 now;
 
-	if (!ts || !(ts->futex_start | ts->fork_start))
+	if (!ts || !(ts->futex.start | ts->fork.start))
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (ts->futex_start)
+	if (ts->futex.start)
 		account(ts->futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX, 1,
-			path_time(ts, ts->futex_start, ts->futex_runq, now));
+			span_end(ts, &ts->futex, now));
 	/* the child was counted at sched_process_fork; the parent's time in the call is here */
-	if (ts->fork_start)
-		account(ARGUS_CLS_FORK, 0, path_time(ts, ts->fork_start, ts->fork_runq, now));
-	ts->futex_start = 0;
-	ts->fork_start = 0;
+	if (ts->fork.start)
+		account(ARGUS_CLS_FORK, 0, span_end(ts, &ts->fork, now));
 	return 0;
 }
 
@@ -683,10 +691,8 @@ int BPF_PROG(handle_mm_vmscan_direct_reclaim_begin, int order, gfp_t gfp)
 {
 	struct thread_state *ts = current_state();
 
-	if (ts) {
-		ts->reclaim_start = bpf_ktime_get_ns();
-		ts->reclaim_runq = ts->runq_total;
-	}
+	if (ts)
+		span_begin(ts, &ts->reclaim);
 	return 0;
 }
 
@@ -696,10 +702,9 @@ int BPF_PROG(handle_mm_vmscan_direct_reclaim_end, unsigned long nr_reclaimed)
 	struct thread_state *ts = current_state();
 	__u64 dt;
 
-	if (!ts || !ts->reclaim_start)
+	if (!ts || !ts->reclaim.start)
 		return 0;
-	dt = path_time(ts, ts->reclaim_start, ts->reclaim_runq, bpf_ktime_get_ns());
-	ts->reclaim_start = 0;
+	dt = span_end(ts, &ts->reclaim, bpf_ktime_get_ns());
 	account(ARGUS_CLS_DIRECT_RECLAIM, 1, dt);
 	fault_nest(ts, dt);
 	return 0;
@@ -711,10 +716,8 @@ int BPF_PROG(handle_mm_compaction_begin, struct compact_control *cc, unsigned lo
 {
 	struct thread_state *ts = current_state();
 
-	if (ts) {
-		ts->compact_start = bpf_ktime_get_ns();
-		ts->compact_runq = ts->runq_total;
-	}
+	if (ts)
+		span_begin(ts, &ts->compact);
 	return 0;
 }
 
@@ -725,10 +728,9 @@ int BPF_PROG(handle_mm_compaction_end, struct compact_control *cc, unsigned long
 	struct thread_state *ts = current_state();
 	__u64 dt;
 
-	if (!ts || !ts->compact_start)
+	if (!ts || !ts->compact.start)
 		return 0;
-	dt = path_time(ts, ts->compact_start, ts->compact_runq, bpf_ktime_get_ns());
-	ts->compact_start = 0;
+	dt = span_end(ts, &ts->compact, bpf_ktime_get_ns());
 	account(ARGUS_CLS_COMPACTION, 1, dt);
 	fault_nest(ts, dt);
 	return 0;
@@ -806,10 +808,8 @@ int BPF_PROG(handle_mmap_lock_start_locking, struct mm_struct *mm, bool write)
 {
 	struct thread_state *ts = current_state();
 
-	if (ts) {
-		ts->lock_start = bpf_ktime_get_ns();
-		ts->lock_runq = ts->runq_total;
-	}
+	if (ts)
+		span_begin(ts, &ts->lock);
 	return 0;
 }
 
@@ -819,10 +819,9 @@ int BPF_PROG(handle_mmap_lock_acquire_returned, struct mm_struct *mm, bool write
 	struct thread_state *ts = current_state();
 	__u64 dt;
 
-	if (!ts || !ts->lock_start)
+	if (!ts || !ts->lock.start)
 		return 0;
-	dt = path_time(ts, ts->lock_start, ts->lock_runq, bpf_ktime_get_ns());
-	ts->lock_start = 0;
+	dt = span_end(ts, &ts->lock, bpf_ktime_get_ns());
 	account(ARGUS_CLS_MMAP_LOCK, 1, dt);
 	fault_nest(ts, dt);
 	return 0;

@@ -519,6 +519,15 @@ static void test_own_waits(void)
 	       "own holders ended %llu waits of %llu", own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN));
 }
 
+/* On CPU 0 at the lowest priority: behind a hog there, every wakeup waits for the CPU. */
+static void pin_cpu0_lowest(void)
+{
+	pin_cpu0();
+	errno = 0;
+	if (nice(19) < 0 && errno)
+		_exit(4);
+}
+
 #define NSYNCS 100
 
 static const char *sync_file;
@@ -532,10 +541,7 @@ WORKLOAD static void work_syncs(void)
 
 	if (fd < 0)
 		_exit(3);
-	pin_cpu0();
-	errno = 0;
-	if (nice(19) < 0 && errno)
-		_exit(4);
+	pin_cpu0_lowest();
 	memset(buf, 'b', sizeof(buf));
 	for (i = 0; i < NSYNCS; i++)
 		if (pwrite(fd, buf, sizeof(buf), (off_t)(i % 16) * PAGE) != (ssize_t)sizeof(buf) ||
@@ -602,10 +608,7 @@ WORKLOAD static void work_woken(void)
 {
 	int i;
 
-	pin_cpu0();
-	errno = 0;
-	if (nice(19) < 0 && errno)
-		_exit(4);
+	pin_cpu0_lowest();
 	for (i = 0; i < NWAKES; i++)
 		if (syscall(SYS_futex, shared_word, FUTEX_WAIT, 0, NULL, NULL, 0) < 0 &&
 		    errno != EAGAIN && errno != EINTR)
