@@ -87,6 +87,11 @@ static int unit_main_pid(const char *unit, pid_t *ret, char **ret_err)
 	return -ENOENT;
 }
 
+const char *diag_target_error_code(int r)
+{
+	return r == -ENOENT ? "unknown_workload" : r == -EACCES ? "workload_unusable" : "bad_target";
+}
+
 int diag_target_from_request(const struct diag_env *env, const json_t *req,
 			     struct measure_target *ret, char **ret_err)
 {
@@ -100,6 +105,11 @@ int diag_target_from_request(const struct diag_env *env, const json_t *req,
 		if (!tg.workload) {
 			*ret_err = xasprintf("workload %s is not registered", wname);
 			return -ENOENT;
+		}
+		if (tg.workload->unusable) {
+			*ret_err = xasprintf("workload %s cannot run: %s", wname,
+					     tg.workload->unusable);
+			return -EACCES;
 		}
 	} else if (json_is_object(target)) {
 		json_t *pid = json_object_get(target, "pid");
@@ -557,7 +567,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 
 	r = diag_target_from_request(env, req, &tg, &err);
 	if (r < 0) {
-		*ret_error = diag_error(r == -ENOENT ? "unknown_workload" : "bad_target", "%s", err);
+		*ret_error = diag_error(diag_target_error_code(r), "%s", err);
 		free(err);
 		goto out;
 	}

@@ -32,8 +32,11 @@ int diag_run_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **r
 
 /*
  * The measurement target of a normalized request ({"workload"} or
- * {"target": {"pid"|"unit"}}, "window_s"). -EINVAL/-ENOENT with *ret_err.
+ * {"target": {"pid"|"unit"}}, "window_s"). -EINVAL/-ENOENT with *ret_err;
+ * -EACCES for a workload marked unusable.
  */
+/* The job error code for diag_target_from_request()'s errno. */
+const char *diag_target_error_code(int r);
 int diag_target_from_request(const struct diag_env *env, const json_t *req,
 			     struct measure_target *ret, char **ret_err);
 /* {"code": code, "message": message} */

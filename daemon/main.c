@@ -30,6 +30,7 @@
 #include "daemon/probe.h"
 #include "daemon/resolve.h"
 #include "daemon/store.h"
+#include "daemon/target.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
 #include "daemon/workload.h"
@@ -227,6 +228,24 @@ static void main_loop(int sfd)
 	}
 }
 
+/*
+ * Whether each workload's user can run its program: one that cannot is kept,
+ * marked unusable with the reason (GET /workloads shows it, a job on it fails
+ * at once), and said once here.
+ */
+static void check_workloads(struct workload_registry *reg, const char *victims_dir)
+{
+	size_t i;
+
+	for (i = 0; i < reg->n; i++) {
+		struct workload *w = reg->items[i];
+
+		w->checked = true;
+		if (target_check_program(w, victims_dir, &w->unusable) < 0)
+			log_warning("workload %s unusable: %s", w->name, w->unusable);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
@@ -309,6 +328,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < reg->n_errors; i++)
 		log_warning("workload skipped: %s", reg->errors[i]);
+	check_workloads(reg, cfg.victims_dir);
 	log_info("%zu workloads registered from %s", reg->n, cfg.workloads_dir);
 
 	dbpath = xasprintf("%s/argusd.db", cfg.state_dir);

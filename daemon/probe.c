@@ -223,15 +223,18 @@ struct tp_set {
 	size_t n;
 };
 
-static void tp_add(struct tp_set *s, const char *name)
+/* Add name once; a name that does not fit, or one too many, is -E2BIG (never cut short). */
+static int tp_add(struct tp_set *s, const char *name)
 {
-	size_t i;
+	size_t i, len = strlen(name);
 
 	for (i = 0; i < s->n; i++)
 		if (strcmp(s->names[i], name) == 0)
-			return;
-	if (s->n < MAX_LINKS)
-		snprintf(s->names[s->n++], sizeof(s->names[0]), "%s", name);
+			return 0;
+	if (s->n >= MAX_LINKS || len >= sizeof(s->names[0]))
+		return -E2BIG;
+	memcpy(s->names[s->n++], name, len + 1);
+	return 0;
 }
 
 static int plan_tracepoints(const struct probe_plan *plan, struct tp_set *ret)
@@ -250,13 +253,20 @@ static int plan_tracepoints(const struct probe_plan *plan, struct tp_set *ret)
 		r = split_hooks(plan->slots[i].hook, names, 16, &n);
 		if (r < 0)
 			return r;
-		for (j = 0; j < n; j++)
-			tp_add(ret, names[j]);
+		for (j = 0; j < n; j++) {
+			r = tp_add(ret, names[j]);
+			if (r < 0)
+				return r;
+		}
 		classes |= plan->slots[i].classes;
 	}
 	n = probe_companions(classes, comp, MAX_LINKS);
-	for (i = 0; i < n; i++)
-		tp_add(ret, comp[i]);
+	for (i = 0; i < n; i++) {
+		int r = tp_add(ret, comp[i]);
+
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 

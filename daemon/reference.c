@@ -59,7 +59,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		repeats = REFERENCE_REPEATS_MAX;
 	r = diag_target_from_request(env, req, &tg, &err);
 	if (r < 0) {
-		*ret_error = diag_error(r == -ENOENT ? "unknown_workload" : "bad_target", "%s", err);
+		*ret_error = diag_error(diag_target_error_code(r), "%s", err);
 		free(err);
 		return r;
 	}

@@ -199,28 +199,6 @@ int target_resolve_program(const struct workload *w, const char *victims_dir, ch
 	return 0;
 }
 
-static bool in_groups(gid_t g, const gid_t *groups, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (groups[i] == g)
-			return true;
-	return false;
-}
-
-/* Whether the file's mode lets uid (with gid and groups) execute it, as the kernel decides. */
-static bool may_execute(const struct stat *st, uid_t uid, gid_t gid, const gid_t *groups, int n)
-{
-	if (uid == 0)
-		return st->st_mode & (S_IXUSR | S_IXGRP | S_IXOTH);
-	if (st->st_uid == uid)
-		return st->st_mode & S_IXUSR;
-	if (st->st_gid == gid || in_groups(st->st_gid, groups, n))
-		return st->st_mode & S_IXGRP;
-	return st->st_mode & S_IXOTH;
-}
-
 /* Look up the user and its groups; -ESRCH when unknown. */
 static int lookup_user(const char *user, struct child_plan *plan, char **ret_home, char **ret_err)
 {
@@ -249,6 +227,136 @@ static int lookup_user(const char *user, struct child_plan *plan, char **ret_hom
 	plan->n_groups = n;
 	*ret_home = xstrdup(pw.pw_dir && *pw.pw_dir ? pw.pw_dir : "/");
 	return 0;
+}
+
+/* The directories that lead to path ("/a", "/a/b" for "/a/b/c"), then path itself. */
+static char **path_steps(const char *path, size_t *ret_n)
+{
+	size_t n = 0, len = strlen(path), i;
+	char **v = calloc(len + 2, sizeof(char *));
+
+	if (!v)
+		abort();
+	for (i = 1; i < len; i++)
+		if (path[i] == '/')
+			v[n++] = xstrndup(path, i);
+	v[n++] = xstrdup(path);
+	*ret_n = n;
+	return v;
+}
+
+/*
+ * Whether the plan's user may run path, as the kernel decides for that user:
+ * a child takes the user's groups, gid and uid and calls access(X_OK) on every
+ * directory that leads to the file and on the file (noexec mounts, ACLs and
+ * modes included). -EACCES (or the errno) with *ret_err naming the directory
+ * or file that stops it and the fix.
+ */
+static int check_executable(const char *path, const struct child_plan *plan, const char *user,
+			    const char *definition, char **ret_err)
+{
+	_cleanup_(strv_freep) char **steps = NULL;
+	struct {
+		int step, err;
+	} res = {-1, 0};
+	struct stat st;
+	size_t n_steps;
+	int p[2], status;
+	ssize_t got;
+	pid_t pid;
+
+	if (stat(path, &st) < 0) {
+		int r = -errno;
+
+		*ret_err = xasprintf("program %s: %s; build or install it, or fix victims_dir or "
+				     "argv[0] in %s",
+				     path, strerror(-r), definition);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*ret_err = xasprintf("program %s: not a regular file", path);
+		return -EACCES;
+	}
+	steps = path_steps(path, &n_steps);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+
+		close_pair(p);
+		return r;
+	}
+	if (pid == 0) {
+		/* Async-signal-safe calls only: the daemon has threads. */
+		size_t i;
+
+		close(p[0]);
+		if (setgroups(plan->n_groups, plan->groups) < 0 ||
+		    setresgid(plan->gid, plan->gid, plan->gid) < 0 ||
+		    setresuid(plan->uid, plan->uid, plan->uid) < 0) {
+			res.err = errno;
+			(void)!write(p[1], &res, sizeof(res));
+			_exit(1);
+		}
+		for (i = 0; i < n_steps; i++)
+			if (access(steps[i], X_OK) < 0) {
+				res.step = (int)i;
+				res.err = errno;
+				break;
+			}
+		(void)!write(p[1], &res, sizeof(res));
+		_exit(0);
+	}
+	close(p[1]);
+	do
+		got = read(p[0], &res, sizeof(res));
+	while (got < 0 && errno == EINTR);
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got != (ssize_t)sizeof(res))
+		return -EIO;
+	if (res.err == 0)
+		return 0;
+	if (res.step < 0) {
+		*ret_err = xasprintf("checking program %s as user %s: taking its credentials: %s",
+				     path, user, strerror(res.err));
+		return -res.err;
+	}
+	if ((size_t)res.step < n_steps - 1) {
+		const char *dir = steps[res.step];
+		struct stat ds = {};
+
+		(void)stat(dir, &ds);
+		*ret_err = xasprintf("program %s cannot be run by user %s: directory %s is not "
+				     "searchable by that user (%s, mode %04o); install the program "
+				     "where %s can search every directory and execute it (victims_dir), "
+				     "or change \"user\" in %s",
+				     path, user, dir, strerror(res.err), ds.st_mode & 07777, user,
+				     definition);
+	} else
+		*ret_err = xasprintf("program %s is not executable by user %s (%s, mode %04o); "
+				     "make it executable for that user, or change \"user\" in %s",
+				     path, user, strerror(res.err), st.st_mode & 07777, definition);
+	return -res.err;
+}
+
+int target_check_program(const struct workload *w, const char *victims_dir, char **ret_err)
+{
+	_cleanup_free_ char *path = NULL, *home = NULL, *err = NULL;
+	struct child_plan plan = {};
+	const char *user = w->user ? w->user : "nobody";
+	int r;
+
+	r = target_resolve_program(w, victims_dir, &path, &err);
+	if (r == 0)
+		r = lookup_user(user, &plan, &home, &err);
+	if (r == 0)
+		r = check_executable(path, &plan, user, w->source ? w->source : w->name, &err);
+	if (r < 0 && ret_err)
+		*ret_err = err ? TAKE_PTR(err) : xasprintf("program check: %s", strerror(-r));
+	return r;
 }
 
 /*
@@ -373,7 +481,6 @@ int target_spawn(const struct workload *w, const char *victims_dir, struct targe
 	struct child_plan plan = {};
 	struct target_run *t;
 	cpu_set_t allowed;
-	struct stat st;
 	pid_t pid;
 	int r;
 
@@ -386,22 +493,10 @@ int target_spawn(const struct workload *w, const char *victims_dir, struct targe
 	if (r < 0)
 		goto fail;
 
-	if (stat(path, &st) < 0) {
-		r = -errno;
-		err = xasprintf("program %s: %s", path, strerror(-r));
+	r = check_executable(path, &plan, w->user ? w->user : "nobody",
+			     w->source ? w->source : w->name, &err);
+	if (r < 0)
 		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -EACCES;
-		err = xasprintf("program %s: not a regular file", path);
-		goto fail;
-	}
-	if (!may_execute(&st, plan.uid, plan.gid, plan.groups, plan.n_groups)) {
-		r = -EACCES;
-		err = xasprintf("program %s: not executable by user %s", path,
-				w->user ? w->user : "nobody");
-		goto fail;
-	}
 
 	/* Pinning to CPUs that are offline or outside our own set would fail in the child. */
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0) {

@@ -43,6 +43,14 @@ void target_result_clear(struct target_result *r);
 int target_resolve_program(const struct workload *w, const char *victims_dir, char **ret_path,
 			   char **ret_err);
 /*
+ * Whether the workload's user can run its program, checked with that user's
+ * credentials: the program exists, is a regular file, and the kernel lets the
+ * user search every directory on its path and execute it. 0, or a negative
+ * errno with *ret_err naming what stops it and the fix. Forks a short-lived
+ * child; safe in a multithreaded process.
+ */
+int target_check_program(const struct workload *w, const char *victims_dir, char **ret_err);
+/*
  * Fork the workload, stopped before exec. victims_dir resolves argv[0]
  * without '/'. Fails early (-ENOENT, -EACCES) with *ret_err when the
  * program is missing or not executable, or the user unknown (-ESRCH);

@@ -76,6 +76,15 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s ? s : "", n);
+
+	if (!p)
+		abort();
+	return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;

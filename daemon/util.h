@@ -57,6 +57,8 @@ char *format_iso8601(uint64_t real_ns, char *buf, size_t len);
 int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len);
 /* strdup that aborts on OOM: allocation failure here is not recoverable. */
 char *xstrdup(const char *s);
+/* strndup that aborts on OOM. */
+char *xstrndup(const char *s, size_t n);
 /* asprintf that aborts on OOM. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Identifier check: [a-z0-9_][a-z0-9_.-]{0,max-1}, used for names from callers. */

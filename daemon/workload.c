@@ -33,6 +33,7 @@ void workload_free(struct workload *w)
 	free(w->user);
 	free(w->cpus);
 	free(w->source);
+	free(w->unusable);
 	free(w);
 }
 
@@ -308,6 +309,11 @@ json_t *workload_to_json(const struct workload *w)
 	json_object_set_new(o, "timeout_s", json_integer(w->timeout_s));
 	if (w->source)
 		json_object_set_new(o, "source", json_string(w->source));
+	if (w->checked) {
+		json_object_set_new(o, "usable", json_boolean(!w->unusable));
+		if (w->unusable)
+			json_object_set_new(o, "unusable_reason", json_string(w->unusable));
+	}
 	return o;
 }
 

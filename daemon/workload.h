@@ -34,6 +34,8 @@ struct workload {
 	cpu_set_t cpuset;
 	unsigned timeout_s;
 	char *source; /* file it came from */
+	bool checked;	/* target_check_program() ran on it (argusd does at load) */
+	char *unusable; /* then: why its user cannot run it, or NULL */
 };
 
 /*
@@ -45,7 +47,8 @@ int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err)
 void workload_free(struct workload *w);
 /*
  * The definition as JSON, "cpus" null when it was not given, plus "source"
- * (the file it came from) when known; without "source" it parses back.
+ * (the file it came from) when known, and "usable" (with "unusable_reason"
+ * when false) once it was checked; without those it parses back.
  */
 json_t *workload_to_json(const struct workload *w);
 

@@ -4,7 +4,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr "$@" >/dev/null
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DARGUS_WERROR=ON "$@" >/dev/null
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # A failed build stops here, tests included: nothing runs on a partial build.

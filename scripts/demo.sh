@@ -27,6 +27,10 @@ BUILD_DIR=build ./scripts/build.sh
 BUILD=$SRC/build
 
 STATE=$(mktemp -d /tmp/argusd-demo.XXXXXX)
+# The workload runs as nobody, who may not reach this checkout (under root's
+# 0700 home, say): its program is staged where nobody can run it.
+chmod 0755 "$STATE"
+./scripts/stage-programs.sh "$BUILD" "$STATE/programs"
 ARGUSD_PID=""
 PERTURBER_PID=""
 
@@ -52,7 +56,7 @@ cat >"$STATE/argusd.conf" <<EOF
 listen = 127.0.0.1:0
 state_dir = $STATE/state
 workloads_dir = $SRC/workloads
-victims_dir = $BUILD/bench/victims
+victims_dir = $STATE/programs
 tree_file = $SRC/tree-data/tree.json
 schema_dir = $SRC/schema
 EOF

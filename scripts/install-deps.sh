@@ -6,7 +6,7 @@ set -eu
 
 PACKAGES="build-essential cmake pkg-config clang llvm bpftool libbpf-dev \
 libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
-sqlite3 curl jq systemd debootstrap"
+sqlite3 curl jq systemd debootstrap python3 util-linux"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root" >&2

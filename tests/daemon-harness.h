@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "daemon/util.h"
+#include "tests/stage.h"
 
 struct daemon {
 	char dir[128];	/* temporary directory: config, state, workloads */
@@ -136,29 +137,37 @@ static inline void write_text(const char *path, const char *text)
 	}
 }
 
-/* Create the directory, the config and the workloads dir; extra config lines appended. */
+/*
+ * Create the directory (searchable by the workloads' user), the config, the
+ * workloads dir and the staged programs; extra config lines appended.
+ */
 static inline int daemon_prepare(struct daemon *d, const char *extra_conf)
 {
 	const char *src = getenv("ARGUS_SOURCE_DIR"), *build = getenv("ARGUS_BUILD_DIR");
 	char path[256];
 	FILE *f;
+	int r;
 
 	memset(d, 0, sizeof(*d));
 	d->log_fd = -1;
 	snprintf(d->dir, sizeof(d->dir), "/tmp/argus-itest-XXXXXX");
-	if (!src || !build || !mkdtemp(d->dir))
+	if (!src || !build || !mkdtemp(d->dir) || chmod(d->dir, 0755) < 0)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/workloads", d->dir);
 	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/programs", d->dir);
+	r = stage_programs(path);
+	if (r < 0)
+		return r;
 	snprintf(d->conf, sizeof(d->conf), "%s/argusd.conf", d->dir);
 	f = fopen(d->conf, "w");
 	if (!f)
 		return -errno;
 	fprintf(f,
 		"listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s/workloads\n"
-		"victims_dir = %s/bench/victims\ntree_file = %s/tree-data/tree.json\n"
+		"victims_dir = %s/programs\ntree_file = %s/tree-data/tree.json\n"
 		"schema_dir = %s/schema\n%s",
-		d->dir, d->dir, build, src, src, extra_conf ?: "");
+		d->dir, d->dir, d->dir, src, src, extra_conf ?: "");
 	fclose(f);
 	return 0;
 }

@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* The assertion macro of the test binaries: failures print and count, main returns the count. */
+/*
+ * The assertion macros of the test binaries: failures print and count, main
+ * returns the count. A skip prints "# SKIP NAME: reason" and counts: NAME is
+ * the part left out, "all" for the whole binary (which then exits 77). The
+ * test command fails on every skip that tests/skips.allowed does not list
+ * (scripts/check-skips.sh).
+ */
 #pragma once
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static int tap_failures;
 static int tap_checks;
+static int tap_skips;
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
@@ -37,8 +45,30 @@ static int tap_checks;
 		}                                                                                  \
 	} while (0)
 
+/* Leave out the part called name (no spaces), saying why. */
+static inline void __attribute__((format(printf, 2, 3))) tap_skip(const char *name,
+								  const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_skips++;
+	fprintf(stderr, "# SKIP %s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* The whole binary cannot run here: say why and exit 77 (CTest's skip). */
+#define tap_skip_all(...)                                                                          \
+	do {                                                                                       \
+		tap_skip("all", __VA_ARGS__);                                                      \
+		exit(77);                                                                          \
+	} while (0)
+
 static inline int tap_done(const char *name)
 {
-	fprintf(stderr, "%s: %d checks, %d failed\n", name, tap_checks, tap_failures);
+	fprintf(stderr, "%s: %d checks, %d failed, %d skipped\n", name, tap_checks, tap_failures,
+		tap_skips);
 	return tap_failures ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 #include "daemon/aside.h"
 #include "daemon/target.h"
 #include "daemon/util.h"
+#include "tests/stage.h"
 #include "tests/tap.h"
 
 #include <dirent.h>
@@ -284,15 +285,20 @@ static void test_exec_failures(void)
 	CHECKF(res.error && strcmp(res.error, expect) == 0, "error %s", res.error);
 	target_result_clear(&res);
 
-	/* In a directory nobody may not search: the mode check passes, the exec does not. */
+	/* In a directory nobody may not search: refused before fork, naming the directory. */
 	REQUIRE(mkdir(priv, 0700) == 0);
 	write_script("private/ok.sh", "#!/bin/sh\nexit 0\n", 0755);
 	hidden = xasprintf("%s/ok.sh", priv);
-	CHECK(run_workload(make_workload(hidden, "nobody", NULL, 10), NULL, NULL, &res) == 0);
-	CHECK(res.exec_failed);
-	CHECKF(res.error && strstr(res.error, "exec ") && strstr(res.error, "Permission denied"),
-	       "error %s", res.error);
-	target_result_clear(&res);
+	{
+		struct workload *w = make_workload(hidden, "nobody", NULL, 10);
+		struct target_run *t = NULL;
+		_cleanup_free_ char *err = NULL;
+
+		CHECK(target_spawn(w, NULL, &t, &err) == -EACCES && !t);
+		CHECKF(err && strstr(err, priv) && strstr(err, "not searchable"), "error %s",
+		       err ?: "(none)");
+		workload_free(w);
+	}
 
 	/* The same as root runs. */
 	CHECK(run_workload(make_workload(hidden, "root", NULL, 10), NULL, NULL, &res) == 0);
@@ -461,7 +467,7 @@ static void test_observe(void)
 static void test_bundled_victim(void)
 {
 	const char *src = getenv("ARGUS_SOURCE_DIR"), *build = getenv("ARGUS_BUILD_DIR");
-	_cleanup_free_ char *defs = NULL, *victims = NULL, *err = NULL;
+	_cleanup_free_ char *defs = NULL, *victims = NULL, *err = NULL, *stage = NULL;
 	struct workload_registry *reg = NULL;
 	struct target_result res = {};
 	struct target_run *t = NULL;
@@ -470,12 +476,13 @@ static void test_bundled_victim(void)
 	int r;
 
 	if (!src || !build) {
-		fprintf(stderr,
-			"# ARGUS_SOURCE_DIR/ARGUS_BUILD_DIR unset: bundled victim skipped\n");
+		tap_skip("bundled_victim", "ARGUS_SOURCE_DIR/ARGUS_BUILD_DIR unset");
 		return;
 	}
 	defs = xasprintf("%s/workloads", src);
-	victims = xasprintf("%s/bench/victims", build);
+	stage = stage_tmpdir();
+	REQUIRE(stage);
+	victims = xasprintf("%s/programs", stage);
 	REQUIRE(workload_registry_load(defs, &reg) == 0);
 	REQUIRE(workload_find(reg, "pf_anon_write"));
 	/* The real definition, with a smaller amount of work. */
@@ -504,6 +511,65 @@ static void test_bundled_victim(void)
 	}
 	workload_free(w);
 	workload_registry_free(reg);
+	stage_remove(stage);
+}
+
+/*
+ * The program check uses the user's own credentials: a 0700 directory on the
+ * path (root's home, say) stops nobody though the file itself is 0755.
+ */
+static void test_check_program(void)
+{
+	char tmpl[] = "/tmp/argus-check-XXXXXX";
+	_cleanup_free_ char *home = NULL, *prog = NULL, *shut = NULL, *err = NULL;
+	struct workload *w;
+	int r;
+
+	REQUIRE(mkdtemp(tmpl) && chmod(tmpl, 0755) == 0);
+	home = xasprintf("%s/home", tmpl);
+	REQUIRE(mkdir(home, 0700) == 0);
+	prog = xasprintf("%s/prog", home);
+	REQUIRE(run_argv((char *const[]){"/bin/cp", "/bin/true", prog, NULL}) == 0);
+	REQUIRE(chmod(prog, 0755) == 0);
+
+	/* root passes; nobody is stopped at the 0700 directory, which the reason names */
+	w = make_workload(prog, "root", NULL, 10);
+	CHECK(target_check_program(w, NULL, &err) == 0);
+	workload_free(w);
+	w = make_workload(prog, "nobody", NULL, 10);
+	r = target_check_program(w, NULL, &err);
+	CHECKF(r == -EACCES, "r %d", r);
+	CHECKF(err && strstr(err, home) && strstr(err, "not searchable by that user") &&
+		       strstr(err, "mode 0700") && strstr(err, "\"user\""),
+	       "reason: %s", err ?: "(none)");
+	/* spawning refuses it early, with the same reason */
+	{
+		struct target_run *t = NULL;
+		_cleanup_free_ char *err2 = NULL;
+
+		CHECK(target_spawn(w, NULL, &t, &err2) == -EACCES && !t);
+		CHECKF(err2 && strstr(err2, "not searchable"), "spawn: %s", err2 ?: "(none)");
+	}
+	free(TAKE_PTR(err));
+
+	/* searchable now, but the file is not executable by others */
+	REQUIRE(chmod(home, 0755) == 0 && chmod(prog, 0700) == 0);
+	r = target_check_program(w, NULL, &err);
+	CHECKF(r == -EACCES && err && strstr(err, "not executable by user nobody"), "r %d: %s",
+	       r, err ?: "(none)");
+	free(TAKE_PTR(err));
+	REQUIRE(chmod(prog, 0755) == 0);
+	CHECK(target_check_program(w, NULL, &err) == 0);
+	workload_free(w);
+
+	/* missing: the reason says to build or fix the path */
+	shut = xasprintf("%s/missing", tmpl);
+	w = make_workload(shut, "nobody", NULL, 10);
+	r = target_check_program(w, NULL, &err);
+	CHECKF(r == -ENOENT && err && strstr(err, "build or install it"), "r %d: %s", r,
+	       err ?: "(none)");
+	workload_free(w);
+	stage_remove(tmpl);
 }
 
 static void *park(void *arg)
@@ -529,7 +595,7 @@ static void test_aside(void)
 
 	CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
 	if (CPU_COUNT(&all) < 2 || !CPU_ISSET(0, &all)) {
-		fprintf(stderr, "# aside: needs CPU 0 and another CPU allowed: skipped\n");
+		tap_skip("aside", "needs CPU 0 and another CPU allowed");
 		return;
 	}
 	REQUIRE(pipe(p) == 0);
@@ -579,8 +645,7 @@ int main(void)
 	_cleanup_free_ char *cmd = NULL;
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "# test-target needs root (it runs children as nobody): skipped\n");
-		return 77;
+		tap_skip_all("test-target needs root (it runs children as nobody)");
 	}
 	REQUIRE(mkdtemp(dir));
 	REQUIRE(chmod(dir, 0755) == 0);
@@ -594,6 +659,7 @@ int main(void)
 	test_should_stop();
 	test_observe();
 	test_bundled_victim();
+	test_check_program();
 	test_aside();
 
 	cmd = xasprintf("rm -rf '%s'", dir);

@@ -286,8 +286,7 @@ static void test_bundled(void)
 	size_t i;
 
 	if (!src || !build) {
-		fprintf(stderr,
-			"# ARGUS_SOURCE_DIR/ARGUS_BUILD_DIR unset: bundled workloads skipped\n");
+		tap_skip("bundled_workloads", "ARGUS_SOURCE_DIR/ARGUS_BUILD_DIR unset");
 		return;
 	}
 	dir = xasprintf("%s/workloads", src);

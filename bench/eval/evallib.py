@@ -8,12 +8,15 @@ Standard library only (Debian's python3). Every process started here is
 remembered by pid and stopped by pid, also when the caller fails.
 """
 
+import atexit
 import json
 import os
 import pwd
+import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -58,12 +61,30 @@ def workload(name):
         return json.load(f)
 
 
+_staged = {}
+
+
+def programs_dir(build):
+    """The build's bundled programs staged where the victims' user can run
+    them (scripts/stage-programs.sh; the build directory may be under root's
+    0700 home): a directory under /tmp, made once per process and removed at
+    its exit."""
+    if build not in _staged:
+        top = tempfile.mkdtemp(prefix="argus-eval-programs-")
+        atexit.register(shutil.rmtree, top, True)
+        os.chmod(top, 0o755)
+        dest = os.path.join(top, "programs")
+        subprocess.run([os.path.join(SRC, "scripts", "stage-programs.sh"), build, dest], check=True)
+        _staged[build] = dest
+    return _staged[build]
+
+
 def victim_argv(build, name):
     """The victim's command line as its workload file gives it, argv[0] resolved."""
     w = workload(name)
     exe = w["argv"][0]
     if "/" not in exe:
-        exe = os.path.join(build, "bench", "victims", exe)
+        exe = os.path.join(programs_dir(build), exe)
     return [exe] + w["argv"][1:]
 
 

@@ -61,8 +61,9 @@ class Argusd:
         self.log = os.path.join(dir, "argusd.log")
         with open(self.conf, "w") as f:
             f.write("listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s/workloads\n"
-                    "victims_dir = %s/bench/victims\ntree_file = %s/tree-data/tree.json\n"
-                    "schema_dir = %s/schema\n" % (dir, evallib.SRC, build, evallib.SRC, evallib.SRC))
+                    "victims_dir = %s\ntree_file = %s/tree-data/tree.json\n"
+                    "schema_dir = %s/schema\n" % (dir, evallib.SRC, evallib.programs_dir(build),
+                                                   evallib.SRC, evallib.SRC))
         logf = open(self.log, "ab")
         self.proc = subprocess.Popen([os.path.join(build, "argusd"), "--config", self.conf],
                                      stdout=logf, stderr=logf, stdin=subprocess.DEVNULL)
