@@ -99,15 +99,16 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			measure_result_clear(&mr);
 			break;
 		}
-		vecs[k] = mr.vec;
-		mr.vec = (struct mvec){};
-		wall_sum += mr.target.wall_ns;
-		wall_sq += (double)mr.target.wall_ns * mr.target.wall_ns;
+		/* traced before the vector moves into the reference's runs */
 		job_ctx_trace(ctx, "measure",
 			      json_pack("{s:i,s:o,s:o*,s:I}", "run", k + 1, "rmv",
 					mvec_to_json(&mr.vec), "probe",
 					mr.probe ? json_incref(mr.probe) : NULL, "wall_ns",
 					(json_int_t)mr.target.wall_ns));
+		vecs[k] = mr.vec;
+		mr.vec = (struct mvec){};
+		wall_sum += mr.target.wall_ns;
+		wall_sq += (double)mr.target.wall_ns * mr.target.wall_ns;
 		json_array_append_new(runs_info, json_pack("{s:i,s:f}", "run", k + 1, "wall_s",
 							   mr.target.wall_ns / 1e9));
 		measure_result_clear(&mr);

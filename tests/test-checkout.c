@@ -106,6 +106,34 @@ static void test_unreachable(const char *hidden_build)
 	daemon_cleanup(&d);
 }
 
+/* The reference's trace carries each run's vector (its RMV), as measured. */
+static void check_reference_trace(json_int_t id)
+{
+	_cleanup_free_ char *path = xasprintf("/jobs/%lld/trace", (long long)id);
+	struct http_reply r;
+	json_t *step;
+	size_t i, runs = 0;
+
+	CHECK(http_get(&d, path, &r) == 200);
+	json_array_foreach(json_object_get(r.json, "steps"), i, step)
+	{
+		const json_t *rmv;
+
+		if (strcmp(json_string_value(json_object_get(step, "kind")) ?: "", "measure") != 0)
+			continue;
+		rmv = json_object_get(json_object_get(step, "data"), "rmv");
+		if (!rmv)
+			rmv = json_object_get(step, "rmv");
+		runs++;
+		CHECKF(json_object_size(rmv) > 0 &&
+			       json_real_value(json_object_get(rmv, "target/wall_ns")) > 0 &&
+			       json_is_number(json_object_get(rmv, "kernel_paging/count")),
+		       "run %zu: rmv %s", runs, rmv ? json_dumps(rmv, JSON_COMPACT) : "(none)");
+	}
+	CHECKF(runs == 3, "%zu measure steps in %.300s", runs, r.body ?: "");
+	reply_free(&r);
+}
+
 /* Staged from the 0700 build directory: a real reference is recorded. */
 static void test_staged(const char *hidden_build)
 {
@@ -134,6 +162,7 @@ static void test_staged(const char *hidden_build)
 		       json_integer_value(json_object_get(res, "reference")) > 0 &&
 		       json_real_value(json_object_get(res, "mean_wall_s")) > 0,
 	       "%s", json_dumps(job, JSON_COMPACT));
+	check_reference_trace(json_integer_value(json_object_get(job, "id")));
 	json_decref(job);
 	daemon_cleanup(&d);
 	stage_remove(tmpl);
