@@ -286,10 +286,146 @@ struct node_eval {
 	int time_score;	 /* index into scores, -1 when not scored */
 	int count_score; /* index into scores, -1 when not scored */
 	bool flagged;
-	int rank_class; /* 0: time flagged, 1: count only (calibrated); 0 uncalibrated */
+	int rank_class; /* 0 ranks before 1 */
 	double key;	/* larger first within a class */
 	int evidence;	/* the score that ranks it */
 };
+
+/* The run's time that a path's time is judged against; centre 0 when not slower. */
+struct run_time {
+	double centre, value;
+};
+
+/*
+ * A slower run (calibrated mode, with wall times: running targets have
+ * none): its thread time when the reference and the run both have it, else
+ * its wall time.
+ */
+static struct run_time slower_run_time(const struct calib_params *p, const struct mvec *ref,
+				       size_t k, const struct mvec *pmv, double *vals)
+{
+	struct run_time rt = {};
+	double mean, value;
+
+	if (!p->calibrated || !gather_mean(WALL_METRIC, ref, k, pmv, vals, &mean, &value) ||
+	    mean <= 0 || value <= mean)
+		return rt;
+	rt = (struct run_time){mean, value};
+	if (gather_mean(THREAD_METRIC, ref, k, pmv, vals, &mean, &value) && mean > 0)
+		rt = (struct run_time){mean, value};
+	return rt;
+}
+
+/* Score every declared metric of every active node, in node order; the largest z's index. */
+static int score_nodes(const struct calib_params *p, const struct tree *t, const int *active,
+		       size_t n_active, const struct mvec *ref, size_t k, const struct mvec *pmv,
+		       struct run_time rt, double *vals, struct calib_decision *d,
+		       struct node_eval *ev)
+{
+	int largest = -1;
+	size_t i, m;
+
+	for (i = 0; i < n_active; i++) {
+		const struct tree_node *n = &t->nodes[active[i]];
+
+		ev[i] = (struct node_eval){
+		    .node = active[i], .time_score = -1, .count_score = -1, .evidence = -1};
+		for (m = 0; m < n->n_metrics; m++) {
+			_cleanup_free_ char *id = xasprintf("%s/%s", n->id, n->metrics[m]);
+			bool is_time = metric_is_time(n->metrics[m]);
+			int si = (int)d->n_scores;
+			double value;
+
+			if (!gather(id, ref, k, pmv, vals, &value))
+				continue;
+			calib_score_metric(p, id, is_time, vals, k, value, &d->scores[d->n_scores++]);
+			if (is_time && rt.centre > 0)
+				judge_against_slowdown(p, &d->scores[si], rt.centre, rt.value);
+			if (is_time)
+				ev[i].time_score = si;
+			else
+				ev[i].count_score = si;
+			if (largest < 0 || d->scores[si].z > d->scores[largest].z)
+				largest = si;
+		}
+	}
+	return largest;
+}
+
+/*
+ * The target's wall time as the level's last score (d->wall), "flagged"
+ * meaning slower: beyond tau and, calibrated, min_slowdown. Returns the
+ * relative increase; d->wall stays -1 without wall times.
+ */
+static double score_wall(const struct calib_params *p, const struct mvec *ref, size_t k,
+			 const struct mvec *pmv, double *vals, struct calib_decision *d)
+{
+	struct calib_params wp = *p;
+	struct calib_score *w;
+	double value, rel;
+
+	if (!gather(WALL_METRIC, ref, k, pmv, vals, &value))
+		return 0;
+	d->wall = (int)d->n_scores++;
+	w = &d->scores[d->wall];
+	wp.rel_floor = p->wall_rel_floor;
+	calib_score_metric(&wp, WALL_METRIC, true, vals, k, value, w);
+	rel = w->centre > 0 ? w->delta / w->centre : (w->delta > 0 ? INFINITY : 0);
+	if (p->calibrated)
+		w->flagged = w->flagged && rel > p->min_slowdown;
+	return rel;
+}
+
+/*
+ * The gate: a path that changed without slowing the target is not named.
+ * Every level is a run of its own, so a deeper level must see the slowdown
+ * again before anything below is named on its evidence. CALIB_WHY_NONE
+ * when the level goes on to ranking.
+ */
+static enum calib_why gate(const struct calib_params *p, struct calib_decision *d, int parent,
+			   double wall_rel)
+{
+	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
+
+	if (!p->calibrated || !w || w->flagged)
+		return CALIB_WHY_NONE;
+	if (parent >= 0) {
+		d->unconfirmed = true;
+		d->refuted = w->z < p->refute_z;
+		return CALIB_WHY_NOT_REPRODUCED;
+	}
+	return w->z > p->tau && wall_rel <= p->min_slowdown ? CALIB_WHY_BELOW_MIN_SLOWDOWN
+							     : CALIB_WHY_NOT_SLOWER;
+}
+
+/* Calibrated ranking: a flagged time first, by its increase in ns (exclusive thread time
+ * compares across nodes), then count-only by z. */
+static void rank_calibrated(const struct calib_score *ts, const struct calib_score *cs,
+			    struct node_eval *e)
+{
+	if (ts && ts->flagged)
+		*e = (struct node_eval){e->node, e->time_score, e->count_score, true, 0, ts->delta,
+					e->time_score};
+	else if (cs && cs->flagged)
+		*e = (struct node_eval){e->node, e->time_score, e->count_score, true, 1, cs->z,
+					e->count_score};
+}
+
+/* The ablation baseline: any increase flags, the largest relative increase wins. */
+static void rank_uncalibrated(const struct calib_score *ts, const struct calib_score *cs,
+			      struct node_eval *e)
+{
+	if (ts && ts->flagged) {
+		e->flagged = true;
+		e->key = ts->z;
+		e->evidence = e->time_score;
+	}
+	if (cs && cs->flagged && (!e->flagged || cs->z > e->key)) {
+		e->flagged = true;
+		e->key = cs->z;
+		e->evidence = e->count_score;
+	}
+}
 
 static bool ranks_before(const struct node_eval *a, const struct node_eval *b)
 {
@@ -298,21 +434,162 @@ static bool ranks_before(const struct node_eval *a, const struct node_eval *b)
 	return a->key > b->key;
 }
 
+/* Flag and rank the active nodes; the top one, or NULL. Ties keep active[] order. */
+static const struct node_eval *rank_nodes(const struct calib_params *p,
+					  const struct calib_decision *d, struct node_eval *ev,
+					  size_t n_active)
+{
+	const struct node_eval *top = NULL;
+	size_t i;
+
+	for (i = 0; i < n_active; i++) {
+		struct node_eval *e = &ev[i];
+		const struct calib_score *ts = e->time_score >= 0 ? &d->scores[e->time_score] : NULL;
+		const struct calib_score *cs =
+		    e->count_score >= 0 ? &d->scores[e->count_score] : NULL;
+
+		(p->calibrated ? rank_calibrated : rank_uncalibrated)(ts, cs, e);
+		if (e->flagged && (!top || ranks_before(e, top)))
+			top = e;
+	}
+	return top;
+}
+
+/* The action, node and evidence that follow from the ranking. */
+static void decide(const struct tree *t, const struct node_eval *top, int parent, int largest,
+		   int dismissed, struct calib_decision *d)
+{
+	if (top) {
+		d->node = top->node;
+		d->evidence = top->evidence;
+		if (t->nodes[top->node].n_children == 0) {
+			d->action = CALIB_COMMIT;
+			d->why = CALIB_WHY_LEAF;
+		} else {
+			d->action = CALIB_DESCEND;
+			d->why = CALIB_WHY_INNER;
+		}
+		return;
+	}
+	d->dismissed = dismissed >= 0;
+	d->evidence = dismissed >= 0 ? dismissed : largest;
+	if (parent >= 0) {
+		d->action = CALIB_COMMIT;
+		d->node = parent;
+		d->why = CALIB_WHY_CHILDREN_FLAT;
+	} else {
+		d->action = CALIB_ABSTAIN;
+		d->why = dismissed >= 0 ? CALIB_WHY_UNEXPLAINED : CALIB_WHY_NO_DEVIATION;
+	}
+}
+
+/* What the level's largest deviation was, for a level that names nothing below it. */
+static char *describe_most(const struct calib_params *p, const struct calib_decision *d)
+{
+	const struct calib_score *s = d->evidence >= 0 ? &d->scores[d->evidence] : NULL;
+
+	if (s && d->dismissed) {
+		const struct calib_score *w = &d->scores[d->wall];
+		double div;
+		int prec;
+		const char *unit = time_unit(w->delta, &div, &prec);
+
+		/* It deviated, but the time went elsewhere: say so. */
+		return xasprintf("%s added %.*f %s, %.1f%% of the target's added %.*f %s, under "
+				 "the %.0f%% a cause must account for",
+				 s->metric, prec, s->delta / div, unit, s->share * 100.0, prec,
+				 w->delta / div, unit, p->min_share * 100.0);
+	}
+	if (!s)
+		return xstrdup("no path metric could be scored");
+	return p->calibrated ? xasprintf("largest z: %s %.1f, tau %.1f", s->metric, s->z, p->tau)
+			     : xasprintf("largest change: %s %+.1f%%", s->metric, s->z * 100.0);
+}
+
+/* The decision's sentence, from d->why: the only place the prose is written. */
+static char *render_reason(const struct calib_params *p, const struct tree *t,
+			   const struct calib_decision *d, double wall_rel)
+{
+	_cleanup_free_ char *wall = NULL, *what = NULL, *most = NULL, *target = NULL;
+	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
+
+	if (w) {
+		wall = describe(p, "wall", true, w);
+		target = xasprintf(" (target %s)", wall);
+	}
+	switch (d->why) {
+	case CALIB_WHY_NOT_REPRODUCED:
+		return xasprintf("the slowdown seen above did not reproduce in this level's run: "
+				 "%s%s",
+				 wall, d->refuted ? ", within the reference runs' own spread" : "");
+	case CALIB_WHY_BELOW_MIN_SLOWDOWN:
+		return xasprintf("target not slower than its reference: %s, %+.1f%% is below the "
+				 "%.1f%% minimum slowdown",
+				 wall, wall_rel * 100.0, p->min_slowdown * 100.0);
+	case CALIB_WHY_NOT_SLOWER:
+		return xasprintf("target not slower than its reference: %s", wall);
+	case CALIB_WHY_LEAF:
+	case CALIB_WHY_INNER: {
+		const struct tree_node *n = &t->nodes[d->node];
+		const struct calib_score *s = &d->scores[d->evidence];
+		const char *metric = strrchr(s->metric, '/') + 1;
+
+		what = describe(p, metric, metric_is_time(metric), s);
+		if (d->why == CALIB_WHY_LEAF)
+			return xasprintf("%s: %s; a leaf: committing%s", n->id, what,
+					 target ?: "");
+		return xasprintf("%s: %s; descending into its %zu children%s", n->id, what,
+				 n->n_children, target ?: "");
+	}
+	case CALIB_WHY_CHILDREN_FLAT:
+		most = describe_most(p, d);
+		return xasprintf("%s: its children show no significant deviation (%s); committing "
+				 "to %s, the deepest flagged path",
+				 t->nodes[d->node].id, most, t->nodes[d->node].id);
+	case CALIB_WHY_UNEXPLAINED:
+		most = describe_most(p, d);
+		return xasprintf("the target is slower (%s), but no kernel path explains it: %s",
+				 wall, most);
+	case CALIB_WHY_NO_DEVIATION:
+		most = describe_most(p, d);
+		return xasprintf("no kernel path deviates from the reference (%s)", most);
+	case CALIB_WHY_NONE:
+	case CALIB_WHY_MAX:
+		break;
+	}
+	return xstrdup("no decision");
+}
+
+const char *calib_why_name(enum calib_why w)
+{
+	static const char *const names[] = {
+	    [CALIB_WHY_NONE] = "none",
+	    [CALIB_WHY_NOT_REPRODUCED] = "not_reproduced",
+	    [CALIB_WHY_NOT_SLOWER] = "not_slower",
+	    [CALIB_WHY_BELOW_MIN_SLOWDOWN] = "below_min_slowdown",
+	    [CALIB_WHY_LEAF] = "leaf",
+	    [CALIB_WHY_INNER] = "inner",
+	    [CALIB_WHY_CHILDREN_FLAT] = "children_flat",
+	    [CALIB_WHY_UNEXPLAINED] = "unexplained",
+	    [CALIB_WHY_NO_DEVIATION] = "no_deviation",
+	};
+	_Static_assert(ARRAY_SIZE(names) == CALIB_WHY_MAX, "a name for every calib_why");
+
+	return (unsigned)w < ARRAY_SIZE(names) ? names[w] : "unknown";
+}
+
 int calib_decide(const struct calib_params *params, const struct tree *t, const int *active,
 		 size_t n_active, int parent, const struct mvec *ref, size_t k,
 		 const struct mvec *pmv, struct calib_decision *ret)
 {
-	_cleanup_(decision_freep) struct calib_decision d = {.node = -1, .evidence = -1};
+	_cleanup_(decision_freep) struct calib_decision d = {.node = -1, .evidence = -1, .wall = -1};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
-	_cleanup_free_ char *what = NULL, *wall_text = NULL;
 	struct calib_params defaults;
 	const struct calib_params *p = params;
-	const struct node_eval *top = NULL;
-	int wall = -1, largest = -1, dismissed = -1;
-	bool wall_slower = false;
-	double value, mean, wall_rel = 0, run_centre = 0, run_value = 0;
-	size_t i, m, max_scores;
+	int largest, dismissed = -1;
+	double wall_rel;
+	size_t i, max_scores;
 
 	if (!p) {
 		calib_params_default(&defaults);
@@ -335,193 +612,19 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	if (!d.scores || !ev || !vals)
 		return -ENOMEM;
 
-	/*
-	 * A slower run: time metrics are judged against the slowdown of the
-	 * rest of it (calibrated mode, workloads: running targets have no
-	 * wall time).
-	 */
-	if (p->calibrated && gather_mean(WALL_METRIC, ref, k, pmv, vals, &mean, &value) &&
-	    mean > 0 && value > mean) {
-		run_centre = mean;
-		run_value = value;
-		if (gather_mean(THREAD_METRIC, ref, k, pmv, vals, &mean, &value) && mean > 0) {
-			run_centre = mean;
-			run_value = value;
-		}
-	}
-
-	/* Score every declared metric of every active node, in node order. */
-	for (i = 0; i < n_active; i++) {
-		const struct tree_node *n = &t->nodes[active[i]];
-
-		ev[i] = (struct node_eval){
-		    .node = active[i], .time_score = -1, .count_score = -1, .evidence = -1};
-		for (m = 0; m < n->n_metrics; m++) {
-			_cleanup_free_ char *id = xasprintf("%s/%s", n->id, n->metrics[m]);
-			bool is_time = metric_is_time(n->metrics[m]);
-			int si = (int)d.n_scores;
-
-			if (!gather(id, ref, k, pmv, vals, &value))
-				continue;
-			calib_score_metric(p, id, is_time, vals, k, value, &d.scores[d.n_scores++]);
-			if (is_time && run_centre > 0)
-				judge_against_slowdown(p, &d.scores[si], run_centre, run_value);
-			if (is_time)
-				ev[i].time_score = si;
-			else
-				ev[i].count_score = si;
-			if (largest < 0 || d.scores[si].z > d.scores[largest].z)
-				largest = si;
-		}
-	}
-	if (gather(WALL_METRIC, ref, k, pmv, vals, &value)) {
-		struct calib_score *w = &d.scores[d.n_scores];
-		struct calib_params wp = *p;
-
-		wall = (int)d.n_scores++;
-		wp.rel_floor = p->wall_rel_floor;
-		calib_score_metric(&wp, WALL_METRIC, true, vals, k, value, w);
-		wall_rel = w->centre > 0 ? w->delta / w->centre : (w->delta > 0 ? INFINITY : 0);
-		if (p->calibrated) {
-			/* For the target, "flagged" means slower: beyond tau and min_slowdown. */
-			w->flagged = w->flagged && wall_rel > p->min_slowdown;
-		}
-		wall_slower = w->flagged;
-		wall_text = describe(p, "wall", true, w);
-		if (p->calibrated && wall_slower)
-			dismissed = judge_share(p, &d, w);
-	}
-
-	/*
-	 * The gate: a path that changed without slowing the target is not
-	 * named. Every level is a run of its own, so a deeper level must see
-	 * the slowdown again before anything below is named on its evidence.
-	 */
-	if (p->calibrated && wall >= 0 && !wall_slower && parent >= 0) {
-		d.refuted = d.scores[wall].z < p->refute_z;
-		d.reason = xasprintf("the slowdown seen above did not reproduce in this level's "
-				     "run: %s%s",
-				     wall_text,
-				     d.refuted ? ", within the reference runs' own spread" : "");
+	/* scores -> the run's slowdown -> gate -> ranking -> decision -> its sentence */
+	largest = score_nodes(p, t, active, n_active, ref, k, pmv,
+			      slower_run_time(p, ref, k, pmv, vals), vals, &d, ev);
+	wall_rel = score_wall(p, ref, k, pmv, vals, &d);
+	if (p->calibrated && d.wall >= 0 && d.scores[d.wall].flagged)
+		dismissed = judge_share(p, &d, &d.scores[d.wall]);
+	d.why = gate(p, &d, parent, wall_rel);
+	if (d.why != CALIB_WHY_NONE) {
 		d.action = CALIB_ABSTAIN;
-		d.unconfirmed = true;
-		d.evidence = wall;
-		*ret = d;
-		d = (struct calib_decision){};
-		return 0;
-	}
-	if (p->calibrated && parent < 0 && wall >= 0 && !wall_slower) {
-		const struct calib_score *w = &d.scores[wall];
-
-		if (w->z > p->tau)
-			d.reason = xasprintf("target not slower than its reference: %s, %+.1f%% is "
-					     "below the %.1f%% minimum slowdown",
-					     wall_text, wall_rel * 100.0, p->min_slowdown * 100.0);
-		else
-			d.reason = xasprintf("target not slower than its reference: %s", wall_text);
-		d.action = CALIB_ABSTAIN;
-		d.evidence = wall;
-		*ret = d;
-		d = (struct calib_decision){};
-		return 0;
-	}
-
-	/* Flag and rank: time increases (absolute ns) first, then count-only by z. */
-	for (i = 0; i < n_active; i++) {
-		struct node_eval *e = &ev[i];
-		const struct calib_score *ts = e->time_score >= 0 ? &d.scores[e->time_score] : NULL;
-		const struct calib_score *cs =
-		    e->count_score >= 0 ? &d.scores[e->count_score] : NULL;
-
-		if (!p->calibrated) {
-			/* Ablation: the largest relative increase, time or count alike. */
-			if (ts && ts->flagged) {
-				e->flagged = true;
-				e->key = ts->z;
-				e->evidence = e->time_score;
-			}
-			if (cs && cs->flagged && (!e->flagged || cs->z > e->key)) {
-				e->flagged = true;
-				e->key = cs->z;
-				e->evidence = e->count_score;
-			}
-		} else if (ts && ts->flagged) {
-			e->flagged = true;
-			e->rank_class = 0;
-			e->key = ts->delta;
-			e->evidence = e->time_score;
-		} else if (cs && cs->flagged) {
-			e->flagged = true;
-			e->rank_class = 1;
-			e->key = cs->z;
-			e->evidence = e->count_score;
-		}
-		if (e->flagged && (!top || ranks_before(e, top)))
-			top = e;
-	}
-
-	if (top) {
-		const struct tree_node *n = &t->nodes[top->node];
-		const struct calib_score *s = &d.scores[top->evidence];
-		const char *metric = strrchr(s->metric, '/') + 1;
-
-		what = describe(p, metric, metric_is_time(metric), s);
-		d.node = top->node;
-		d.evidence = top->evidence;
-		if (n->n_children == 0) {
-			d.action = CALIB_COMMIT;
-			d.reason = xasprintf("%s: %s; a leaf: committing%s%s%s", n->id, what,
-					     wall_text ? " (target " : "",
-					     wall_text ? wall_text : "", wall_text ? ")" : "");
-		} else {
-			d.action = CALIB_DESCEND;
-			d.reason =
-			    xasprintf("%s: %s; descending into its %zu children%s%s%s", n->id, what,
-				      n->n_children, wall_text ? " (target " : "",
-				      wall_text ? wall_text : "", wall_text ? ")" : "");
-		}
-	} else {
-		_cleanup_free_ char *most = NULL;
-
-		if (dismissed >= 0) {
-			const struct calib_score *s = &d.scores[dismissed];
-			double div;
-			int prec;
-			const char *unit = time_unit(d.scores[wall].delta, &div, &prec);
-
-			/* It deviated, but the time went elsewhere: say so. */
-			most =
-			    xasprintf("%s added %.*f %s, %.1f%% of the target's added %.*f %s, "
-				      "under the %.0f%% a cause must account for",
-				      s->metric, prec, s->delta / div, unit, s->share * 100.0, prec,
-				      d.scores[wall].delta / div, unit, p->min_share * 100.0);
-		} else if (largest >= 0)
-			most =
-			    p->calibrated
-				? xasprintf("largest z: %s %.1f, tau %.1f",
-					    d.scores[largest].metric, d.scores[largest].z, p->tau)
-				: xasprintf("largest change: %s %+.1f%%", d.scores[largest].metric,
-					    d.scores[largest].z * 100.0);
-		else
-			most = xstrdup("no path metric could be scored");
-		d.evidence = dismissed >= 0 ? dismissed : largest;
-		if (parent >= 0) {
-			d.action = CALIB_COMMIT;
-			d.node = parent;
-			d.reason = xasprintf("%s: its children show no significant deviation (%s); "
-					     "committing to %s, the deepest flagged path",
-					     t->nodes[parent].id, most, t->nodes[parent].id);
-		} else {
-			d.action = CALIB_ABSTAIN;
-			d.reason =
-			    dismissed >= 0
-				? xasprintf("the target is slower (%s), but no kernel path "
-					    "explains it: %s",
-					    wall_text, most)
-				: xasprintf("no kernel path deviates from the reference (%s)",
-					    most);
-		}
-	}
+		d.evidence = d.wall;
+	} else
+		decide(t, rank_nodes(p, &d, ev, n_active), parent, largest, dismissed, &d);
+	d.reason = render_reason(p, t, &d, wall_rel);
 	*ret = d;
 	d = (struct calib_decision){};
 	return 0;

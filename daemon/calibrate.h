@@ -93,14 +93,34 @@ enum calib_action {
 
 const char *calib_action_name(enum calib_action a);
 
+/* Why a level decided as it did: the decision's sentence is rendered from it. */
+enum calib_why {
+	CALIB_WHY_NONE,		      /* (no decision yet) */
+	CALIB_WHY_NOT_REPRODUCED,     /* abstain: a deeper level's run is not slower */
+	CALIB_WHY_NOT_SLOWER,	      /* abstain at level 1: the target is not slower */
+	CALIB_WHY_BELOW_MIN_SLOWDOWN, /* ... beyond tau spreads, but under min_slowdown */
+	CALIB_WHY_LEAF,		      /* commit: the top flagged node is a leaf */
+	CALIB_WHY_INNER,	      /* descend into the top flagged node */
+	CALIB_WHY_CHILDREN_FLAT,      /* commit to parent: none of its children flagged */
+	CALIB_WHY_UNEXPLAINED,	      /* abstain: slower, a path deviated, none took its share */
+	CALIB_WHY_NO_DEVIATION,	      /* abstain: no path deviates */
+	CALIB_WHY_MAX,
+};
+
+/* "not_reproduced", "leaf", ...: stable names for the trace and tests. */
+const char *calib_why_name(enum calib_why w);
+
 struct calib_decision {
 	enum calib_action action;
+	enum calib_why why;
 	int node;     /* tree index: the node to descend into or commit to; -1 when abstaining */
 	char *reason; /* one sentence for the trace and the report */
 	struct calib_score *scores; /* every scored metric of the level, in node order */
 	size_t n_scores;
 	bool unconfirmed; /* abstaining because this deeper level's run was not slower */
 	bool refuted;	  /* ... and not even refute_z spreads slower: not worth measuring again */
+	bool dismissed;	  /* the evidence deviated but took less than min_share of the loss */
+	int wall;	  /* index in scores[] of "target/wall_ns", -1 without wall times */
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */

@@ -11,17 +11,28 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int tap_failures;
 static int tap_checks;
 static int tap_skips;
+static const char *tap_subtest_name; /* the subtest running, named in failures */
+
+/* Start the subtest called name (no spaces): later failures name it. */
+static inline void tap_subtest(const char *name)
+{
+	tap_subtest_name = name;
+	fprintf(stderr, "# subtest %s\n", name);
+}
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		tap_checks++;                                                                      \
 		if (!(cond)) {                                                                     \
 			tap_failures++;                                                            \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);           \
+			fprintf(stderr, "FAIL %s:%d: %s%s%s\n", __FILE__, __LINE__,               \
+				tap_subtest_name ? tap_subtest_name : "",                          \
+				tap_subtest_name ? ": " : "", #cond);                              \
 		}                                                                                  \
 	} while (0)
 
@@ -30,9 +41,42 @@ static int tap_skips;
 		tap_checks++;                                                                      \
 		if (!(cond)) {                                                                     \
 			tap_failures++;                                                            \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
+			fprintf(stderr, "FAIL %s:%d: %s%s%s: ", __FILE__, __LINE__,               \
+				tap_subtest_name ? tap_subtest_name : "",                          \
+				tap_subtest_name ? ": " : "", #cond);                              \
 			fprintf(stderr, __VA_ARGS__);                                              \
 			fputc('\n', stderr);                                                       \
+		}                                                                                  \
+	} while (0)
+
+/*
+ * Comparisons that print both sides on failure, as the kernel's BPF
+ * selftests' ASSERT_EQ does: CHECK_EQ for integers (compared as long long),
+ * CHECK_STREQ for strings (NULL allowed on either side), with a name for the
+ * value checked.
+ */
+#define CHECK_EQ(actual, expected, name)                                                           \
+	do {                                                                                       \
+		long long tap_a_ = (long long)(actual), tap_e_ = (long long)(expected);            \
+		tap_checks++;                                                                      \
+		if (tap_a_ != tap_e_) {                                                            \
+			tap_failures++;                                                            \
+			fprintf(stderr, "FAIL %s:%d: %s%s%s: got %lld, expected %lld\n", __FILE__,  \
+				__LINE__, tap_subtest_name ? tap_subtest_name : "",                \
+				tap_subtest_name ? ": " : "", name, tap_a_, tap_e_);               \
+		}                                                                                  \
+	} while (0)
+
+#define CHECK_STREQ(actual, expected, name)                                                        \
+	do {                                                                                       \
+		const char *tap_a_ = (actual), *tap_e_ = (expected);                               \
+		tap_checks++;                                                                      \
+		if (!tap_a_ || !tap_e_ || strcmp(tap_a_, tap_e_) != 0) {                           \
+			tap_failures++;                                                            \
+			fprintf(stderr, "FAIL %s:%d: %s%s%s: got \"%s\", expected \"%s\"\n",         \
+				__FILE__, __LINE__, tap_subtest_name ? tap_subtest_name : "",      \
+				tap_subtest_name ? ": " : "", name, tap_a_ ? tap_a_ : "(null)",    \
+				tap_e_ ? tap_e_ : "(null)");                                       \
 		}                                                                                  \
 	} while (0)
 
