@@ -91,7 +91,7 @@ struct {
 #define F_RSS_ANON 0x01u   /* an anonymous page was mapped (new, copied or huge) */
 #define F_RSS_FILE 0x02u   /* a file or shmem page was mapped */
 #define F_FILEMAP 0x04u    /* filemap_fault or fault-around ran: the page is file-backed */
-#define F_SLEPT 0x08u      /* the thread blocked inside the fault */
+#define F_SLEPT 0x08u      /* the thread blocked inside the fault, outside nested paths */
 #define F_CACHE_ADD 0x10u  /* a page was inserted into the page cache: read from storage */
 #define F_THP_ALLOC 0x20u  /* an order-9 allocation: a transparent huge page */
 #define F_WRITE 0x40u      /* error code: write access */
@@ -223,19 +223,24 @@ static __always_inline struct thread_state *current_state(void)
 }
 
 /*
- * The class of a finished fault, from what it did. A write that mapped an
- * anonymous page over a present page or a file page is copy-on-write; a
- * write fault on a present page that copied nothing reused it (still the
- * copy-on-write path). A fresh anonymous page is minor, or THP when an
- * order-9 allocation served it. A file-backed fault is major when it read
- * from storage or slept for the page, else served from the page cache. A
- * read of a never-touched anonymous page maps the zero page and moves no
- * counter.
+ * The class of a finished fault, from what it did. A cause is named where it
+ * starts: a file-backed fault that read its page from storage (a page went
+ * into the page cache) or slept for it is major, whatever page it then
+ * mapped, so a write to a private file mapping whose page had to be read
+ * first is storage I/O, not copy-on-write. Otherwise a write that mapped an
+ * anonymous page over a present page or a file page is copy-on-write (the
+ * copy of a present page); a write fault on a present page that copied
+ * nothing reused it (still the copy-on-write path). A fresh anonymous page
+ * is minor, or THP when an order-9 allocation served it. A file-backed fault
+ * that neither read nor slept was served from the page cache. A read of a
+ * never-touched anonymous page maps the zero page and moves no counter.
  */
 static __always_inline __u32 fault_class(__u32 f)
 {
 	bool write = f & F_WRITE, prot = f & F_PROT, file = f & (F_FILEMAP | F_RSS_FILE);
 
+	if (file && (f & (F_SLEPT | F_CACHE_ADD)))
+		return ARGUS_CLS_FILE_MAJOR;
 	if (write && (f & F_RSS_ANON) && (prot || file))
 		return ARGUS_CLS_ANON_COW;
 	if (write && prot)
@@ -243,7 +248,7 @@ static __always_inline __u32 fault_class(__u32 f)
 	if (f & F_RSS_ANON)
 		return (f & F_THP_ALLOC) ? ARGUS_CLS_ANON_THP : ARGUS_CLS_ANON_MINOR;
 	if (file)
-		return (f & (F_SLEPT | F_CACHE_ADD)) ? ARGUS_CLS_FILE_MAJOR : ARGUS_CLS_FILE_CACHE;
+		return ARGUS_CLS_FILE_CACHE;
 	if (!write && !prot)
 		return ARGUS_CLS_ANON_ZERO;
 	return ARGUS_CLS_MAX;
@@ -532,8 +537,12 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	ts->block_start = now;
 	if (!ts->fault_start && BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
 		ts->io_block_start = now;
-	/* a file fault that sleeps waits for its page to be read */
-	if (ts->fault_start)
+	/*
+	 * A fault that sleeps waits for its page to be read, unless it sleeps
+	 * inside a nested path (reclaim, compaction, a lock), whose time and
+	 * cause count there.
+	 */
+	if (ts->fault_start && !ts->reclaim.start && !ts->compact.start && !ts->lock.start)
 		ts->fault_flags |= F_SLEPT;
 }
 

@@ -144,6 +144,47 @@ WORKLOAD static void work_file_read(bool drop)
 	(void)sum;
 }
 
+/*
+ * Writes to a private file mapping whose page cache was dropped: each fault
+ * reads its page from storage (MADV_RANDOM: no readahead), then copies it
+ * into an anonymous page.
+ */
+WORKLOAD static void work_file_private_write(void)
+{
+	int fd = open(data_file, O_RDONLY);
+	volatile char *p;
+	size_t i;
+
+	if (fd < 0)
+		_exit(3);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(4);
+	madvise((void *)p, (size_t)NPAGES * PAGE, MADV_RANDOM);
+	for (i = 0; i < NPAGES; i++)
+		p[i * PAGE] = 1;
+}
+
+/* The same writes with the file's pages cached: copies of present pages. */
+WORKLOAD static void work_file_private_write_cached(void)
+{
+	int fd = open(data_file, O_RDONLY);
+	volatile char *p;
+	size_t i;
+	char sum = 0;
+
+	if (fd < 0)
+		_exit(3);
+	p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(4);
+	for (i = 0; i < NPAGES; i++)
+		sum += p[i * PAGE]; /* cached now, and mapped read-only */
+	for (i = 0; i < NPAGES; i++)
+		p[i * PAGE] = sum;
+}
+
 static void work_file_cached(void)
 {
 	work_file_read(false);
@@ -379,6 +420,32 @@ static void test_file(void)
 	fprintf(stderr, "file: cached %llu faults (%.0f ns each), dropped %llu major (%.0f ns each)\n",
 		cached, (double)c.cls[ARGUS_CLS_FILE_CACHE].time_ns / (cached ?: 1), major,
 		(double)m.cls[ARGUS_CLS_FILE_MAJOR].time_ns / (major ?: 1));
+}
+
+/*
+ * A fault is named where its time went: a write to a private file mapping
+ * that had to read its page from storage is file_fault.major, not
+ * anon_fault.cow; the same writes to cached pages are copy-on-write.
+ */
+static void test_file_private_write(void)
+{
+	struct probe_counts c;
+	unsigned long long major, cow;
+	int r;
+
+	r = run_probed(work_file_private_write, &c);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	major = cls(&c, ARGUS_CLS_FILE_MAJOR);
+	cow = cls(&c, ARGUS_CLS_ANON_COW);
+	CHECKF(major >= NPAGES * 9 / 10 && cow < NPAGES / 10,
+	       "private write after drop: major %llu cow %llu for %d pages", major, cow, NPAGES);
+
+	r = run_probed(work_file_private_write_cached, &c);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	major = cls(&c, ARGUS_CLS_FILE_MAJOR);
+	cow = cls(&c, ARGUS_CLS_ANON_COW);
+	CHECKF(cow >= NPAGES * 9 / 10 && major < NPAGES / 10,
+	       "private write, cached: cow %llu major %llu for %d pages", cow, major, NPAGES);
 }
 
 /* Sleep and wake NSLEEPS times on CPU 0, where a busy task waits to take the CPU back. */
@@ -770,6 +837,7 @@ int main(void)
 	test_cow();
 	test_fork();
 	test_file();
+	test_file_private_write();
 	test_runq_holders();
 	test_thread_time();
 	test_own_waits();

@@ -89,7 +89,7 @@ static void test_real_tree(void)
 	size_t i;
 	int idx;
 
-	CHECK(strcmp(t->version, "2026.11-4") == 0);
+	CHECK(strcmp(t->version, "2026.12-1") == 0);
 	CHECK(t->n_nodes == ARRAY_SIZE(fixed));
 	for (i = 0; i < ARRAY_SIZE(fixed); i++) {
 		idx = tree_find(t, fixed[i].id);
@@ -250,7 +250,7 @@ static void test_to_json(void)
 
 	j = tree_to_json(t);
 	REQUIRE(j);
-	CHECK(strcmp(json_string_value(json_object_get(j, "version")), "2026.11-4") == 0);
+	CHECK(strcmp(json_string_value(json_object_get(j, "version")), "2026.12-1") == 0);
 	nodes = json_object_get(j, "nodes");
 	CHECK(json_array_size(nodes) == t->n_nodes);
 
