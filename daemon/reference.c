@@ -7,15 +7,17 @@
  */
 #include "daemon/diagnose.h"
 #include "daemon/log.h"
+#include "daemon/quiet.h"
 #include "daemon/store.h"
 #include "daemon/util.h"
 
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #define REFERENCE_REPEATS_MAX 20
-/* Coefficient of variation of the wall time above which a reference is called noisy. */
+/* Coefficient of variation of the wall time above which a reference is called noisy (and recorded again). */
 #define REFERENCE_NOISY_CV 0.15
 
 static json_t *backends_of(const struct tree *t)
@@ -29,6 +31,130 @@ static json_t *backends_of(const struct tree *t)
 							? "none"
 							: backend_name(t->nodes[i].backend)));
 	return o;
+}
+
+/* Recording again a reference whose runs disagree: attempts in all, and the pause before each. */
+#define REFERENCE_ATTEMPTS 3
+#define REFERENCE_PAUSE_S 5 /* before attempt n + 1: n times this */
+
+
+/* The K runs of one attempt: vectors, per-run info, and the wall time's coefficient of variation. */
+struct attempt {
+	struct mvec *vecs;
+	size_t n;
+	json_t *runs; /* [{"run", "wall_s", "quiet"?}] */
+	double mean_ns, cv;
+};
+
+static void attempt_clear(struct attempt *a)
+{
+	size_t i;
+
+	for (i = 0; a->vecs && i < a->n; i++)
+		mvec_free(&a->vecs[i]);
+	free(a->vecs);
+	json_decref(a->runs);
+	*a = (struct attempt){};
+}
+
+/* Sleep s seconds unless the job is cancelled first; false when it was. */
+static bool pause_unless_cancelled(struct job_ctx *ctx, unsigned s)
+{
+	unsigned i;
+
+	for (i = 0; i < s * 10; i++) {
+		struct timespec ts = {.tv_nsec = 100000000L};
+
+		if (job_ctx_cancelled(ctx))
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return !job_ctx_cancelled(ctx);
+}
+
+/*
+ * Wait for a quiet machine before a workload's run (a running target is the
+ * load itself: not waited for) and say in the trace how long and how busy.
+ */
+static json_t *wait_quiet(struct job_ctx *ctx, const struct measure_target *tg)
+{
+	struct quiet_opts qo;
+	struct quiet_report qr;
+
+	if (!tg->workload)
+		return NULL;
+	quiet_opts_default(&qo);
+	qo.should_stop = diag_should_stop;
+	qo.userdata = ctx;
+	if (quiet_wait(&qo, &qr) < 0)
+		return NULL;
+	job_ctx_trace(ctx, "quiet", quiet_report_to_json(&qr));
+	return quiet_report_to_json(&qr);
+}
+
+/* Measure the target repeats times with the plan; *ret filled on success. */
+static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct probe_plan *plan,
+		       const struct measure_target *tg, const struct measure_opts *mo,
+		       int attempt, size_t repeats, struct attempt *ret, json_t **ret_error)
+{
+	struct attempt a = {.runs = json_array()};
+	double wall_sum = 0, wall_sq = 0;
+	size_t k;
+	int r = 0;
+
+	a.vecs = calloc(repeats, sizeof(*a.vecs));
+	if (!a.vecs || !a.runs)
+		abort();
+	for (k = 0; k < repeats; k++) {
+		struct measure_result mr = {};
+		_cleanup_free_ char *step =
+		    attempt > 1 ? xasprintf("reference run %zu of %zu (attempt %d)", k + 1, repeats,
+					    attempt)
+				: xasprintf("reference run %zu of %zu", k + 1, repeats);
+		json_t *quiet;
+
+		if (job_ctx_cancelled(ctx)) {
+			r = -ECANCELED;
+			*ret_error = diag_error("cancelled", "the job was cancelled");
+			break;
+		}
+		job_ctx_progress(ctx, (double)k / repeats, step);
+		quiet = wait_quiet(ctx, tg);
+		r = measure_run(t, plan, tg, mo, &mr);
+		if (r < 0) {
+			*ret_error = diag_error(mr.error_code ?: "measurement_failed",
+						"reference run %zu: %s", k + 1,
+						mr.error ?: strerror(-r));
+			measure_result_clear(&mr);
+			json_decref(quiet);
+			break;
+		}
+		/* traced before the vector moves into the reference's runs */
+		job_ctx_trace(ctx, "measure",
+			      json_pack("{s:i,s:i,s:o,s:o*,s:I}", "run", (int)k + 1, "attempt",
+					attempt, "rmv", mvec_to_json(&mr.vec), "probe",
+					mr.probe ? json_incref(mr.probe) : NULL, "wall_ns",
+					(json_int_t)mr.target.wall_ns));
+		a.vecs[a.n++] = mr.vec;
+		mr.vec = (struct mvec){};
+		wall_sum += mr.target.wall_ns;
+		wall_sq += (double)mr.target.wall_ns * mr.target.wall_ns;
+		json_array_append_new(a.runs, json_pack("{s:i,s:f,s:o*}", "run", (int)k + 1,
+							"wall_s", mr.target.wall_ns / 1e9,
+							"quiet", quiet));
+		measure_result_clear(&mr);
+	}
+	if (r < 0) {
+		attempt_clear(&a);
+		return r;
+	}
+	a.mean_ns = wall_sum / (double)repeats;
+	if (repeats > 1 && a.mean_ns > 0)
+		a.cv = sqrt(fmax(0, (wall_sq - (double)repeats * a.mean_ns * a.mean_ns) /
+				       (double)(repeats - 1))) /
+		       a.mean_ns;
+	*ret = a;
+	return 0;
 }
 
 int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_t **ret_error)
@@ -46,12 +172,12 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	size_t n_leaves = 0, i;
 	struct measure_target tg;
 	struct probe_plan plan;
-	json_t *runs_info, *meta;
-	struct mvec *vecs;
+	struct attempt best = {};
+	json_t *meta;
 	int64_t ref_id = 0;
-	double wall_sum = 0, wall_sq = 0, mean, cv = 0;
 	char *err = NULL;
-	int r, k;
+	int r, k, attempt, attempts = 0, best_attempt = 0;
+	bool noisy = false;
 
 	if (repeats < 1)
 		repeats = env->cfg->reference_repeats;
@@ -74,87 +200,85 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	job_ctx_trace(ctx, "probe", json_pack("{s:s,s:o}", "scope", "every available leaf",
 					      "probe", probe_plan_describe(t, &plan)));
 
+	json_decref(wait_quiet(ctx, &tg));
 	r = diag_warmup(ctx, env, &tg, ret_error);
 	if (r < 0)
 		return r;
-	vecs = calloc(repeats, sizeof(*vecs));
-	if (!vecs)
-		return -ENOMEM;
-	runs_info = json_array();
-	for (k = 0; k < repeats; k++) {
-		struct measure_result mr = {};
-		_cleanup_free_ char *step = xasprintf("reference run %d of %d", k + 1, (int)repeats);
+	/*
+	 * A reference is the yardstick of every later diagnosis: a wide spread
+	 * of the target's own wall time means the system was not quiet, and
+	 * every deviation measured against it would need to be that much
+	 * larger. Runs that disagree are recorded again, after a pause and a
+	 * wait for a quiet machine, a bounded number of times; the least noisy
+	 * attempt is kept.
+	 */
+	for (attempt = 1; attempt <= REFERENCE_ATTEMPTS; attempt++) {
+		struct attempt a = {};
 
-		if (job_ctx_cancelled(ctx)) {
-			r = -ECANCELED;
-			*ret_error = diag_error("cancelled", "the job was cancelled");
-			break;
+		if (attempt > 1) {
+			unsigned pause = REFERENCE_PAUSE_S * (unsigned)(attempt - 1);
+
+			job_ctx_trace(ctx, "note",
+				      json_pack("{s:s,s:f,s:i,s:i}", "note",
+						"noisy reference: recording it again", "wall_cv",
+						best.cv, "attempt", attempt, "pause_s", (int)pause));
+			if (!pause_unless_cancelled(ctx, pause)) {
+				r = -ECANCELED;
+				*ret_error = diag_error("cancelled", "the job was cancelled");
+				break;
+			}
 		}
-		job_ctx_progress(ctx, (double)k / repeats, step);
-		r = measure_run(t, &plan, &tg, &mo, &mr);
-		if (r < 0) {
-			*ret_error = diag_error(mr.error_code ?: "measurement_failed",
-						"reference run %d: %s", k + 1,
-						mr.error ?: strerror(-r));
-			measure_result_clear(&mr);
+		r = record_runs(ctx, t, &plan, &tg, &mo, attempt, (size_t)repeats, &a, ret_error);
+		if (r < 0)
 			break;
-		}
-		/* traced before the vector moves into the reference's runs */
-		job_ctx_trace(ctx, "measure",
-			      json_pack("{s:i,s:o,s:o*,s:I}", "run", k + 1, "rmv",
-					mvec_to_json(&mr.vec), "probe",
-					mr.probe ? json_incref(mr.probe) : NULL, "wall_ns",
-					(json_int_t)mr.target.wall_ns));
-		vecs[k] = mr.vec;
-		mr.vec = (struct mvec){};
-		wall_sum += mr.target.wall_ns;
-		wall_sq += (double)mr.target.wall_ns * mr.target.wall_ns;
-		json_array_append_new(runs_info, json_pack("{s:i,s:f}", "run", k + 1, "wall_s",
-							   mr.target.wall_ns / 1e9));
-		measure_result_clear(&mr);
+		attempts = attempt;
+		if (!best.vecs || a.cv < best.cv) {
+			attempt_clear(&best);
+			best = a;
+			best_attempt = attempt;
+		} else
+			attempt_clear(&a);
+		/* a running target's windows differ by nature: its spread is what it is */
+		if (!tg.workload || best.cv <= REFERENCE_NOISY_CV)
+			break;
 	}
-	/* stored only once every run succeeded: a partial reference is no reference */
+	/* stored only once every run of the kept attempt succeeded: a partial reference is none */
 	if (r >= 0) {
-		meta = json_pack("{s:s,s:s,s:s,s:s,s:o,s:I,s:o,s:o*}", "subject", subject, "kernel",
-				 env->kernel_release, "host", env->hostname, "tree_version",
-				 t->version, "backends", backends_of(t), "repeats",
+		noisy = tg.workload && best.cv > REFERENCE_NOISY_CV;
+		meta = json_pack("{s:s,s:s,s:s,s:s,s:o,s:I,s:o,s:o*,s:f,s:b,s:i}", "subject",
+				 subject, "kernel", env->kernel_release, "host", env->hostname,
+				 "tree_version", t->version, "backends", backends_of(t), "repeats",
 				 (json_int_t)repeats, "probe", probe_plan_describe(t, &plan),
-				 "workload", tg.workload ? workload_to_json(tg.workload) : NULL);
+				 "workload", tg.workload ? workload_to_json(tg.workload) : NULL,
+				 "wall_cv", best.cv, "noisy", noisy, "attempts", attempts);
 		/* a running target's counts cover a window: a diagnosis observes the same one */
 		if (!tg.workload)
 			json_object_set_new(meta, "window_s", json_integer(tg.window_ms / 1000));
 		r = store_reference_create(s, job_ctx_id(ctx), meta, &ref_id);
 		json_decref(meta);
 		for (k = 0; r >= 0 && k < repeats; k++)
-			r = store_reference_add_run(s, ref_id, k, &vecs[k]);
+			r = store_reference_add_run(s, ref_id, k, &best.vecs[k]);
 		if (r < 0)
 			*ret_error = diag_error("store_failed", "storing the reference: %s",
 						strerror(-r));
 	}
-	for (k = 0; k < repeats; k++)
-		mvec_free(&vecs[k]);
-	free(vecs);
 	if (r < 0) {
-		json_decref(runs_info);
+		attempt_clear(&best);
 		return r;
 	}
-	/*
-	 * A reference is the yardstick of every later diagnosis: a wide spread
-	 * of the target's own wall time means the system was not quiet, and
-	 * every deviation measured against it will need to be that much larger.
-	 */
-	mean = wall_sum / repeats;
-	if (repeats > 1 && mean > 0)
-		cv = sqrt(fmax(0, (wall_sq - repeats * mean * mean) / (repeats - 1))) / mean;
-	*ret_result = json_pack("{s:I,s:s,s:i,s:o,s:f,s:f,s:[]}", "reference", (json_int_t)ref_id,
-				"subject", subject, "repeats", (int)repeats, "runs", runs_info,
-				"mean_wall_s", mean / 1e9, "wall_cv", cv, "warnings");
-	if (tg.workload && cv > REFERENCE_NOISY_CV)
+	*ret_result = json_pack("{s:I,s:s,s:i,s:O,s:f,s:f,s:i,s:i,s:[]}", "reference",
+				(json_int_t)ref_id, "subject", subject, "repeats", (int)repeats,
+				"runs", best.runs, "mean_wall_s", best.mean_ns / 1e9, "wall_cv",
+				best.cv, "attempts", attempts, "kept_attempt", best_attempt,
+				"warnings");
+	if (noisy)
 		json_array_append_new(
-			json_object_get(*ret_result, "warnings"),
-			json_sprintf("noisy reference: the workload's wall time varies by %.0f%% between "
-				     "runs; record it again on a quiet system for sharper diagnoses",
-				     cv * 100));
+		    json_object_get(*ret_result, "warnings"),
+		    json_sprintf("noisy reference: the workload's wall time varies by %.0f%% between "
+				 "runs in the least noisy of %d attempts; record it again on a "
+				 "quiet system for sharper diagnoses",
+				 best.cv * 100, attempts));
+	attempt_clear(&best);
 	job_ctx_progress(ctx, 1.0, "done");
 	return 0;
 }

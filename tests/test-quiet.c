@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/* Waiting for a quiet machine: /proc/stat parsing, the busiest CPU, the wait itself. */
+#include "daemon/quiet.h"
+#include "daemon/util.h"
+#include "tests/tap.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char stat_a[] = "cpu  100 0 50 800 50 0 0 0 0 0\n"
+			     "cpu0 60 0 20 400 20 0 0 0 0 0\n"
+			     "cpu1 40 0 30 400 30 0 0 0 0 0\n"
+			     "intr 12345 0 0\nctxt 999\n";
+/* cpu0: 90 busy of 100; cpu1: 10 busy of 100 */
+static const char stat_b[] = "cpu  200 0 60 880 60 0 0 0 0 0\n"
+			     "cpu0 140 0 30 410 20 0 0 0 0 0\n"
+			     "cpu1 45 0 35 480 40 0 0 0 0 0\n";
+
+static void test_parse(void)
+{
+	struct cpu_times a[4], b[4];
+	int na, nb;
+
+	tap_subtest("parse");
+	na = cpu_times_parse(stat_a, a, 4);
+	CHECK_EQ(na, 2, "cpus in a");
+	CHECK_EQ(a[0].cpu, 0, "first cpu");
+	CHECK_EQ(a[0].busy, 80, "cpu0 busy");
+	CHECK_EQ(a[0].total, 500, "cpu0 total");
+	nb = cpu_times_parse(stat_b, b, 4);
+	CHECK_EQ(nb, 2, "cpus in b");
+	CHECKF(fabs(cpu_busiest(a, 2, b, 2) - 0.9) < 1e-9, "busiest %f",
+	       cpu_busiest(a, 2, b, 2));
+	/* the same sample twice: no time passed */
+	CHECK(cpu_busiest(a, 2, a, 2) == 0);
+	/* only the CPUs both samples have */
+	CHECKF(fabs(cpu_busiest(a, 2, &b[1], 1) - 0.1) < 1e-9, "cpu1 %f",
+	       cpu_busiest(a, 2, &b[1], 1));
+	CHECK_EQ(cpu_times_parse("intr 1\n", a, 4), -EINVAL, "no cpu lines");
+	CHECK_EQ(cpu_times_parse(stat_a, a, 1), 1, "bounded by max");
+}
+
+static pid_t start_hog(int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		cpu_set_t set;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		for (;;)
+			;
+	}
+	return pid;
+}
+
+static void test_wait(void)
+{
+	struct quiet_opts o;
+	struct quiet_report rep;
+	pid_t hog;
+
+	tap_subtest("wait");
+	quiet_opts_default(&o);
+	CHECKF(o.limit == 0.15 && o.sample_ms == 1000 && o.timeout_ms == 10000, "defaults");
+
+	/* any machine is quiet under a limit of 100%: one sample, then done */
+	o.limit = 1.0;
+	o.sample_ms = 100;
+	o.timeout_ms = 5000;
+	CHECK(quiet_wait(&o, &rep) == 0);
+	CHECK(rep.quiet && !rep.stopped && rep.busiest_cpu >= 0);
+	CHECKF(rep.waited_ms >= 100, "waited %llu ms", (unsigned long long)rep.waited_ms);
+
+	/* a busy CPU keeps it from being quiet until the timeout; the report names how busy */
+	hog = start_hog(0);
+	REQUIRE(hog > 0);
+	o.limit = 0.5;
+	o.timeout_ms = 600;
+	CHECK(quiet_wait(&o, &rep) == 0);
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+	CHECK(!rep.quiet && !rep.stopped);
+	CHECKF(rep.busiest >= 0.8, "busiest %.2f on cpu %d", rep.busiest, rep.busiest_cpu);
+	CHECKF(rep.waited_ms >= 600, "waited %llu ms", (unsigned long long)rep.waited_ms);
+	{
+		json_t *j = quiet_report_to_json(&rep);
+
+		CHECK(json_is_false(json_object_get(j, "quiet")));
+		CHECK(json_integer_value(json_object_get(j, "waited_ms")) >= 600);
+		json_decref(j);
+	}
+}
+
+int main(void)
+{
+	test_parse();
+	test_wait();
+	return tap_done("test-quiet");
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Recording a reference: argusd waits for a quiet machine before each run
+ * and says so in the trace; runs that disagree are recorded again, after a
+ * pause, a bounded number of times, and the least noisy attempt is kept;
+ * one still noisy after every attempt is stored with a warning and marked.
+ */
+#include "tests/daemon-harness.h"
+#include "tests/tap.h"
+
+static struct daemon d;
+static char counter_dir[] = "/tmp/argus-ref-XXXXXX";
+
+/*
+ * A workload whose Nth run (counted in a file, warm-up included) sleeps
+ * long when N is listed in slow, else briefly: a machine disturbed during
+ * exactly those runs.
+ */
+static void add_workload(const char *name, const char *slow)
+{
+	_cleanup_free_ char *script = xasprintf(
+	    "n=$(cat %s/%s 2>/dev/null || echo 0); n=$((n + 1)); echo $n > %s/%s; "
+	    "case \\\" %s \\\" in *\\\" $n \\\"*) sleep 0.6 ;; *) sleep 0.1 ;; esac",
+	    counter_dir, name, counter_dir, name, slow);
+	_cleanup_free_ char *json = xasprintf(
+	    "{\"name\": \"%s\", \"argv\": [\"/bin/sh\", \"-c\", \"%s\"], \"timeout_s\": 30}", name,
+	    script);
+
+	daemon_add_workload(&d, name, json);
+}
+
+static json_t *record(const char *name, json_t **ret_trace)
+{
+	_cleanup_free_ char *body = xasprintf("{\"workload\": \"%s\", \"repeats\": 3}", name);
+	_cleanup_free_ char *path = NULL;
+	struct http_reply r;
+	json_int_t id;
+	json_t *job;
+
+	CHECK(http_post(&d, "/references", body, &r) == 202);
+	id = json_integer_value(json_object_get(r.json, "id"));
+	reply_free(&r);
+	REQUIRE(id > 0);
+	job = wait_job(&d, id, 300);
+	REQUIRE(job);
+	path = xasprintf("/jobs/%lld/trace", (long long)id);
+	CHECK(http_get(&d, path, &r) == 200);
+	*ret_trace = json_incref(json_object_get(r.json, "steps"));
+	reply_free(&r);
+	return job;
+}
+
+static size_t count_steps(const json_t *steps, const char *kind, const char *note)
+{
+	const json_t *s;
+	size_t i, n = 0;
+
+	json_array_foreach(steps, i, s)
+	{
+		if (strcmp(json_string_value(json_object_get(s, "kind")) ?: "", kind) != 0)
+			continue;
+		if (note && !strstr(json_string_value(json_object_get(s, "note")) ?: "", note))
+			continue;
+		n++;
+	}
+	return n;
+}
+
+/* Run 3 (the second of the first attempt) is slow: recorded again, the second attempt kept. */
+static void test_recorded_again(void)
+{
+	json_t *trace, *job, *res;
+
+	tap_subtest("recorded_again");
+	job = record("once", &trace);
+	res = json_object_get(job, "result");
+	CHECKF(strcmp(job_state(job), "succeeded") == 0, "%s", json_dumps(job, JSON_COMPACT));
+	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 2, "attempts");
+	CHECK_EQ(json_integer_value(json_object_get(res, "kept_attempt")), 2, "kept attempt");
+	CHECKF(json_real_value(json_object_get(res, "wall_cv")) < 0.15, "wall cv %f",
+	       json_real_value(json_object_get(res, "wall_cv")));
+	CHECK_EQ(json_array_size(json_object_get(res, "warnings")), 0, "warnings");
+	CHECK_EQ(count_steps(trace, "note", "recording it again"), 1, "notes");
+	CHECK_EQ(count_steps(trace, "measure", NULL), 6, "measured runs");
+	/* a wait for a quiet machine before the warm-up and before each run */
+	CHECK_EQ(count_steps(trace, "quiet", NULL), 7, "quiet waits");
+	json_decref(trace);
+	json_decref(job);
+}
+
+/* Every other run slow: still noisy after three attempts, stored with a warning and marked. */
+static void test_still_noisy(void)
+{
+	json_t *trace, *job, *res, *ref;
+	struct http_reply r;
+	_cleanup_free_ char *path = NULL;
+
+	tap_subtest("still_noisy");
+	job = record("always", &trace);
+	res = json_object_get(job, "result");
+	CHECKF(strcmp(job_state(job), "succeeded") == 0, "%s", json_dumps(job, JSON_COMPACT));
+	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 3, "attempts");
+	CHECK_EQ(json_array_size(json_object_get(res, "warnings")), 1, "warnings");
+	CHECK_EQ(count_steps(trace, "note", "recording it again"), 2, "notes");
+	CHECK_EQ(count_steps(trace, "measure", NULL), 9, "measured runs");
+	path = xasprintf("/references/%lld",
+			 (long long)json_integer_value(json_object_get(res, "reference")));
+	CHECK(http_get(&d, path, &r) == 200);
+	ref = r.json;
+	CHECKF(json_is_true(json_object_get(json_object_get(ref, "meta"), "noisy")) ||
+		       json_is_true(json_object_get(ref, "noisy")),
+	       "%.400s", r.body ?: "");
+	reply_free(&r);
+	json_decref(trace);
+	json_decref(job);
+}
+
+int main(void)
+{
+	if (geteuid() != 0)
+		tap_skip_all("test-reference needs root");
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	REQUIRE(mkdtemp(counter_dir) && chmod(counter_dir, 0777) == 0);
+	REQUIRE(daemon_prepare(&d, NULL) == 0);
+	add_workload("once", "3");
+	add_workload("always", "3 5 7 9 11 13 15 17 19");
+	REQUIRE(daemon_start(&d) == 0);
+
+	test_recorded_again();
+	test_still_noisy();
+
+	daemon_cleanup(&d);
+	stage_remove(counter_dir);
+	curl_global_cleanup();
+	return tap_done("test-reference");
+}
