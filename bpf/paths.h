@@ -5,7 +5,7 @@
  *
  * The probe classifies kernel events of the target's threads into fixed
  * event classes. Each tree node owns a set of classes (tree-data names them
- * by ARGUS_CLASS_NAMES). For one level, user space fills class_slot[] so that
+ * by name, ARGUS_CLASSES below). For one level, user space fills class_slot[] so that
  * every class of the active subtree counts into the slot of the level node
  * that covers it, and -1 elsewhere: one program set, one counter map, the
  * whole level.
@@ -13,47 +13,65 @@
 #ifndef ARGUS_PATHS_H
 #define ARGUS_PATHS_H
 
+/*
+ * The event classes, one table from which everything about a class comes:
+ * X(ID, name, companions, counted_with). ID names the constant ARGUS_CLS_<ID>
+ * (the enum below, in table order), name is how tree-data refers to it
+ * (unique; tree.c and probe.c derive their name tables from it), companions
+ * is the group of tracepoints that a plan counting the class must attach
+ * besides the node's own hooks (enum argus_companions, lists in
+ * daemon/probe.c), and counted_with is a class that the probe counts along
+ * with it and that no node owns (ARGUS_CLS_MAX: none).
+ */
+#define ARGUS_CLASSES(X)                                                                           \
+	/* kernel_paging */                                                                        \
+	X(ANON_MINOR, anon_minor, FAULT, MAX)	  /* anonymous not-present write: a fresh page */  \
+	X(ANON_ZERO, anon_zero, FAULT, MAX)	  /* anonymous not-present read: the zero page */  \
+	X(ANON_COW, anon_cow, FAULT, MAX)	  /* write to a present read-only page: a copy */  \
+	X(ANON_THP, anon_thp, FAULT, MAX)	  /* served with a transparent huge page */        \
+	X(FILE_CACHE, file_cache, FAULT, MAX)	  /* file-backed, served from the page cache */    \
+	X(FILE_MAJOR, file_major, FAULT, MAX)	  /* file-backed, read from storage or slept */    \
+	X(TLB_SHOOTDOWN, tlb_shootdown, NONE, MAX) /* TLB flushes caused by or sent to it */       \
+	/* kernel_scheduler */                                                                     \
+	X(RUNQ_WAIT, runq_wait, NONE, RUNQ_OWN)	  /* runnable, not running, ended by others */     \
+	X(MIGRATE, migrate, NONE, MAX)		  /* moved between CPUs (load balancing) */        \
+	X(FORK, fork, CREATE, MAX)		  /* process and thread creation */                \
+	/* kernel_memory_pressure */                                                               \
+	X(DIRECT_RECLAIM, direct_reclaim, NONE, MAX) /* direct reclaim begin..end */               \
+	X(COMPACTION, compaction, NONE, MAX)	  /* direct compaction begin..end */               \
+	X(KSWAPD, kswapd, NONE, MAX)		  /* the target woke kswapd */                     \
+	/* kernel_block_io */                                                                      \
+	X(BLOCK_QUEUE, block_queue, BLOCK, MAX)	  /* block request insert..issue */                \
+	X(BLOCK_DEVICE, block_device, BLOCK, MAX) /* block request issue..complete */              \
+	/* kernel_sync */                                                                          \
+	X(FUTEX, futex, FUTEX, FUTEX_OWN)	  /* futex wait not ended by its own tasks */      \
+	X(MMAP_LOCK, mmap_lock, NONE, MAX)	  /* mmap_lock start_locking..acquire_returned */  \
+	/*                                                                                         \
+	 * Waits on the target's own tasks, owned by no node: a runqueue wait                      \
+	 * ended by one of its own threads (the CPU ran the target), a futex wait                  \
+	 * that one of its own threads ended (a dependency between its threads;                    \
+	 * where the thread it waited for lost time counts in that thread's                        \
+	 * paths). Counted with runq_wait and futex.                                               \
+	 */                                                                                        \
+	X(RUNQ_OWN, runq_own, NONE, MAX)                                                           \
+	X(FUTEX_OWN, futex_own, NONE, MAX)
+
 enum argus_class {
-	/* kernel_paging */
-	ARGUS_CLS_ANON_MINOR,	/* anonymous not-present write fault: a fresh page */
-	ARGUS_CLS_ANON_ZERO,	/* anonymous not-present read fault: the zero page */
-	ARGUS_CLS_ANON_COW,	/* write to a present read-only page: copy-on-write */
-	ARGUS_CLS_ANON_THP,	/* anonymous fault served with a transparent huge page */
-	ARGUS_CLS_FILE_CACHE,	/* file-backed fault served from the page cache */
-	ARGUS_CLS_FILE_MAJOR,	/* file-backed fault that read from storage or slept for it */
-	ARGUS_CLS_TLB_SHOOTDOWN,/* TLB flushes caused by or delivered to the target */
-	/* kernel_scheduler */
-	ARGUS_CLS_RUNQ_WAIT,	/* runnable but not running, ended by a task outside the target */
-	ARGUS_CLS_MIGRATE,	/* task moved between CPUs (load balancing) */
-	ARGUS_CLS_FORK,		/* process and thread creation */
-	/* kernel_memory_pressure */
-	ARGUS_CLS_DIRECT_RECLAIM, /* direct reclaim begin..end in the target */
-	ARGUS_CLS_COMPACTION,	/* direct compaction begin..end in the target */
-	ARGUS_CLS_KSWAPD,	/* the target woke kswapd */
-	/* kernel_block_io */
-	ARGUS_CLS_BLOCK_QUEUE,	/* block request insert..issue */
-	ARGUS_CLS_BLOCK_DEVICE,	/* block request issue..complete */
-	/* kernel_sync */
-	ARGUS_CLS_FUTEX,	/* futex(2) wait time, not ended by the target's own tasks */
-	ARGUS_CLS_MMAP_LOCK,	/* mmap_lock start_locking..acquire_returned */
-	/*
-	 * Waits on the target's own tasks, owned by no node: a runqueue wait
-	 * ended by one of its own threads (the CPU ran the target), a futex
-	 * wait that one of its own threads ended (a dependency between its
-	 * threads; where the thread it waited for lost time counts in that
-	 * thread's paths). Counted with runq_wait and futex.
-	 */
-	ARGUS_CLS_RUNQ_OWN,
-	ARGUS_CLS_FUTEX_OWN,
+#define ARGUS_CLASS_ENUM(id, name, companions, with) ARGUS_CLS_##id,
+	ARGUS_CLASSES(ARGUS_CLASS_ENUM)
+#undef ARGUS_CLASS_ENUM
 	ARGUS_CLS_MAX,
 };
 
-/* The names tree-data uses for the classes, in enum order. */
-#define ARGUS_CLASS_NAMES                                                                          \
-	"anon_minor", "anon_zero", "anon_cow", "anon_thp", "file_cache", "file_major",             \
-		"tlb_shootdown", "runq_wait", "migrate", "fork", "direct_reclaim", "compaction",   \
-		"kswapd", "block_queue", "block_device", "futex", "mmap_lock", "runq_own",          \
-		"futex_own"
+/* The tracepoints a class needs besides its node's hooks (their lists: daemon/probe.c). */
+enum argus_companions {
+	ARGUS_COMPANIONS_NONE,
+	ARGUS_COMPANIONS_FAULT,	 /* what bounds a fault and takes nested paths out of it */
+	ARGUS_COMPANIONS_BLOCK,	 /* every phase of a block request */
+	ARGUS_COMPANIONS_CREATE, /* the parent's time in clone/fork/clone3 */
+	ARGUS_COMPANIONS_FUTEX,	 /* who ends a futex wait: its own tasks, others, timers */
+	ARGUS_COMPANIONS_MAX,
+};
 
 /* Slots: at most this many nodes in one level's active subtree. */
 #define ARGUS_MAX_SLOTS 32

@@ -22,23 +22,29 @@
 #define VERIFIER_LOG_MAX (256 * 1024)
 #define MAX_LINKS 96
 
-static const char *const class_names[ARGUS_CLS_MAX] = { ARGUS_CLASS_NAMES };
+/* Per class, from the one table in bpf/paths.h: its name, companions, and the class counted with it. */
+static const struct {
+	const char *name;
+	enum argus_companions companions;
+	enum argus_class counted_with;
+} classes[ARGUS_CLS_MAX] = {
+#define CLASS_ROW(id, nm, comp, with)                                                              \
+	[ARGUS_CLS_##id] = {#nm, ARGUS_COMPANIONS_##comp, ARGUS_CLS_##with},
+    ARGUS_CLASSES(CLASS_ROW)
+#undef CLASS_ROW
+};
 
 const char *probe_class_name(unsigned cls)
 {
-	return cls < ARGUS_CLS_MAX ? class_names[cls] : NULL;
+	return cls < ARGUS_CLS_MAX ? classes[cls].name : NULL;
 }
 
 /*
- * Classes whose time is thread time inside a page fault need the companions
- * that bound a fault and take nested paths out of it, whatever level is
- * probed: the same metric must mean the same thing in the reference and at
- * every level.
+ * The companion tracepoints of each group. Classes whose time is thread
+ * time inside a page fault need what bounds a fault and takes nested paths
+ * out of it, whatever level is probed: the same metric must mean the same
+ * thing in the reference and at every level.
  */
-#define PAGING_CLASSES                                                                             \
-	((1u << ARGUS_CLS_ANON_MINOR) | (1u << ARGUS_CLS_ANON_ZERO) | (1u << ARGUS_CLS_ANON_COW) |  \
-	 (1u << ARGUS_CLS_ANON_THP) | (1u << ARGUS_CLS_FILE_CACHE) | (1u << ARGUS_CLS_FILE_MAJOR))
-
 static const char *const fault_companions[] = {
 	"page_fault_user",
 	"rss_stat",
@@ -60,16 +66,25 @@ static const char *const fault_companions[] = {
  * Block I/O time is iowait thread time, from switching out to the wakeup
  * (both always attached): it needs every request phase.
  */
-#define BLOCK_CLASSES ((1u << ARGUS_CLS_BLOCK_QUEUE) | (1u << ARGUS_CLS_BLOCK_DEVICE))
 static const char *const block_companions[] = { "block_rq_insert", "block_rq_issue",
 						"block_rq_complete" };
 
 /* Creation time is the parent's time in clone/fork/clone3. */
-static const char *const fork_companions[] = { "sys_enter", "sys_exit" };
+static const char *const create_companions[] = { "sys_enter", "sys_exit" };
 
 /* Who ends a futex wait: one of the target's own tasks, or another (a timer among them). */
 static const char *const futex_companions[] = { "sched_waking", "hrtimer_expire_entry",
 						"hrtimer_expire_exit" };
+
+static const struct {
+	const char *const *tracepoints;
+	size_t n;
+} companion_groups[ARGUS_COMPANIONS_MAX] = {
+	[ARGUS_COMPANIONS_FAULT] = { fault_companions, ARRAY_SIZE(fault_companions) },
+	[ARGUS_COMPANIONS_BLOCK] = { block_companions, ARRAY_SIZE(block_companions) },
+	[ARGUS_COMPANIONS_CREATE] = { create_companions, ARRAY_SIZE(create_companions) },
+	[ARGUS_COMPANIONS_FUTEX] = { futex_companions, ARRAY_SIZE(futex_companions) },
+};
 
 /*
  * Always attached: following the target's processes, and its runqueue
@@ -79,34 +94,31 @@ static const char *const futex_companions[] = { "sched_waking", "hrtimer_expire_
 static const char *const always[] = { "sched_process_fork", "sched_process_exit", "sched_switch",
 				      "sched_wakeup", "sched_wakeup_new" };
 
-unsigned probe_counted_with(unsigned classes)
+unsigned probe_counted_with(unsigned cls_mask)
 {
-	unsigned also = 0;
+	unsigned also = 0, c;
 
-	if (classes & (1u << ARGUS_CLS_RUNQ_WAIT))
-		also |= 1u << ARGUS_CLS_RUNQ_OWN;
-	if (classes & (1u << ARGUS_CLS_FUTEX))
-		also |= 1u << ARGUS_CLS_FUTEX_OWN;
-	return classes | also;
+	for (c = 0; c < ARGUS_CLS_MAX; c++)
+		if ((cls_mask & (1u << c)) && classes[c].counted_with < ARGUS_CLS_MAX)
+			also |= 1u << classes[c].counted_with;
+	return cls_mask | also;
 }
 
-size_t probe_companions(unsigned classes, const char **ret, size_t max)
+size_t probe_companions(unsigned cls_mask, const char **ret, size_t max)
 {
+	bool wanted[ARGUS_COMPANIONS_MAX] = {};
 	size_t n = 0, i;
+	unsigned c, g;
 
-#define PUT(list)                                                                                  \
-	for (i = 0; i < ARRAY_SIZE(list) && n < max; i++)                                          \
-	ret[n++] = list[i]
-	PUT(always);
-	if (classes & PAGING_CLASSES)
-		PUT(fault_companions);
-	if (classes & BLOCK_CLASSES)
-		PUT(block_companions);
-	if (classes & (1u << ARGUS_CLS_FORK))
-		PUT(fork_companions);
-	if (classes & (1u << ARGUS_CLS_FUTEX))
-		PUT(futex_companions);
-#undef PUT
+	for (i = 0; i < ARRAY_SIZE(always) && n < max; i++)
+		ret[n++] = always[i];
+	for (c = 0; c < ARGUS_CLS_MAX; c++)
+		if (cls_mask & (1u << c))
+			wanted[classes[c].companions] = true;
+	/* in group order, each group once, as a plan lists its tracepoints */
+	for (g = ARGUS_COMPANIONS_NONE + 1; g < ARGUS_COMPANIONS_MAX; g++)
+		for (i = 0; wanted[g] && i < companion_groups[g].n && n < max; i++)
+			ret[n++] = companion_groups[g].tracepoints[i];
 	return n;
 }
 
@@ -283,7 +295,7 @@ json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan)
 
 		for (c = 0; c < ARGUS_CLS_MAX; c++)
 			if (s->classes & (1u << c))
-				json_array_append_new(cls, json_string(class_names[c]));
+				json_array_append_new(cls, json_string(classes[c].name));
 		json_array_append_new(slots, json_pack("{s:i,s:s,s:s,s:s,s:o}", "slot", (int)i, "node",
 						       t->nodes[s->node].id, "backend",
 						       backend_name(s->backend), "hook", s->hook,

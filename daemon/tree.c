@@ -16,9 +16,12 @@ _Static_assert(TREE_MAX_CHILDREN == ARGUS_MAX_SLOTS,
 	       "one level's nodes must fit the probe's slots");
 _Static_assert(ARGUS_CLS_MAX <= 32, "class masks are unsigned");
 
-static const char *const class_names[] = {ARGUS_CLASS_NAMES};
-_Static_assert(ARRAY_SIZE(class_names) == ARGUS_CLS_MAX,
-	       "ARGUS_CLASS_NAMES matches enum argus_class");
+/* The names tree-data uses, from the class table of bpf/paths.h. */
+static const char *const class_names[ARGUS_CLS_MAX] = {
+#define CLASS_NAME(id, name, companions, with) [ARGUS_CLS_##id] = #name,
+    ARGUS_CLASSES(CLASS_NAME)
+#undef CLASS_NAME
+};
 
 static const char *const backend_names[BACKEND_MAX] = {
     [BACKEND_FENTRY] = "fentry",

@@ -79,7 +79,7 @@ struct tree {
  * minus its last component) appears earlier; depth <= TREE_MAX_DEPTH; at
  * most TREE_MAX_NODES nodes and TREE_MAX_CHILDREN children (level-1 nodes
  * included); metrics a non-empty subset of "count", "time_ns"; every leaf
- * lists at least one class of ARGUS_CLASS_NAMES, an inner node lists none
+ * lists at least one class of the class table (ARGUS_CLASSES), an inner node lists none
  * (it gets the union of its descendants), and no class belongs to two
  * leaves; hook names are symbols ([A-Za-z0-9_.]) or, for tracepoints,
  * tracepoint names joined by '+'; no duplicates in any list; unknown fields
@@ -96,7 +96,7 @@ int tree_load_file(const char *path, struct tree **ret, char **ret_err);
 /* NULL is fine. */
 void tree_free(struct tree *t);
 
-/* Class name of ARGUS_CLASS_NAMES for an enum argus_class, NULL when out of range. */
+/* Class name (ARGUS_CLASSES) of an enum argus_class, NULL when out of range. */
 const char *tree_class_name(int cls);
 /* Inverse of tree_class_name; -1 when unknown. */
 int tree_class_from_name(const char *name);

@@ -183,8 +183,60 @@ static void test_fill_nodes(void)
 	tree_free(t);
 }
 
+static bool listed(const char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* The class table: names agree everywhere, companions come by group, each once. */
+static void test_class_table(void)
+{
+	const char *comp[128];
+	size_t n, i, j;
+	unsigned c, all = 0;
+
+	tap_subtest("class_table");
+	for (c = 0; c < ARGUS_CLS_MAX; c++) {
+		CHECK_STREQ(probe_class_name(c), tree_class_name((int)c), "class name");
+		CHECK_EQ(tree_class_from_name(probe_class_name(c)), c, "name round trip");
+		all |= 1u << c;
+	}
+	CHECK(probe_class_name(ARGUS_CLS_MAX) == NULL);
+
+	/* always the scheduler's five first; a fault class adds what bounds a fault */
+	n = probe_companions(1u << ARGUS_CLS_FILE_MAJOR, comp, ARRAY_SIZE(comp));
+	CHECK_EQ(n, 5 + 14, "file_major companions");
+	CHECK_STREQ(comp[0], "sched_process_fork", "first");
+	CHECK(listed(comp, n, "mm_filemap_add_to_page_cache") && listed(comp, n, "rss_stat"));
+	CHECK(!listed(comp, n, "block_rq_issue") && !listed(comp, n, "sched_waking"));
+	n = probe_companions(1u << ARGUS_CLS_BLOCK_DEVICE, comp, ARRAY_SIZE(comp));
+	CHECK(n == 8 && listed(comp, n, "block_rq_issue") && !listed(comp, n, "rss_stat"));
+	n = probe_companions(1u << ARGUS_CLS_MIGRATE, comp, ARRAY_SIZE(comp));
+	CHECK_EQ(n, 5, "migrate: the always-attached only");
+	/* every class: each group once, in group order */
+	n = probe_companions(all, comp, ARRAY_SIZE(comp));
+	CHECK_EQ(n, 5 + 14 + 3 + 2 + 3, "all companions");
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			CHECKF(strcmp(comp[i], comp[j]) != 0 || strcmp(comp[i], "sys_enter") == 0,
+			       "%s twice", comp[i]);
+	CHECK(probe_companions(all, comp, 3) == 3);
+
+	CHECK_EQ(probe_counted_with(1u << ARGUS_CLS_RUNQ_WAIT),
+		 (1u << ARGUS_CLS_RUNQ_WAIT) | (1u << ARGUS_CLS_RUNQ_OWN), "runq_wait counts own");
+	CHECK_EQ(probe_counted_with(1u << ARGUS_CLS_FUTEX),
+		 (1u << ARGUS_CLS_FUTEX) | (1u << ARGUS_CLS_FUTEX_OWN), "futex counts own");
+	CHECK_EQ(probe_counted_with(1u << ARGUS_CLS_ANON_COW), 1u << ARGUS_CLS_ANON_COW, "cow");
+}
+
 int main(void)
 {
+	test_class_table();
 	test_fentry_kernel();
 	test_kprobe_kernel();
 	test_tracepoint_kernel();
