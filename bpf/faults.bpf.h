@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Page faults and TLB shootdowns (kernel_paging): a fault is opened at
+ * page_fault_user, marked by what it does, and closed (classified and
+ * counted) when the thread enters the kernel again. Other concerns call
+ * fault_finish() (syscalls), fault_nest() (memory pressure, mmap_lock) and
+ * set F_SLEPT (the scheduler).
+ * Part of the multiplexed probe: included by paths.bpf.c, after the
+ * shared state (thread_state, account(), task_state(), spans) it uses.
+ */
+#ifndef ARGUS_FAULTS_BPF_H
+#define ARGUS_FAULTS_BPF_H
+
+#define F_RSS_ANON 0x01u   /* an anonymous page was mapped (new, copied or huge) */
+#define F_RSS_FILE 0x02u   /* a file or shmem page was mapped */
+#define F_FILEMAP 0x04u    /* filemap_fault or fault-around ran: the page is file-backed */
+#define F_SLEPT 0x08u      /* the thread blocked inside the fault, outside nested paths */
+#define F_CACHE_ADD 0x10u  /* a page was inserted into the page cache: read from storage */
+#define F_THP_ALLOC 0x20u  /* an order-9 allocation: a transparent huge page */
+#define F_WRITE 0x40u      /* error code: write access */
+#define F_PROT 0x80u       /* error code: the page was present (protection fault) */
+#define F_END_SEEN 0x100u  /* an event marked the fault's completion (page mapped, TLB flushed, woke) */
+
+/*
+ * The class of a finished fault, from what it did. A cause is named where it
+ * starts: a file-backed fault that read its page from storage (a page went
+ * into the page cache) or slept for it is major, whatever page it then
+ * mapped, so a write to a private file mapping whose page had to be read
+ * first is storage I/O, not copy-on-write. Otherwise a write that mapped an
+ * anonymous page over a present page or a file page is copy-on-write (the
+ * copy of a present page); a write fault on a present page that copied
+ * nothing reused it (still the copy-on-write path). A fresh anonymous page
+ * is minor, or THP when an order-9 allocation served it. A file-backed fault
+ * that neither read nor slept was served from the page cache. A read of a
+ * never-touched anonymous page maps the zero page and moves no counter.
+ */
+static __always_inline __u32 fault_class(__u32 f)
+{
+	bool write = f & F_WRITE, prot = f & F_PROT, file = f & (F_FILEMAP | F_RSS_FILE);
+
+	if (file && (f & (F_SLEPT | F_CACHE_ADD)))
+		return ARGUS_CLS_FILE_MAJOR;
+	if (write && (f & F_RSS_ANON) && (prot || file))
+		return ARGUS_CLS_ANON_COW;
+	if (write && prot)
+		return ARGUS_CLS_ANON_COW;
+	if (f & F_RSS_ANON)
+		return (f & F_THP_ALLOC) ? ARGUS_CLS_ANON_THP : ARGUS_CLS_ANON_MINOR;
+	if (file)
+		return ARGUS_CLS_FILE_CACHE;
+	if (!write && !prot)
+		return ARGUS_CLS_ANON_ZERO;
+	return ARGUS_CLS_MAX;
+}
+
+/*
+ * Close the thread's open fault, if any: the thread entered the kernel
+ * again, so the fault is over. Its time runs to the last completion event
+ * seen inside it (page mapped, TLB flushed after a copy, wakeup after a
+ * sleep). A fault with none (a zero-page read maps no page that counts) is
+ * counted without time: bounding it by the next kernel entry would charge
+ * it the user time in between, which grows with any slowdown at all.
+ */
+static __always_inline void fault_finish(struct thread_state *ts)
+{
+	__u64 end, dur = 0;
+	__u32 cls;
+
+	if (!ts->fault.start)
+		return;
+	end = ts->fault.end;
+	if ((ts->fault.flags & F_END_SEEN) && end > ts->fault.start) {
+		dur = end - ts->fault.start;
+		dur = dur > ts->fault.nested ? dur - ts->fault.nested : 0;
+	}
+	cls = fault_class(ts->fault.flags);
+	if (cls < ARGUS_CLS_MAX)
+		account(cls, 1, dur);
+	else
+		__sync_fetch_and_add(&unclassified_faults, 1);
+	ts->fault.start = 0;
+}
+
+/* Time spent in a nested path counts there, not in the surrounding fault. */
+static __always_inline void fault_nest(struct thread_state *ts, __u64 ns)
+{
+	if (ts->fault.start)
+		ts->fault.nested += ns;
+}
+
+/* ---- page faults ---- */
+
+#define PF_PROT 0x1
+#define PF_WRITE 0x2
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	struct thread_state *ts = current_state();
+
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!ts)
+		return 0;
+	fault_finish(ts);
+	ts->fault.start = now;
+	ts->fault.end = now;
+	ts->fault.nested = 0;
+	ts->fault.flags = ((error_code & PF_WRITE) ? F_WRITE : 0) |
+			  ((error_code & PF_PROT) ? F_PROT : 0);
+	return 0;
+}
+
+/* The fault mapped its page(s): RSS counters move at the end of the fault path. */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
+{
+	struct thread_state *ts = current_state();
+
+	if (!ts || !ts->fault.start)
+		return 0;
+	if (mm != bpf_get_current_task_btf()->mm)
+		return 0;
+	ts->fault.end = bpf_ktime_get_ns();
+	ts->fault.flags |= F_END_SEEN;
+	if (member == MM_ANONPAGES)
+		ts->fault.flags |= F_RSS_ANON;
+	else if (member == MM_FILEPAGES || member == MM_SHMEMPAGES)
+		ts->fault.flags |= F_RSS_FILE;
+	return 0;
+}
+
+#define HPAGE_PMD_ORDER 9
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(handle_mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp,
+	     int migratetype)
+{
+	struct thread_state *ts;
+
+	if (order < HPAGE_PMD_ORDER)
+		return 0;
+	ts = current_state();
+	if (ts && ts->fault.start)
+		ts->fault.flags |= F_THP_ALLOC;
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts && ts->fault.start)
+		ts->fault.flags |= F_CACHE_ADD;
+	return 0;
+}
+
+static __always_inline void mark_file_fault(void)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts && ts->fault.start)
+		ts->fault.flags |= F_FILEMAP;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
+{
+	mark_file_fault();
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigned long start,
+	     unsigned long last)
+{
+	mark_file_fault();
+	return 0;
+}
+
+/* ---- TLB shootdowns that reach or come from the target ---- */
+
+SEC("tp_btf/tlb_flush")
+int BPF_PROG(handle_tlb_flush, int reason, unsigned long pages)
+{
+	struct thread_state *ts = current_state();
+
+	if (!ts)
+		return 0;
+	/* a copy-on-write fault flushes the old mapping last, on its own CPU: its completion */
+	if (ts->fault.start && (reason == TLB_LOCAL_SHOOTDOWN || reason == TLB_LOCAL_MM_SHOOTDOWN)) {
+		ts->fault.end = bpf_ktime_get_ns();
+		ts->fault.flags |= F_END_SEEN;
+	}
+	if (reason == TLB_REMOTE_SHOOTDOWN || reason == TLB_REMOTE_SEND_IPI)
+		account(ARGUS_CLS_TLB_SHOOTDOWN, 1, 0);
+	return 0;
+}
+
+#endif /* ARGUS_FAULTS_BPF_H */

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The scheduler (kernel_scheduler): runqueue waits and who held the CPU,
+ * wakeups (who ended a futex wait), blocking (a fault's sleep, iowait),
+ * migrations, the target's processes followed through fork and exit.
+ * Part of the multiplexed probe: included by paths.bpf.c, after the
+ * shared state (thread_state, account(), task_state(), spans) it uses.
+ */
+#ifndef ARGUS_SCHED_BPF_H
+#define ARGUS_SCHED_BPF_H
+
+/* ---- scheduler ---- */
+
+static __always_inline __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
+{
+	__u64 lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/*
+ * The thread waited for I/O from t0 to t1 outside a fault: the part that
+ * overlaps its last request's queueing counts as queue time, the rest as
+ * device time.
+ */
+static __always_inline void io_wait_done(__u32 tid, __u64 t0, __u64 t1)
+{
+	struct rq_phases *ph = bpf_map_lookup_elem(&last_request, &tid);
+	__u64 q = 0;
+
+	if (t1 <= t0)
+		return;
+	if (ph && ph->insert && ph->issue > ph->insert)
+		q = overlap(t0, t1, ph->insert, ph->issue);
+	if (q)
+		account(ARGUS_CLS_BLOCK_QUEUE, 0, q);
+	account(ARGUS_CLS_BLOCK_DEVICE, 0, t1 - t0 - q);
+}
+
+static __always_inline void mark_runnable(struct task_struct *p)
+{
+	struct thread_state *ts = task_state(p);
+	__u64 now;
+
+	if (!ts)
+		return;
+	now = bpf_ktime_get_ns();
+	if (!ts->sched.runq_start)
+		ts->sched.runq_start = now;
+	/* its iowait ends with the wakeup: the wait for a CPU after it is runqueue time */
+	if (ts->sched.io_block_start) {
+		io_wait_done(p->pid, ts->sched.io_block_start, now);
+		ts->sched.io_block_start = 0;
+	}
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(handle_sched_wakeup, struct task_struct *p)
+{
+	mark_runnable(p);
+	return 0;
+}
+
+/*
+ * Per CPU: since when it runs an hrtimer callback (0: none), where timeouts
+ * fire (a futex wait's own timeout, a POSIX timer's signal). A wakeup from
+ * there comes from the timer, not from the task it interrupted. (The
+ * per-CPU preempt count would say so for every interrupt, but this kernel
+ * does not let BPF programs address per-CPU data by symbol.) An exit
+ * clears it, nested or not; an entry whose exit came before attach is
+ * forgotten after TIMER_CALLBACK_MAX_NS, longer than any callback runs.
+ */
+#define TIMER_CALLBACK_MAX_NS 1000000ull
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} timer_since SEC(".maps");
+
+static __always_inline __u64 *this_cpu_timer_since(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&timer_since, &zero);
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(handle_hrtimer_expire_entry, struct hrtimer *timer)
+{
+	__u64 *since = this_cpu_timer_since();
+
+	if (since)
+		*since = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(handle_hrtimer_expire_exit, struct hrtimer *timer)
+{
+	__u64 *since = this_cpu_timer_since();
+
+	if (since)
+		*since = 0;
+	return 0;
+}
+
+static __always_inline bool in_timer(void)
+{
+	__u64 *since = this_cpu_timer_since();
+
+	return since && *since && bpf_ktime_get_ns() - *since < TIMER_CALLBACK_MAX_NS;
+}
+
+/*
+ * In the waker's context: who ends a target thread's futex wait. A wait
+ * that a timer ends (its timeout) was not ended by the task the timer
+ * interrupt happened to find on the CPU.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(handle_sched_waking, struct task_struct *p)
+{
+	struct thread_state *ts = task_state(p);
+
+	if (ts && ts->sync.futex.start && !in_timer() && current_state())
+		ts->sync.futex_own = 1;
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(handle_sched_wakeup_new, struct task_struct *p)
+{
+	mark_runnable(p);
+	return 0;
+}
+
+/* A target thread leaves the CPU: preempted (still runnable) or blocked. */
+static __always_inline void switched_out(struct thread_state *ts, struct task_struct *prev,
+					 bool runnable, __u64 now)
+{
+	if (runnable) {
+		ts->sched.runq_start = now;
+		return;
+	}
+	ts->sched.runq_start = 0;
+	ts->sched.block_start = now;
+	if (!ts->fault.start && BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+		ts->sched.io_block_start = now;
+	/*
+	 * A fault that sleeps waits for its page to be read, unless it sleeps
+	 * inside a nested path (reclaim, compaction, a lock), whose time and
+	 * cause count there.
+	 */
+	if (ts->fault.start && !ts->mem.reclaim.start && !ts->mem.compact.start && !ts->sync.lock.start)
+		ts->fault.flags |= F_SLEPT;
+}
+
+/* A target thread's runqueue wait of wait ns ended by switching holder out. */
+static __always_inline void note_holder(struct task_struct *holder, bool own, __u64 wait)
+{
+	struct argus_rq_holder_key k = {};
+	struct argus_counter zero = {}, *c;
+
+	k.tgid = argus_tgid_in_ns(holder, pidns_inum);
+	k.own = own;
+	bpf_probe_read_kernel_str(k.comm, sizeof(k.comm), holder->comm);
+	c = bpf_map_lookup_elem(&runq_holders, &k);
+	if (!c) {
+		/* full: the run keeps the holders it met first */
+		bpf_map_update_elem(&runq_holders, &k, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&runq_holders, &k);
+		if (!c)
+			return;
+	}
+	__sync_fetch_and_add(&c->count, 1);
+	__sync_fetch_and_add(&c->time_ns, wait);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct thread_state *ts;
+	bool prev_target;
+
+	ts = task_state(prev);
+	prev_target = ts != NULL;
+	if (ts)
+		switched_out(ts, prev, preempt || prev_state == 0, now);
+
+	ts = task_state(next);
+	if (!ts)
+		return 0;
+	if (ts->sched.runq_start && now > ts->sched.runq_start) {
+		__u64 wait = now - ts->sched.runq_start;
+
+		/* behind one of its own threads the CPU was the target's all along */
+		account(prev_target ? ARGUS_CLS_RUNQ_OWN : ARGUS_CLS_RUNQ_WAIT, 1, wait);
+		ts->sched.runq_total += wait;
+		fault_nest(ts, wait);
+		note_holder(prev, prev_target, wait);
+	}
+	ts->sched.runq_start = 0;
+	if (ts->sched.block_start) {
+		/* blocked inside a fault: the fault lasted at least until now */
+		if (ts->fault.start) {
+			ts->fault.end = now;
+			ts->fault.flags |= F_END_SEEN;
+		}
+		ts->sched.block_start = 0;
+	}
+	if (ts->sched.io_block_start) {
+		/* its wakeup went unseen: the wait ends here at the latest */
+		io_wait_done(next->pid, ts->sched.io_block_start, now);
+		ts->sched.io_block_start = 0;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
+{
+	if (task_state(p))
+		account(ARGUS_CLS_MIGRATE, 1, 0);
+	return 0;
+}
+
+/* Target tracking: always loaded. Children of target processes are targets. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = argus_tgid_in_ns(child, pidns_inum);
+	__u8 one = 1;
+
+	if (!task_state(parent) || !tgid)
+		return 0;
+	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	account(ARGUS_CLS_FORK, 1, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
+{
+	struct thread_state *ts = task_state(p);
+	__u32 tid = p->pid;
+
+	if (ts) {
+		__u64 start = BPF_CORE_READ(p, start_time), now = bpf_ktime_get_ns();
+
+		fault_finish(ts);
+		bpf_map_delete_elem(&last_request, &tid);
+		if (born_after_ns && start >= born_after_ns && now > start)
+			__sync_fetch_and_add(&child_thread_ns, now - start);
+	}
+	return 0;
+}
+
+#endif /* ARGUS_SCHED_BPF_H */
