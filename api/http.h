@@ -28,11 +28,41 @@ struct api_ctx {
 
 struct http_server;
 
+/* Where the API listens and with which secret (README "Security model"). */
+struct http_options {
+	/*
+	 * TCP "ADDR:PORT" (IPv4 or [IPv6]:PORT; port 0 picks a free one), NULL
+	 * for none. Serves GET and HEAD; writes only with the token. A
+	 * non-loopback address without a token is refused (-EPERM).
+	 */
+	const char *listen;
+	/*
+	 * The control socket's path, NULL for none. Mode 0660 and group
+	 * ctx->cfg->api_group (0600 when there is no such group); a stale socket
+	 * there is replaced, anything else is -EEXIST, a live one -EADDRINUSE.
+	 */
+	const char *unix_path;
+	/* Bearer token that allows writes over TCP (copied); NULL: TCP is read-only. */
+	const char *token;
+};
+
 /*
- * Listen on "ADDR:PORT" (IPv4 or [IPv6]:PORT). Port 0 picks a free one;
- * http_port() tells which. -EADDRINUSE etc. on failure.
+ * Start the listeners of o (at least one) on their own threads. Errors are
+ * logged here, with what failed, and returned (-EADDRINUSE, -EINVAL for a
+ * bad address, -EPERM for an exposed listener without a token, ...).
  */
-int http_start(const char *listen, struct api_ctx *ctx, struct http_server **ret);
+int http_start(const struct http_options *o, struct api_ctx *ctx, struct http_server **ret);
+/* The TCP port listened on (0 without a TCP listener). */
 unsigned http_port(const struct http_server *h);
-/* Stop accepting, finish in-flight requests, free. NULL is fine. */
+/* The control socket's path, or NULL. */
+const char *http_unix_path(const struct http_server *h);
+/* Stop accepting, finish in-flight requests, remove the socket, free. NULL is fine. */
 void http_stop(struct http_server *h);
+
+/* "ADDR:PORT" is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x); false when malformed. */
+bool http_listen_is_loopback(const char *listen);
+/*
+ * Whether listen may be served: -EINVAL when it is no "ADDR:PORT", -EPERM
+ * when it is not loopback and there is no token (http_start refuses both).
+ */
+int http_listen_check(const char *listen, bool have_token);

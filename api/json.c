@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "api/json.h"
+#include "daemon/util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@ int api_error_set(struct api_error *e, unsigned status, const char *code, const 
 	va_start(ap, fmt);
 	vsnprintf(e->message, sizeof(e->message), fmt, ap);
 	va_end(ap);
+	/* it quotes the caller's bytes, maybe cut mid-character: the error body is JSON */
+	utf8_sanitize(e->message);
 	return -EINVAL;
 }
 

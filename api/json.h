@@ -20,7 +20,8 @@ struct api_error {
 	char message[384];
 };
 
-/* Fill e (message printf-like, truncated to fit); returns -EINVAL for "return api_error_set(...)".
+/* Fill e (message printf-like, truncated to fit, made valid UTF-8: bytes that are not become
+ * '?'); returns -EINVAL for "return api_error_set(...)".
  */
 int api_error_set(struct api_error *e, unsigned status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -15,6 +15,9 @@
 #include <string.h>
 
 #define ID_SEGMENT_MAX 32
+/* where the owners of running targets are read */
+#define PROC_ROOT "/proc"
+#define CGROUP_ROOT "/sys/fs/cgroup"
 
 enum route {
 	ROUTE_NONE,
@@ -134,6 +137,7 @@ static const char *route_allow(enum route r)
 	case ROUTE_REFERENCES:
 		return "GET, HEAD, POST";
 	case ROUTE_JOB:
+	case ROUTE_REFERENCE:
 		return "GET, HEAD, DELETE";
 	default:
 		return "GET, HEAD";
@@ -174,10 +178,25 @@ static bool parse_path_id(const char *s, int64_t *ret, struct api_response *r, c
 	return false;
 }
 
-/* Queue a job and answer 202 with its Location. */
-static void submit(const struct api_ctx *ctx, const char *kind, const json_t *request,
-		   struct api_response *r)
+/* The caller may run a job on this request's running target, if it names one. */
+static bool target_allowed(const struct api_request *req, const json_t *request,
+			   struct api_response *r)
 {
+	json_t *target = json_object_get(request, "target");
+	struct api_error e;
+
+	if (!target || access_target_check(PROC_ROOT, CGROUP_ROOT, req->caller, target, &e) >= 0)
+		return true;
+	respond_api_error(r, &e);
+	return false;
+}
+
+/* Queue a job for the caller and answer 202 with its Location. */
+static void submit(const struct api_ctx *ctx, const struct api_request *req, const char *kind,
+		   const json_t *request, struct api_response *r)
+{
+	const char *submitter = req->caller->submitter;
+	unsigned quota = ctx->cfg ? ctx->cfg->queue_per_submitter : 0;
 	_cleanup_free_ char *msg = NULL;
 	int64_t id;
 	int q;
@@ -186,7 +205,7 @@ static void submit(const struct api_ctx *ctx, const char *kind, const json_t *re
 		api_response_error(r, 503, "unavailable", "the job queue is not running");
 		return;
 	}
-	q = jobs_submit(ctx->jobs, kind, request, &id);
+	q = jobs_submit_as(ctx->jobs, kind, request, submitter[0] ? submitter : NULL, quota, &id);
 	switch (q) {
 	case 0:
 		break;
@@ -196,10 +215,17 @@ static void submit(const struct api_ctx *ctx, const char *kind, const json_t *re
 				jobs_queued(ctx->jobs));
 		api_response_error(r, 429, "queue_full", msg);
 		return;
+	case -EDQUOT:
+		msg = xasprintf("%s already has %u job(s) waiting, the most one submitter may "
+				"(queue_per_submitter); retry when one has started",
+				submitter, quota);
+		api_response_error(r, 429, "submitter_quota", msg);
+		return;
 	case -ESHUTDOWN:
 		api_response_error(
 		    r, 503, "shutting_down",
 		    "argusd is stopping and takes no new jobs; retry after it restarts");
+		r->retry_after = 10;
 		return;
 	default:
 		respond_internal(r, q);
@@ -225,6 +251,8 @@ static void post_diagnose(const struct api_ctx *ctx, const struct api_request *r
 		respond_api_error(r, &e);
 		return;
 	}
+	if (!target_allowed(req, request, r))
+		return;
 
 	ref = json_object_get(request, "reference");
 	if (ref) {
@@ -260,7 +288,7 @@ static void post_diagnose(const struct api_ctx *ctx, const struct api_request *r
 		return;
 	}
 
-	submit(ctx, "diagnose", request, r);
+	submit(ctx, req, "diagnose", request, r);
 }
 
 static void post_reference(const struct api_ctx *ctx, const struct api_request *req,
@@ -270,12 +298,21 @@ static void post_reference(const struct api_ctx *ctx, const struct api_request *
 	json_auto_t *body = NULL, *request = NULL;
 	struct api_error e;
 
+	/* later diagnoses of the subject are scored against it: not for everyone to set */
+	if (!access_may_record_reference(req->caller)) {
+		api_response_error(r, 403, "admin_only",
+				   "references are recorded by root or a member of the api group "
+				   "on the control socket, or with the token over TCP");
+		return;
+	}
 	if (api_parse_body(req->body, req->body_len, &body, &e) < 0 ||
 	    validate_reference_request(body, &d, ctx->workloads, &request, &e) < 0) {
 		respond_api_error(r, &e);
 		return;
 	}
-	submit(ctx, "reference", request, r);
+	if (!target_allowed(req, request, r))
+		return;
+	submit(ctx, req, "reference", request, r);
 }
 
 static void get_jobs(const struct api_ctx *ctx, const struct api_request *req,
@@ -380,9 +417,11 @@ static void get_trace(const struct api_ctx *ctx, const char *idstr, const struct
 	respond_json(r, 200, trace);
 }
 
-static void delete_job(const struct api_ctx *ctx, const char *idstr, struct api_response *r)
+static void delete_job(const struct api_ctx *ctx, const struct api_request *req, const char *idstr,
+		       struct api_response *r)
 {
 	json_t *job = NULL;
+	const char *submitter;
 	int64_t id;
 	int q;
 
@@ -392,6 +431,27 @@ static void delete_job(const struct api_ctx *ctx, const char *idstr, struct api_
 		api_response_error(r, 503, "unavailable", "the job queue is not running");
 		return;
 	}
+	q = store_job_get(ctx->store, id, &job);
+	if (q == -ENOENT) {
+		job_not_found(r, id);
+		return;
+	}
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	submitter = json_string_value(json_object_get(job, "submitter"));
+	if (!access_may_cancel(req->caller, submitter)) {
+		_cleanup_free_ char *msg =
+		    xasprintf("job %" PRId64 " was submitted by %s; only its submitter, root or a "
+			      "member of the api group may cancel it",
+			      id, submitter ? submitter : "an earlier argusd");
+
+		json_decref(job);
+		api_response_error(r, 403, "not_your_job", msg);
+		return;
+	}
+	json_decref(TAKE_PTR(job));
 	q = jobs_cancel(ctx->jobs, id);
 	if (q == -ENOENT) {
 		job_not_found(r, id);
@@ -459,6 +519,42 @@ static void get_reference(const struct api_ctx *ctx, const char *idstr, struct a
 	respond_json(r, 200, ref);
 }
 
+static void delete_reference(const struct api_ctx *ctx, const struct api_request *req,
+			     const char *idstr, struct api_response *r)
+{
+	_cleanup_free_ char *msg = NULL;
+	int64_t id;
+	int q;
+
+	if (!parse_path_id(idstr, &id, r, "reference"))
+		return;
+	if (!req->caller->admin) {
+		api_response_error(r, 403, "admin_only",
+				   "references are deleted by root or a member of the api group, "
+				   "on the control socket");
+		return;
+	}
+	q = store_reference_delete(ctx->store, id);
+	switch (q) {
+	case 0:
+		respond_json(r, 200, json_pack("{s:I,s:b}", "id", (json_int_t)id, "deleted", 1));
+		return;
+	case -ENOENT:
+		msg =
+		    xasprintf("there is no reference %" PRId64 "; GET /references lists them", id);
+		api_response_error(r, 404, "not_found", msg);
+		return;
+	case -EBUSY:
+		msg = xasprintf("reference %" PRId64 " is named by a queued or running job; cancel "
+				"it or wait until it ends",
+				id);
+		api_response_error(r, 409, "reference_in_use", msg);
+		return;
+	default:
+		respond_internal(r, q);
+	}
+}
+
 static void get_workloads(const struct api_ctx *ctx, struct api_response *r)
 {
 	json_t *j;
@@ -482,10 +578,14 @@ static void get_tree(const struct api_ctx *ctx, struct api_response *r)
 	if (!ctx->tree) {
 		api_response_error(r, 503, "tree_unavailable",
 				   "the code-path tree is not loaded yet; retry shortly");
+		r->retry_after = 2;
 		return;
 	}
 	j = tree_to_json(ctx->tree);
-	if (!j) {
+	/* the order resolution tried the backends in, beside each node's choice */
+	if (!j || json_object_set_new(j, "backends",
+				      backend_order_to_json(ctx->cfg ? &ctx->cfg->backends : NULL)) < 0) {
+		json_decref(j);
 		respond_internal(r, -ENOMEM);
 		return;
 	}
@@ -592,6 +692,11 @@ void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct
 	_cleanup_free_ char *msg = NULL;
 
 	api_response_clear(r);
+	/* http.c decides who may write; without a caller nothing but reading is left */
+	if (!get && !req->caller) {
+		api_response_error(r, 403, "forbidden", "this request may only read");
+		return;
+	}
 	if (route == ROUTE_NONE) {
 		msg = xasprintf("no route %.*s %.*s; routes: /diagnose, /references, /jobs, "
 				"/workloads, /tree, /healthz, /metrics",
@@ -608,12 +713,14 @@ void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct
 		get_references(ctx, req, r);
 	else if (route == ROUTE_REFERENCE && get)
 		get_reference(ctx, idbuf, r);
+	else if (route == ROUTE_REFERENCE && del)
+		delete_reference(ctx, req, idbuf, r);
 	else if (route == ROUTE_JOBS && get)
 		get_jobs(ctx, req, r);
 	else if (route == ROUTE_JOB && get)
 		get_job(ctx, idbuf, r);
 	else if (route == ROUTE_JOB && del)
-		delete_job(ctx, idbuf, r);
+		delete_job(ctx, req, idbuf, r);
 	else if (route == ROUTE_TRACE && get)
 		get_trace(ctx, idbuf, req, r);
 	else if (route == ROUTE_WORKLOADS && get)

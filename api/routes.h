@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "api/access.h"
 #include "api/http.h"
 #include "api/json.h"
 #include "api/validate.h"
@@ -23,6 +24,8 @@ struct api_request {
 	size_t n_args;
 	const char *body; /* NULL or body_len bytes, not NUL terminated */
 	size_t body_len;
+	/* who asks (http.c has checked the listener's rules); NULL: nobody, refused */
+	const struct api_caller *caller;
 };
 
 struct api_response {
@@ -32,11 +35,18 @@ struct api_response {
 	const char *content_type; /* for text */
 	char *location;		  /* Location header, or NULL */
 	const char *allow;	  /* Allow header (405), or NULL */
+	const char *authenticate; /* WWW-Authenticate header (401), or NULL */
+	unsigned retry_after;	  /* Retry-After seconds; 429 and 503 get a default when 0 */
 };
 
+/* Retry-After of a 429 or 503 that does not say better. */
+#define API_RETRY_AFTER_429_S 30
+#define API_RETRY_AFTER_503_S 5
+
 /* Status codes counted one by one in argusd_http_requests_total; others count as "other". */
-#define API_STATUS_CODES 200, 202, 400, 404, 405, 409, 413, 415, 429, 500, 503
-enum { API_N_STATUS = 12 };
+#define API_STATUS_CODES                                                                           \
+	200, 202, 400, 401, 403, 404, 405, 409, 413, 415, 421, 429, 500, 503
+enum { API_N_STATUS = 15 };
 
 struct api_stats {
 	atomic_ulong by_status[API_N_STATUS];

@@ -10,14 +10,20 @@
  *     and reads slot i as that node's "count" and "time_ns".
  *   - `targets`: the tgids of the target; argusd adds the root process,
  *     argus_follow_fork below adds its children.
+ *   - `argus_pidns`: argusd's PID namespace, written by argusd after load.
  *   - argus_current_is_target(), argus_task_is_target(task),
  *     argus_account(slot, count, time_ns).
  *   - the license section (GPL: the tracing helpers need it).
- * The safety gate (daemon/gate.c) checks that `counters` and `targets` are
- * exactly these maps.
+ * The safety gate (daemon/gate.c) checks that these maps are exactly the
+ * ones declared here, and it refuses helpers that read kernel memory or
+ * hand out kernel pointers: the header itself uses none of them. A task's
+ * fields are read with typed (BTF) loads from the task pointers that tp_btf
+ * programs receive as arguments; the running thread is identified by
+ * bpf_get_current_pid_tgid / bpf_get_ns_current_pid_tgid, never by its
+ * task pointer.
  *
- * The first part (names and limits) is shared with user space; the rest is
- * compiled only for the BPF target.
+ * The first part (names, limits, the namespace record) is shared with user
+ * space; the rest is compiled only for the BPF target.
  */
 #ifndef ARGUS_AUTHORED_H
 #define ARGUS_AUTHORED_H
@@ -26,6 +32,20 @@
 #define ARGUS_AUTHORED_TARGETS "targets"
 #define ARGUS_AUTHORED_FOLLOW "argus_follow_fork"
 #define ARGUS_AUTHORED_PIDNS "argus_pidns"
+#define ARGUS_AUTHORED_LICENSE "GPL"
+
+/* PID namespace nesting that argus_task_is_target follows; deeper tasks are not seen. */
+#define ARGUS_AUTHORED_PIDNS_LEVELS 8
+
+/*
+ * argusd's PID namespace as the nsfs file /proc/self/ns/pid names it
+ * (st_dev, st_ino). ino 0: argusd runs in the initial namespace, where the
+ * kernel's own numbers are argusd's.
+ */
+struct argus_pidns {
+	unsigned long long dev;
+	unsigned long long ino;
+};
 
 #if defined(__bpf__)
 
@@ -35,9 +55,8 @@
 #include <bpf/bpf_core_read.h>
 
 #include "paths.h"
-#include "pidns.h"
 
-char _argus_license[] SEC("license") = "GPL";
+char _argus_license[] SEC("license") = ARGUS_AUTHORED_LICENSE;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -53,21 +72,63 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* argusd's PID namespace inode (0: the initial one), written by argusd after load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct argus_pidns);
 } argus_pidns SEC(".maps");
 
-/* The task's thread-group id as argusd numbers it (pidns.h). */
-static __always_inline __u32 argus_tgid(struct task_struct *task)
+static __always_inline const struct argus_pidns *argus_ns(void)
 {
 	__u32 zero = 0;
-	__u64 *inum = bpf_map_lookup_elem(&argus_pidns, &zero);
 
-	return argus_tgid_in_ns(task, inum ? *inum : 0);
+	return bpf_map_lookup_elem(&argus_pidns, &zero);
+}
+
+/*
+ * A task's thread-group id as argusd numbers it: task->tgid in the initial
+ * namespace, else the number among the levels of its pid whose namespace is
+ * argusd's (0, never a target, when it has none there). Typed loads only:
+ * the loop is unrolled, so every index is a constant the verifier checks.
+ */
+static __always_inline __u32 argus_tgid(struct task_struct *task)
+{
+	const struct argus_pidns *ns = argus_ns();
+	struct pid *pid;
+	unsigned int level, i;
+
+	if (!ns || !ns->ino)
+		return task->tgid;
+	pid = task->group_leader->thread_pid;
+	if (!pid)
+		return 0;
+	level = pid->level;
+#pragma unroll
+	for (i = 0; i < ARGUS_AUTHORED_PIDNS_LEVELS; i++) {
+		if (i > level)
+			break;
+		if (pid->numbers[i].ns->ns.inum == ns->ino)
+			return pid->numbers[i].nr;
+	}
+	return 0;
+}
+
+/*
+ * The running thread's thread-group id as argusd numbers it. Outside the
+ * initial namespace the kernel answers only for threads whose own namespace
+ * is argusd's (bpf_get_ns_current_pid_tgid): 0 for the others.
+ */
+static __always_inline __u32 argus_current_tgid(void)
+{
+	const struct argus_pidns *ns = argus_ns();
+	struct bpf_pidns_info info = {};
+
+	if (!ns || !ns->ino)
+		return bpf_get_current_pid_tgid() >> 32;
+	if (bpf_get_ns_current_pid_tgid(ns->dev, ns->ino, &info, sizeof(info)))
+		return 0;
+	return info.tgid;
 }
 
 /* Does this task belong to the target? */
@@ -81,7 +142,9 @@ static __always_inline bool argus_task_is_target(struct task_struct *task)
 /* Does the running thread belong to the target? */
 static __always_inline bool argus_current_is_target(void)
 {
-	return argus_task_is_target(bpf_get_current_task_btf());
+	__u32 tgid = argus_current_tgid();
+
+	return tgid && bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
 /* Add count events and time_ns nanoseconds to a slot; out-of-range slots are ignored. */

@@ -64,8 +64,8 @@ static const char system_prompt[] =
 	"bpf/bpf_tracing.h and bpf/bpf_core_read.h and declares the license, the maps "
 	"`counters` and `targets`, argus_current_is_target(), argus_task_is_target(task), "
 	"argus_account(slot, count, time_ns), and a program that follows the target's forks. "
-	"No other #include; no #include_next, #embed, __has_include, ## or _Pragma; every "
-	"preprocessor directive on one line; at most 64 KiB.\n"
+	"No other #include; no #include_next, #embed, #line, __has_include, ##, names starting "
+	"with ___, _Pragma or asm; every preprocessor directive on one line; at most 64 KiB.\n"
 	"3. Slot i is the i-th node listed for the level: account its events with "
 	"argus_account(i, ...). count and time_ns must mean exactly what the node's "
 	"description says, because they are compared with a reference recorded by argusd's own "
@@ -73,12 +73,13 @@ static const char system_prompt[] =
 	"target threads' time spent in it, excluding time inside other listed paths.\n"
 	"4. Programs: SEC(\"tp_btf/<tracepoint>\") with BPF_PROG(...), only on the attach "
 	"points listed for the level. Count only the target (argus_current_is_target, "
-	"argus_task_is_target). Helpers allowed: map lookup/update/delete, ktime_get_ns, "
-	"ktime_get_boot_ns, get_current_pid_tgid, get_current_task, get_current_task_btf, "
-	"get_smp_processor_id, probe_read_kernel, probe_read_kernel_str, find_vma, loop, "
-	"get_func_ip, get_attach_cookie, task_storage_get/delete. Maps: at most 8 counting "
-	"counters and targets, array or hash kinds, at most 65536 entries, values up to 4096 "
-	"bytes.\n"
+	"argus_task_is_target). Read task fields with typed loads from the tracepoint's task "
+	"arguments (p->pid, BPF_CORE_READ_BITFIELD(p, f)), never with bpf_probe_read*. Helpers "
+	"allowed: map lookup/update/delete, ktime_get_ns, ktime_get_boot_ns, "
+	"get_current_pid_tgid, get_ns_current_pid_tgid, get_smp_processor_id, "
+	"get_attach_cookie, task_storage_get/delete. No global or static variables (use maps "
+	"or locals). Maps: at most 8 counting the header's three, array or hash kinds, at most "
+	"65536 entries, values up to 4096 bytes.\n"
 	"5. Call author_probe with the whole source. Read the compiler's, the safety gate's or "
 	"the verifier's message and fix the source. After the measurement, call decide once, "
 	"with the evidence ids the decision rests on and a short rationale.";
@@ -115,16 +116,8 @@ struct llm_agent {
 
 static void trace(struct llm_agent *g, const char *kind, json_t *data)
 {
-	if (g->key && data) {
-		_cleanup_free_ char *text = json_dumps(data, JSON_COMPACT);
-
-		if (text && strstr(text, g->key)) {
-			_cleanup_free_ char *clean = llm_scrub(text, g->key);
-
-			json_decref(data);
-			data = json_loads(clean, 0, NULL) ?: json_string("[trace step redacted]");
-		}
-	}
+	/* every string of the step, raw and JSON-escaped forms (llm_scrub_json) */
+	data = llm_scrub_json(data, g->key);
 	if (g->trace_fn)
 		g->trace_fn(g->userdata, kind, data);
 	else
@@ -145,7 +138,7 @@ static void warn(struct llm_agent *g, const char *fmt, ...)
 		return;
 	if (!g->base.warnings)
 		g->base.warnings = json_array();
-	json_array_append_new(g->base.warnings, json_string(msg));
+	json_array_append_new(g->base.warnings, llm_scrub_json(json_string(msg), g->key));
 	free(msg);
 }
 
@@ -837,9 +830,41 @@ static void llm_free(struct agent *a)
 	free(g);
 }
 
+/*
+ * What the agent hands to the level loop holds model text too (the probe
+ * source in the author's note, the decision's arguments and its reason
+ * for the report): scrubbed of the key as the agent's own trace steps.
+ */
+static int llm_author_scrubbed(struct agent *a, const struct agent_level *lvl,
+			       struct probe_plan *ret_plan, json_t **ret_note)
+{
+	struct llm_agent *g = (struct llm_agent *)a;
+	int r = llm_author(a, lvl, ret_plan, ret_note);
+
+	*ret_note = llm_scrub_json(*ret_note, g->key);
+	return r;
+}
+
+static int llm_decide_scrubbed(struct agent *a, const struct agent_level *lvl,
+			       const struct mvec *pmv, struct calib_decision *ret, json_t **ret_note)
+{
+	struct llm_agent *g = (struct llm_agent *)a;
+	int r = llm_decide(a, lvl, pmv, ret, ret_note);
+
+	*ret_note = llm_scrub_json(*ret_note, g->key);
+	if (r >= 0 && g->key && ret->reason) {
+		char *clean = llm_scrub(ret->reason, g->key);
+
+		free(ret->reason);
+		ret->reason = clean;
+	}
+	return r;
+}
+
 int agent_llm_new(const struct agent_llm_env *env, struct agent **ret, char **ret_err)
 {
 	const struct config *cfg = env->cfg;
+	_cleanup_free_ char *endpoint = NULL;
 	struct llm_agent *g;
 	struct llm_client_opts co;
 	int r;
@@ -851,8 +876,9 @@ int agent_llm_new(const struct agent_llm_env *env, struct agent **ret, char **re
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	g->base = (struct agent){ .name = "llm", .author = llm_author, .rejected = llm_rejected,
-				  .decide = llm_decide, .free = llm_free };
+	g->base = (struct agent){ .name = "llm", .author = llm_author_scrubbed,
+				  .rejected = llm_rejected, .decide = llm_decide_scrubbed,
+				  .free = llm_free };
 	g->cfg = cfg;
 	g->trace_fn = env->trace;
 	g->should_stop = env->should_stop;
@@ -866,23 +892,30 @@ int agent_llm_new(const struct agent_llm_env *env, struct agent **ret, char **re
 		}
 	}
 	co = (struct llm_client_opts){ .base_url = cfg->llm_url, .model = cfg->llm_model,
-				       .key = g->key, .timeout_s = cfg->llm_timeout_s,
+				       .key = g->key, .allow_insecure = cfg->llm_allow_insecure,
+				       .timeout_s = cfg->llm_timeout_s,
 				       .should_stop = env->should_stop,
 				       .userdata = env->userdata };
-	r = llm_client_new(&co, &g->client);
+	r = llm_url_check(cfg->llm_url, cfg->llm_allow_insecure, ret_err);
+	if (r >= 0) {
+		r = llm_client_new(&co, &g->client);
+		if (r < 0)
+			*ret_err = xasprintf("llm client: %s", strerror(-r));
+	}
 	if (r < 0) {
-		*ret_err = xasprintf("llm_url %s is not an http(s) URL", cfg->llm_url);
 		llm_free(&g->base);
 		return r;
 	}
+	endpoint = llm_url_redact(cfg->llm_url);
 	g->messages = json_array();
 	g->tools = tools_json();
 	g->given = json_object();
 	g->t0 = now_mono_ns();
 	g->deadline_ns = g->t0 + (uint64_t)cfg->llm_max_wall_s * 1000000000ull;
 	add_message(g, "system", system_prompt);
+	/* the endpoint redacted: its userinfo or query may carry credentials */
 	trace(g, "llm_prompt",
-	      json_pack("{s:s,s:s,s:O,s:{s:i,s:i,s:i,s:i}}", "endpoint", cfg->llm_url, "model",
+	      json_pack("{s:s,s:s,s:O,s:{s:i,s:i,s:i,s:i}}", "endpoint", endpoint, "model",
 			cfg->llm_model, "tools", g->tools, "budget", "calls",
 			(int)cfg->llm_max_calls, "tokens", (int)cfg->llm_max_tokens, "wall_s",
 			(int)cfg->llm_max_wall_s, "timeout_s", (int)cfg->llm_timeout_s));

@@ -25,7 +25,8 @@ static int wrong(char **ret_err, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
-	*ret_err = msg ?: xstrdup("decision refused");
+	/* it quotes the model's ids, cut at a byte count: it goes back to the model as JSON */
+	*ret_err = utf8_sanitize(msg) ?: xstrdup("decision refused");
 	return -EINVAL;
 }
 

@@ -28,6 +28,12 @@ void config_defaults(struct config *c)
 	c->tau = 3.0;
 	c->window_s = 5;
 	c->warmup_runs = 1;
+	backend_order_default(&c->backends);
+	c->api_group = xstrdup("argus");
+	c->queue_per_submitter = 4;
+	c->retention_days = 30;
+	c->max_jobs = 10000;
+	c->trace_max_bytes = 8u << 20;
 	c->llm_timeout_s = 60;
 	c->llm_max_calls = 24;
 	c->llm_max_tokens = 200000;
@@ -97,11 +103,34 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		char *end;
 		double v = strtod(value, &end);
 
-		r = (end == value || *end || v < 0.5 || v > 100) ? -EINVAL : 0;
+		/* written so that NaN, which compares false with everything, is refused too */
+		r = (end == value || *end || !(v >= 0.5 && v <= 100)) ? -EINVAL : 0;
 		if (!r)
 			c->tau = v;
 	} else if (!strcmp(key, "allow_stale_reference"))
 		r = set_bool(&c->allow_stale_reference, value);
+	else if (!strcmp(key, "backends"))
+		r = backend_order_parse(value, &c->backends);
+	else if (!strcmp(key, "listen_unix"))
+		r = value[0] == '/' || !value[0] ? set_str(&c->listen_unix, value) : -EINVAL;
+	else if (!strcmp(key, "api_group"))
+		r = set_str(&c->api_group, value);
+	else if (!strcmp(key, "api_token_file"))
+		r = set_str(&c->api_token_file, value);
+	else if (!strcmp(key, "api_hostnames"))
+		r = set_str(&c->api_hostnames, value);
+	else if (!strcmp(key, "api_origins"))
+		r = set_str(&c->api_origins, value);
+	else if (!strcmp(key, "queue_per_submitter"))
+		r = set_uint(&c->queue_per_submitter, value, 1, 1024);
+	else if (!strcmp(key, "retention_days"))
+		r = set_uint(&c->retention_days, value, 0, 36500);
+	else if (!strcmp(key, "max_jobs"))
+		r = set_uint(&c->max_jobs, value, 0, 100000000);
+	else if (!strcmp(key, "trace_max_bytes"))
+		r = set_uint(&c->trace_max_bytes, value, 64 * 1024, 1024u << 20);
+	else if (!strcmp(key, "llm_allow_insecure"))
+		r = set_bool(&c->llm_allow_insecure, value);
 	else if (!strcmp(key, "llm_url"))
 		r = set_str(&c->llm_url, value);
 	else if (!strcmp(key, "llm_model"))
@@ -189,10 +218,24 @@ void config_free(struct config *c)
 	free(c->victims_dir);
 	free(c->tree_file);
 	free(c->schema_dir);
+	free(c->listen_unix);
+	free(c->api_group);
+	free(c->api_token_file);
+	free(c->api_hostnames);
+	free(c->api_origins);
 	free(c->llm_url);
 	free(c->llm_model);
 	free(c->llm_key_file);
 	free(c->bpf_clang);
 	free(c->bpf_include_dir);
 	memset(c, 0, sizeof(*c));
+}
+
+char *config_unix_path(const struct config *c)
+{
+	if (c->listen_unix)
+		return xstrdup(c->listen_unix);
+	if (c->state_dir && strcmp(c->state_dir, "/var/lib/argusd") == 0)
+		return xstrdup("/run/argusd/argusd.sock");
+	return xasprintf("%s/argusd.sock", c->state_dir ? c->state_dir : ".");
 }

@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 
+#include "daemon/resolve.h"
+
 struct config {
 	char *listen;	     /* "127.0.0.1:8321" */
 	char *state_dir;     /* "/var/lib/argusd": store and lock */
@@ -21,6 +23,20 @@ struct config {
 	unsigned window_s;   /* default observation window for running targets, 5 */
 	unsigned warmup_runs; /* unmeasured runs of a workload before a job measures it, 1 */
 	bool allow_stale_reference; /* diagnose against a reference from another kernel/tree (warns) */
+	struct backend_order backends; /* resolution tries these, in order: fentry kprobe tracepoint */
+
+	/* access (the API's security model: README "Security") */
+	char *listen_unix;    /* control socket; NULL: derived from state_dir (config_unix_path) */
+	char *api_group;      /* group whose members (and root) may do everything, "argus" */
+	char *api_token_file; /* bearer token for writes over TCP; relative: $CREDENTIALS_DIRECTORY */
+	char *api_hostnames;  /* Host names accepted besides loopback ones, space separated */
+	char *api_origins;    /* Origins accepted on requests that carry one, space separated */
+	unsigned queue_per_submitter; /* waiting jobs one submitter may have, default 4 */
+
+	/* retention */
+	unsigned retention_days;  /* finished jobs older than this are deleted, 0: never; 30 */
+	unsigned max_jobs;	  /* finished jobs kept at most, 0: no limit; 10000 */
+	unsigned trace_max_bytes; /* a job's trace is cut beyond this, 8 MiB */
 
 	/* the LLM agent */
 	char *llm_url;	     /* base URL of an OpenAI-compatible API, NULL: not configured */
@@ -30,6 +46,7 @@ struct config {
 	unsigned llm_max_calls;
 	unsigned llm_max_tokens;
 	unsigned llm_max_wall_s;
+	bool llm_allow_insecure; /* plain http:// to a non-loopback endpoint */
 	char *bpf_clang;       /* the compiler of authored probes (absolute path) */
 	char *bpf_include_dir; /* the only include directory authored probes see */
 };
@@ -44,3 +61,9 @@ int config_load_file(struct config *c, const char *path, char **ret_err);
 /* Set one key from a string (used by the file parser and by overrides). */
 int config_set(struct config *c, const char *key, const char *value, char **ret_err);
 void config_free(struct config *c);
+/*
+ * The control socket's path (caller frees): listen_unix when set, else
+ * /run/argusd/argusd.sock for the packaged state directory /var/lib/argusd
+ * (the unit's RuntimeDirectory), else $state_dir/argusd.sock.
+ */
+char *config_unix_path(const struct config *c);

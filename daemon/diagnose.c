@@ -3,7 +3,10 @@
  * The level loop of a diagnosis (DESIGN.md, "One diagnosis, as data
  * flows"): reference checked -> for L = 1..max_depth: agent authors the
  * level's probe -> measure -> agent decides -> argusd checks the decision
- * -> descend, commit or abstain -> report.
+ * -> descend, commit or abstain -> report. An authored probe's run is
+ * witnessed (witness.h) before anyone decides on it: one that disagrees
+ * with the kernel's own figures is dropped for its level, which is
+ * measured again with the builtin probe.
  */
 #include "daemon/diagnose.h"
 #include "daemon/agent.h"
@@ -12,6 +15,7 @@
 #include "daemon/report.h"
 #include "daemon/store.h"
 #include "daemon/util.h"
+#include "daemon/witness.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -144,6 +148,8 @@ struct diag_state {
 	struct mvec *ref;
 	size_t k;
 	struct report rep;
+	/* the level whose authored probe the witness dropped: measured with the builtin from then on */
+	int dropped_level, dropped_parent;
 };
 
 static void free_runs(struct mvec *runs, size_t n)
@@ -252,6 +258,94 @@ static int check_decision(const struct agent_level *lvl, const struct calib_deci
 	return 0;
 }
 
+/* Keep a level's probe description with the job's probes. */
+static void store_level_probe(struct diag_state *st, int level, const json_t *probe,
+			      json_t *extra)
+{
+	json_t *pj = probe ? json_deep_copy(probe) : json_object();
+
+	json_object_set_new(pj, "backend", json_string("mixed"));
+	if (extra)
+		json_object_set_new(pj, "witness", extra);
+	store_probe_add(job_ctx_store(st->ctx), job_ctx_id(st->ctx), level, pj);
+	json_decref(pj);
+}
+
+/* Measure the level with the builtin probe, because why. */
+static int measure_builtin(struct diag_state *st, const struct agent_level *lvl,
+			   const struct measure_target *tg, const struct measure_opts *mo,
+			   const char *why, struct measure_result *ret, json_t **ret_error)
+{
+	struct measure_opts bo = *mo;
+	struct probe_plan plan;
+	uint64_t t0 = now_mono_ns();
+	int r;
+
+	bo.witness = false; /* the reference instrument runs as it does for references */
+	r = probe_plan_for(lvl->tree, lvl->active, lvl->n_active, &plan);
+	if (r < 0) {
+		*ret_error = diag_error("internal", "level %d: planning the builtin probe: %s",
+					lvl->level, strerror(-r));
+		return r;
+	}
+	job_ctx_trace(st->ctx, "probe",
+		      json_pack("{s:i,s:s?,s:s,s:{s:s,s:o},s:s}", "level", lvl->level, "parent",
+				lvl->parent >= 0 ? lvl->tree->nodes[lvl->parent].id : NULL, "agent",
+				"builtin", "probe", "witness", why, "plan",
+				probe_plan_describe(lvl->tree, &plan), "reason", why));
+	r = measure_run(lvl->tree, &plan, tg, &bo, ret);
+	report_timing(&st->rep, lvl->level, "measure", now_mono_ns() - t0);
+	if (r < 0) {
+		*ret_error = diag_error(ret->error_code ?: "measurement_failed", "level %d: %s",
+					lvl->level, ret->error ?: strerror(-r));
+		return r;
+	}
+	store_level_probe(st, lvl->level, ret->probe, NULL);
+	return 0;
+}
+
+/*
+ * Witness an authored run (ret): when the probe's numbers disagree with the
+ * kernel's, trace why, warn in the result, drop the probe for this level and
+ * measure it again with the builtin probe into ret.
+ */
+static int witness_level(struct diag_state *st, const struct agent_level *lvl,
+			 const struct measure_target *tg, const struct probe_plan *plan,
+			 const struct measure_opts *mo, struct measure_result *ret,
+			 json_t **ret_error)
+{
+	struct witness_result w;
+	_cleanup_free_ char *why = NULL, *warning = NULL;
+	int r;
+
+	r = witness_check(lvl->tree, plan, &ret->vec, &ret->witness, &w);
+	if (r < 0) {
+		*ret_error = diag_error("internal", "level %d: witnessing the probe: %s", lvl->level,
+					strerror(-r));
+		return r;
+	}
+	why = witness_reasons(&w);
+	job_ctx_trace(st->ctx, "witness",
+		      json_pack("{s:i,s:s?,s:b,s:s,s:O,s:O,s:o,s:o}", "level", lvl->level, "parent",
+				lvl->parent >= 0 ? lvl->tree->nodes[lvl->parent].id : NULL, "agree",
+				w.agree, "reason", why, "failed", w.failed, "unchecked", w.unchecked,
+				"figures", witness_figures_to_json(&ret->witness, plan->n_slots),
+				"pmv", mvec_to_json(&ret->vec)));
+	store_level_probe(st, lvl->level, ret->probe,
+			  json_pack("{s:b,s:O}", "agree", w.agree, "failed", w.failed));
+	witness_result_clear(&w);
+	if (!*why)
+		return 0;
+	warning = xasprintf("level %d: the authored probe was dropped, its numbers disagreeing "
+			    "with the kernel's (%s); the level was measured with the builtin probe",
+			    lvl->level, why);
+	report_warn(&st->rep, warning);
+	st->dropped_level = lvl->level;
+	st->dropped_parent = lvl->parent;
+	measure_result_clear(ret);
+	return measure_builtin(st, lvl, tg, mo, warning, ret, ret_error);
+}
+
 /* Measure one level with the agent's probe, retrying a rejected probe a bounded number of times. */
 static int measure_level(struct diag_state *st, const struct agent_level *lvl,
 			 const struct measure_target *tg, struct measure_result *ret,
@@ -262,6 +356,10 @@ static int measure_level(struct diag_state *st, const struct agent_level *lvl,
 				   .userdata = st->ctx };
 	int tries, r = -EINVAL;
 
+	if (st->dropped_level == lvl->level && st->dropped_parent == lvl->parent)
+		return measure_builtin(st, lvl, tg, &mo,
+				       "the witness dropped the authored probe of this level", ret,
+				       ret_error);
 	for (tries = 0; tries < PROBE_TRIES; tries++) {
 		struct probe_plan plan;
 		json_t *note = NULL;
@@ -279,14 +377,14 @@ static int measure_level(struct diag_state *st, const struct agent_level *lvl,
 			      json_pack("{s:i,s:s?,s:s,s:o*,s:i}", "level", lvl->level, "parent",
 					lvl->parent >= 0 ? lvl->tree->nodes[lvl->parent].id : NULL,
 					"agent", st->agent->name, "probe", note, "try", tries + 1));
+		/* an authored probe's numbers are witnessed by the kernel's own figures */
+		mo.witness = plan.object != NULL;
 		r = measure_run(lvl->tree, &plan, tg, &mo, ret);
 		report_timing(&st->rep, lvl->level, "measure", now_mono_ns() - t0);
+		if (r >= 0 && plan.object)
+			return witness_level(st, lvl, tg, &plan, &mo, ret, ret_error);
 		if (r >= 0) {
-			json_t *pj = ret->probe ? json_deep_copy(ret->probe) : json_object();
-
-			json_object_set_new(pj, "backend", json_string("mixed"));
-			store_probe_add(job_ctx_store(st->ctx), job_ctx_id(st->ctx), lvl->level, pj);
-			json_decref(pj);
+			store_level_probe(st, lvl->level, ret->probe, NULL);
 			return 0;
 		}
 		if (r == -ECANCELED || !ret->error_code || strcmp(ret->error_code, "probe_rejected")) {
@@ -551,7 +649,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 {
 	const struct diag_env *env = userdata;
 	const json_t *req = job_ctx_request(ctx);
-	struct diag_state st = { .env = env, .ctx = ctx };
+	struct diag_state st = { .env = env, .ctx = ctx, .dropped_level = -1, .dropped_parent = -1 };
 	struct measure_target tg;
 	json_t *tau = json_object_get(req, "tau"), *cal = json_object_get(req, "calibration");
 	uint64_t t0 = now_mono_ns();

@@ -10,13 +10,28 @@
  *     those backends. Nothing sleepable, nothing that modifies returns.
  *   - Instructions, read from every executable section of the ELF
  *     (programs and the subprograms libbpf would append): helper calls only
- *     from an allowlist; bpf-to-bpf calls fine; kfunc calls refused; no
- *     extern symbols at all (kfuncs, kernel symbols, kconfig).
+ *     from an allowlist that has no memory reads (bpf_probe_read*), no
+ *     kernel pointers or addresses (bpf_get_current_task*,
+ *     bpf_get_func_ip, bpf_task_pt_regs, bpf_get_stack*) and no callbacks
+ *     (bpf_loop, bpf_for_each_map_elem, bpf_find_vma, timers,
+ *     bpf_user_ringbuf_drain); bpf-to-bpf calls fine; kfunc calls refused;
+ *     64-bit loads only of maps (no function pointers, no data addresses).
+ *   - Sections, symbols and BTF: only what bpf/argus_authored.h and the
+ *     program's own functions account for: program sections, .text, .maps,
+ *     the header's license, BTF and debug information. No global or static
+ *     data (.rodata, .data, .bss and their kin, in the ELF or in BTF), no
+ *     extern symbols at all (kfuncs, kernel symbols, kconfig), no other
+ *     section.
  *   - Maps: at most GATE_MAX_MAPS, of the hash and array kinds and task
  *     storage, bounded entries, key and value sizes and total memory, none
- *     pinned; `counters` and `targets` exactly as bpf/argus_authored.h
- *     declares them, and its fork follower present.
+ *     pinned, no maps of maps; `counters`, `targets` and `argus_pidns`
+ *     exactly as bpf/argus_authored.h declares them, and its fork follower
+ *     present.
  *   - Sizes: the object, the programs, the instructions.
+ *
+ * What the gate cannot see: a typed task pointer that a tp_btf program
+ * receives as an argument can still be cast to an integer and counted;
+ * the witness of the measurement refuses such numbers.
  */
 #pragma once
 
@@ -29,12 +44,10 @@
 #define GATE_OBJECT_MAX (4 * 1024 * 1024)
 #define GATE_MAX_PROGRAMS 64
 #define GATE_MAX_INSNS 200000
-#define GATE_MAX_MAPS 8		  /* declared maps, counters and targets included */
-#define GATE_MAX_INTERNAL_MAPS 4  /* .rodata, .data, .bss, string literals */
+#define GATE_MAX_MAPS 8		  /* declared maps, the header's three included */
 #define GATE_MAX_ENTRIES 65536
 #define GATE_MAX_KEY 512
 #define GATE_MAX_VALUE 4096
-#define GATE_MAX_INTERNAL_VALUE (64 * 1024)
 #define GATE_MAX_MAP_MEMORY (64ull << 20)
 
 struct gate_policy {

@@ -16,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 struct job_ctx {
 	struct jobs *jobs;
@@ -30,6 +31,7 @@ struct jobs {
 	struct store *store;
 	job_runner_t runner;
 	void *userdata;
+	job_admit_t admit;
 	unsigned queue_max;
 
 	pthread_mutex_t lock;
@@ -42,6 +44,10 @@ struct jobs {
 	pthread_t thread;
 
 	unsigned long n_succeeded, n_failed, n_cancelled;
+
+	/* retention, run by the worker between jobs (jobs_set_retention) */
+	struct store_retention retention;
+	uint64_t retention_every_ns, retention_next_ns; /* 0: off; CLOCK_MONOTONIC */
 };
 
 /* ---- the context handed to runners ---- */
@@ -221,6 +227,15 @@ static void run_one(struct jobs *j, struct job_ctx *ctx)
 		finish(j, ctx, -ECANCELED, NULL, NULL);
 		return;
 	}
+	if (j->admit) {
+		r = j->admit(job, &error);
+		if (r < 0) {
+			if (!error)
+				error = error_json("not_admitted", "the job may not run any more");
+			finish(j, ctx, r == -ECANCELED ? -EPERM : r, NULL, error);
+			return;
+		}
+	}
 	r = store_job_update(j->store, ctx->id, "running", 0, "starting", NULL, NULL);
 	if (r < 0) {
 		log_error_errno(r, "job %lld: cannot mark it running: %m", (long long)ctx->id);
@@ -241,20 +256,63 @@ static void run_one(struct jobs *j, struct job_ctx *ctx)
 	finish(j, ctx, r, result, error);
 }
 
+/* Under j->lock: whether retention is due, else how long to wait for it (abs, monotonic). */
+static bool retention_due(struct jobs *j, struct timespec *ret_until)
+{
+	uint64_t now = now_mono_ns();
+
+	if (!j->retention_every_ns)
+		return false;
+	if (now >= j->retention_next_ns)
+		return true;
+	*ret_until = (struct timespec){ j->retention_next_ns / 1000000000ull,
+					j->retention_next_ns % 1000000000ull };
+	return false;
+}
+
+/* On the worker, without j->lock: delete what retention allows and say so. */
+static void run_retention(struct jobs *j, struct store_retention policy)
+{
+	struct store_retention_stats st;
+	int r = store_apply_retention(j->store, &policy, now_real_ns(), &st);
+
+	if (r < 0)
+		log_warning_errno(r, "retention: deleting old jobs failed: %m");
+	else if (st.jobs_deleted || st.pages_freed)
+		log_info("retention: %u finished job(s) deleted (retention_days %u, max_jobs %u), "
+			 "%lld database page(s) given back",
+			 st.jobs_deleted, policy.retention_days, policy.max_jobs, st.pages_freed);
+}
+
 static void *worker(void *arg)
 {
 	struct jobs *j = arg;
 
 	for (;;) {
 		struct job_ctx ctx = {.jobs = j};
+		struct timespec until;
+		bool due = false;
 
 		pthread_mutex_lock(&j->lock);
-		while (!j->stopping && j->n == 0)
-			pthread_cond_wait(&j->wake, &j->lock);
+		while (!j->stopping && !(due = retention_due(j, &until)) && j->n == 0) {
+			if (j->retention_every_ns)
+				pthread_cond_timedwait(&j->wake, &j->lock, &until);
+			else
+				pthread_cond_wait(&j->wake, &j->lock);
+		}
 		if (j->stopping) {
 			/* what is still queued stays "queued" in the store for the next start */
 			pthread_mutex_unlock(&j->lock);
 			break;
+		}
+		if (due) {
+			/* between jobs, never during one: not to disturb a measurement */
+			struct store_retention policy = j->retention;
+
+			j->retention_next_ns = now_mono_ns() + j->retention_every_ns;
+			pthread_mutex_unlock(&j->lock);
+			run_retention(j, policy);
+			continue;
 		}
 		/* leave the queue and become current in one step: jobs_cancel sees one or the other
 		 */
@@ -276,6 +334,12 @@ static void *worker(void *arg)
 
 int jobs_start(struct store *s, unsigned queue_max, job_runner_t runner, void *userdata,
 	       struct jobs **ret)
+{
+	return jobs_start_admitted(s, queue_max, runner, userdata, NULL, ret);
+}
+
+int jobs_start_admitted(struct store *s, unsigned queue_max, job_runner_t runner, void *userdata,
+			job_admit_t admit, struct jobs **ret)
 {
 	_cleanup_free_ int64_t *ids = NULL;
 	struct jobs *j;
@@ -301,9 +365,18 @@ int jobs_start(struct store *s, unsigned queue_max, job_runner_t runner, void *u
 	j->store = s;
 	j->runner = runner;
 	j->userdata = userdata;
+	j->admit = admit;
 	j->queue_max = queue_max;
 	pthread_mutex_init(&j->lock, NULL);
-	pthread_cond_init(&j->wake, NULL);
+	{
+		/* timed waits (retention) on the monotonic clock */
+		pthread_condattr_t attr;
+
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&j->wake, &attr);
+		pthread_condattr_destroy(&attr);
+	}
 
 	/* recovered jobs are all queued again, in order, even beyond queue_max */
 	for (i = 0; i < n; i++) {
@@ -330,6 +403,13 @@ fail:
 
 int jobs_submit(struct jobs *j, const char *kind, const json_t *request, int64_t *ret_id)
 {
+	return jobs_submit_as(j, kind, request, NULL, 0, ret_id);
+}
+
+int jobs_submit_as(struct jobs *j, const char *kind, const json_t *request, const char *submitter,
+		   unsigned per_submitter, int64_t *ret_id)
+{
+	unsigned waiting;
 	int64_t id;
 	int r;
 
@@ -342,8 +422,21 @@ int jobs_submit(struct jobs *j, const char *kind, const json_t *request, int64_t
 		r = -EAGAIN;
 		goto out;
 	}
+	/*
+	 * Counted in the store, under the queue lock like the creation below, so
+	 * that concurrent submits of one submitter cannot both pass the bound.
+	 */
+	if (submitter && per_submitter > 0) {
+		r = store_jobs_queued_by(j->store, submitter, &waiting);
+		if (r < 0)
+			goto out;
+		if (waiting >= per_submitter) {
+			r = -EDQUOT;
+			goto out;
+		}
+	}
 	/* created under the lock so that the bound holds under concurrent submits */
-	r = store_job_create(j->store, kind, request, &id);
+	r = store_job_create_by(j->store, kind, request, submitter, &id);
 	if (r < 0)
 		goto out;
 	r = queue_push(j, id);
@@ -388,6 +481,17 @@ int jobs_cancel(struct jobs *j, int64_t id)
 out:
 	pthread_mutex_unlock(&j->lock);
 	return r;
+}
+
+void jobs_set_retention(struct jobs *j, const struct store_retention *p, unsigned interval_s)
+{
+	pthread_mutex_lock(&j->lock);
+	j->retention = *p;
+	j->retention_every_ns =
+		p->retention_days || p->max_jobs ? (uint64_t)(interval_s ?: 1) * 1000000000ull : 0;
+	j->retention_next_ns = now_mono_ns();
+	pthread_cond_signal(&j->wake);
+	pthread_mutex_unlock(&j->lock);
 }
 
 unsigned jobs_queued(struct jobs *j)

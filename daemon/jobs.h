@@ -40,23 +40,50 @@ void job_ctx_progress(struct job_ctx *ctx, double fraction, const char *step);
 void job_ctx_trace(struct job_ctx *ctx, const char *kind, json_t *data);
 
 /*
+ * Whether a job may still run, asked by the worker right before it starts
+ * one (what was allowed when it was queued may not be any more: a pid that
+ * has since gone to another user). job is the stored job (store_job_get).
+ * Return 0 to run it; a negative errno and *ret_error ({"code", "message"},
+ * owned) to fail it unrun.
+ */
+typedef int (*job_admit_t)(const json_t *job, json_t **ret_error);
+
+/*
  * Start the worker. Jobs left "running" in the store become "interrupted";
  * jobs left "queued" are queued again in order. queue_max bounds the jobs
  * waiting (the running one not counted).
  */
 int jobs_start(struct store *s, unsigned queue_max, job_runner_t runner, void *userdata,
 	       struct jobs **ret);
+/* The same with an admission check before each job (NULL: none), resumed ones included. */
+int jobs_start_admitted(struct store *s, unsigned queue_max, job_runner_t runner, void *userdata,
+			job_admit_t admit, struct jobs **ret);
 /*
  * Persist and queue a job. -EAGAIN when the queue is full (429), -ESHUTDOWN
  * when stopping (503).
  */
 int jobs_submit(struct jobs *j, const char *kind, const json_t *request, int64_t *ret_id);
 /*
+ * The same for a submitter ("uid:N" or "token", recorded with the job), who
+ * may have at most per_submitter jobs waiting (0: no own bound): -EDQUOT
+ * beyond (429). The queue's own bound is checked first (-EAGAIN).
+ */
+int jobs_submit_as(struct jobs *j, const char *kind, const json_t *request, const char *submitter,
+		   unsigned per_submitter, int64_t *ret_id);
+/*
  * Cancel: a queued job becomes "cancelled" at once; a running one is asked
  * to stop and becomes "cancelled" when its runner returns. -ENOENT unknown
  * id; -EALREADY when it already ended.
  */
 int jobs_cancel(struct jobs *j, int64_t id);
+/*
+ * Apply retention (store_apply_retention with p) on the worker: at once,
+ * then every interval_s (argusd: JOBS_RETENTION_INTERVAL_S), always between
+ * jobs so that deleting and vacuuming never disturb a measurement. Both
+ * limits 0: never.
+ */
+#define JOBS_RETENTION_INTERVAL_S 3600
+void jobs_set_retention(struct jobs *j, const struct store_retention *p, unsigned interval_s);
 /* Jobs waiting (not counting the running one), and whether one is running. */
 unsigned jobs_queued(struct jobs *j);
 bool jobs_busy(struct jobs *j);

@@ -5,10 +5,12 @@
 #include "daemon/llm_client.h"
 #include "daemon/util.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -17,7 +19,9 @@
 #define LLM_EXCERPT 300
 
 struct llm_client {
-	char *url;
+	CURLU *url;	   /* base + /chat/completions, the query kept: what libcurl uses */
+	char *shown;	   /* its redacted form, for messages */
+	bool direct;	   /* plain http: never through a proxy */
 	char *model;
 	char *key;	   /* for scrubbing */
 	char *auth_header; /* "Authorization: Bearer ..." */
@@ -45,60 +49,360 @@ void llm_reply_clear(struct llm_reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
-char *llm_scrub(const char *text, const char *secret)
-{
-	size_t sl, n = 0;
-	const char *p, *q;
-	char *out, *o;
+/* ---- scrubbing ---- */
 
-	if (!text)
-		return NULL;
-	if (!secret || !(sl = strlen(secret)))
-		return xstrdup(text);
-	for (p = text; (q = strstr(p, secret)); p = q + sl)
-		n++;
-	out = malloc(strlen(text) + n * strlen("[redacted]") + 1);
+enum { ESC_SLASH = 1 << 0, ESC_HTML = 1 << 1 };
+
+/* s escaped as inside a JSON string; flags: also "/" as "\/", "<>&" as \u escapes. */
+static char *json_escape(const char *s, unsigned flags)
+{
+	static const char short_ctl[] = "\n\t\r\b\f", short_esc[] = "ntrbf";
+	char *out = malloc(strlen(s) * 6 + 1), *o = out;
+
 	if (!out)
 		abort();
-	for (o = out, p = text; (q = strstr(p, secret)); p = q + sl) {
-		memcpy(o, p, q - p);
-		o += q - p;
-		memcpy(o, "[redacted]", 10);
-		o += 10;
+	for (; *s; s++) {
+		unsigned char c = *s;
+		const char *ctl = strchr(short_ctl, c);
+
+		if (c == '"' || c == '\\' || (c == '/' && (flags & ESC_SLASH))) {
+			*o++ = '\\';
+			*o++ = c;
+		} else if (ctl) {
+			*o++ = '\\';
+			*o++ = short_esc[ctl - short_ctl];
+		} else if (c < 0x20 || ((c == '<' || c == '>' || c == '&') && (flags & ESC_HTML))) {
+			o += sprintf(o, "\\u%04x", c);
+		} else {
+			*o++ = c;
+		}
 	}
-	strcpy(o, p);
+	*o = 0;
 	return out;
 }
 
-int llm_url_check(const char *url, bool with_key, char **ret_err)
+#define SCRUB_FORMS 6
+#define REDACTED "[redacted]"
+
+/* The texts a secret may appear as (see llm_scrub), distinct, longest first. */
+struct scrub_forms {
+	char *form[SCRUB_FORMS];
+	size_t len[SCRUB_FORMS];
+	size_t n;
+};
+
+static void scrub_forms_add(struct scrub_forms *f, char *s)
 {
-	const char *host;
+	size_t i, len = strlen(s);
+
+	for (i = 0; i < f->n; i++)
+		if (!strcmp(f->form[i], s)) {
+			free(s);
+			return;
+		}
+	/* insertion keeps them longest first: a longer form may contain a shorter one */
+	for (i = f->n; i > 0 && f->len[i - 1] < len; i--) {
+		f->form[i] = f->form[i - 1];
+		f->len[i] = f->len[i - 1];
+	}
+	f->form[i] = s;
+	f->len[i] = len;
+	f->n++;
+}
+
+static void scrub_forms_init(struct scrub_forms *f, const char *secret)
+{
+	_cleanup_free_ char *once = json_escape(secret, 0);
+	_cleanup_free_ char *once_slash = json_escape(secret, ESC_SLASH);
+
+	memset(f, 0, sizeof(*f));
+	scrub_forms_add(f, xstrdup(secret));
+	scrub_forms_add(f, json_escape(secret, ESC_HTML));
+	scrub_forms_add(f, json_escape(once, 0));
+	scrub_forms_add(f, json_escape(once_slash, ESC_SLASH));
+	scrub_forms_add(f, TAKE_PTR(once));
+	scrub_forms_add(f, TAKE_PTR(once_slash));
+}
+
+static void scrub_forms_clear(struct scrub_forms *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		explicit_bzero(f->form[i], f->len[i]);
+		free(f->form[i]);
+	}
+	f->n = 0;
+}
+
+/* Replace one form in buf (len bytes, NUL bytes allowed); NULL when it does not occur. */
+static char *replace_form(const char *buf, size_t len, const char *form, size_t flen,
+			  size_t *ret_len)
+{
+	const char *p = buf, *end = buf + len, *q;
+	size_t n = 0;
+	char *out, *o;
+
+	for (q = memmem(p, end - p, form, flen); q; q = memmem(p, end - p, form, flen)) {
+		n++;
+		p = q + flen;
+	}
+	if (!n)
+		return NULL;
+	out = malloc(len - n * flen + n * strlen(REDACTED) + 1);
+	if (!out)
+		abort();
+	for (o = out, p = buf; (q = memmem(p, end - p, form, flen)); p = q + flen) {
+		memcpy(o, p, q - p);
+		o += q - p;
+		memcpy(o, REDACTED, strlen(REDACTED));
+		o += strlen(REDACTED);
+	}
+	memcpy(o, p, end - p);
+	o += end - p;
+	*o = 0;
+	*ret_len = o - out;
+	return out;
+}
+
+/* buf with every form replaced, into *ret (malloc'ed); false, *ret untouched, when none occurs. */
+static bool scrub_buf(const struct scrub_forms *f, const char *buf, size_t len, char **ret,
+		      size_t *ret_len)
+{
+	char *cur = NULL;
+	size_t i, cur_len = len;
+
+	for (i = 0; i < f->n; i++) {
+		size_t nl;
+		char *next = replace_form(cur ?: buf, cur_len, f->form[i], f->len[i], &nl);
+
+		if (next) {
+			free(cur);
+			cur = next;
+			cur_len = nl;
+		}
+	}
+	if (!cur)
+		return false;
+	*ret = cur;
+	*ret_len = cur_len;
+	return true;
+}
+
+char *llm_scrub(const char *text, const char *secret)
+{
+	struct scrub_forms f;
+	char *out;
 	size_t len;
 
-	if (!url || strlen(url) > 2048) {
-		*ret_err = xstrdup("llm_url: missing or too long");
+	if (!text)
+		return NULL;
+	if (!secret || !*secret)
+		return xstrdup(text);
+	scrub_forms_init(&f, secret);
+	if (!scrub_buf(&f, text, strlen(text), &out, &len))
+		out = xstrdup(text);
+	scrub_forms_clear(&f);
+	return out;
+}
+
+/* A new reference: v itself when nothing in it changes, a scrubbed copy otherwise. */
+static json_t *scrub_value(json_t *v, const struct scrub_forms *f)
+{
+	char *clean;
+	size_t len, i;
+	json_t *copy = NULL, *item;
+	const char *key;
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		if (!scrub_buf(f, json_string_value(v), json_string_length(v), &clean, &len))
+			return json_incref(v);
+		copy = json_stringn_nocheck(clean, len);
+		free(clean);
+		return copy ?: json_string("[redacted]");
+	case JSON_ARRAY:
+		json_array_foreach(v, i, item)
+		{
+			json_t *c = scrub_value(item, f);
+
+			if (c != item && !copy) {
+				size_t j;
+
+				copy = json_array();
+				for (j = 0; j < i; j++)
+					json_array_append(copy, json_array_get(v, j));
+			}
+			if (copy)
+				json_array_append(copy, c);
+			json_decref(c);
+		}
+		return copy ?: json_incref(v);
+	case JSON_OBJECT:
+		copy = json_object();
+		{
+			bool changed = false;
+
+			json_object_foreach(v, key, item)
+			{
+				json_t *c = scrub_value(item, f);
+				_cleanup_free_ char *ck = NULL;
+
+				if (scrub_buf(f, key, strlen(key), &ck, &len))
+					changed = true;
+				changed |= c != item;
+				json_object_set_new_nocheck(copy, ck ?: key, c);
+			}
+			if (changed)
+				return copy;
+		}
+		json_decref(copy);
+		return json_incref(v);
+	default:
+		return json_incref(v);
+	}
+}
+
+json_t *llm_scrub_json(json_t *doc, const char *secret)
+{
+	struct scrub_forms f;
+	json_t *out;
+
+	if (!doc || !secret || !*secret)
+		return doc;
+	scrub_forms_init(&f, secret);
+	out = scrub_value(doc, &f);
+	scrub_forms_clear(&f);
+	json_decref(doc);
+	return out;
+}
+
+/* ---- the endpoint's URL ---- */
+
+static void curlu_freep(CURLU **u)
+{
+	curl_url_cleanup(*u); /* NULL is a no-op */
+}
+
+static void curl_strfreep(char **p)
+{
+	curl_free(*p);
+}
+#define _cleanup_curl_str_ _cleanup_(curl_strfreep)
+
+/* 127.0.0.0/8, ::1 (and 127.0.0.0/8 mapped into IPv6), localhost; host as libcurl gives it. */
+static bool loopback_host(const char *host)
+{
+	char buf[INET6_ADDRSTRLEN];
+	struct in6_addr a6;
+	struct in_addr a4;
+	size_t len = strlen(host);
+
+	if (!strcasecmp(host, "localhost"))
+		return true; /* libcurl resolves it to loopback itself, never through DNS */
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (len < 3 || host[0] != '[' || host[len - 1] != ']' || len - 2 >= sizeof(buf))
+		return false;
+	memcpy(buf, host + 1, len - 2);
+	buf[len - 2] = 0;
+	if (inet_pton(AF_INET6, buf, &a6) != 1)
+		return false;
+	return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+}
+
+/* Parse url into *ret; -EINVAL with *ret_err (never echoing url) when libcurl refuses it. */
+static int url_parse(const char *url, CURLU **ret, char **ret_err)
+{
+	_cleanup_(curlu_freep) CURLU *u = NULL;
+	CURLUcode uc;
+
+	if (!url || !*url || strlen(url) > LLM_URL_MAX) {
+		*ret_err = xasprintf("llm_url: missing or longer than %d bytes", LLM_URL_MAX);
 		return -EINVAL;
 	}
-	if (strncmp(url, "https://", 8) == 0)
-		return 0;
-	if (strncmp(url, "http://", 7) != 0) {
-		*ret_err = xasprintf("llm_url: only http:// and https:// endpoints are supported");
+	u = curl_url();
+	if (!u) {
+		*ret_err = xstrdup("llm_url: out of memory");
+		return -ENOMEM;
+	}
+	uc = curl_url_set(u, CURLUPART_URL, url, 0);
+	if (uc != CURLUE_OK) {
+		*ret_err = xasprintf("llm_url is not a URL that libcurl accepts: %s",
+				     curl_url_strerror(uc));
 		return -EINVAL;
 	}
-	if (!with_key)
-		return 0;
-	host = url + 7;
-	len = strcspn(host, ":/");
-	if (host[0] == '[')
-		len = strcspn(host, "]") + 1;
-	if ((len == 9 && strncmp(host, "localhost", 9) == 0) ||
-	    (len == 5 && strncmp(host, "[::1]", 5) == 0) ||
-	    (len >= 9 && strncmp(host, "127.", 4) == 0 && strspn(host, "0123456789.") == len))
-		return 0;
-	*ret_err = xasprintf("llm_url: refusing to send the API key over plain http to %.*s; use "
-			     "https:// (plain http is accepted for loopback only)",
-			     (int)(len > 255 ? 255 : len), host);
-	return -EINVAL;
+	*ret = TAKE_PTR(u);
+	return 0;
+}
+
+/* scheme://host:port/path of a parsed URL. */
+static char *url_redacted(CURLU *u)
+{
+	_cleanup_curl_str_ char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
+
+	if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+		return xstrdup("(not a valid URL)");
+	(void)curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+	(void)curl_url_get(u, CURLUPART_PATH, &path, 0);
+	return xasprintf("%s://%s%s%s%s", scheme, host, port ? ":" : "", port ?: "", path ?: "/");
+}
+
+char *llm_url_redact(const char *url)
+{
+	_cleanup_(curlu_freep) CURLU *u = NULL;
+	_cleanup_free_ char *err = NULL;
+
+	if (url_parse(url, &u, &err) < 0)
+		return xstrdup("(not a valid URL)");
+	return url_redacted(u);
+}
+
+/* The checks of llm_url_check on a parsed URL. */
+static int url_check_parsed(CURLU *u, bool allow_insecure, char **ret_err)
+{
+	_cleanup_curl_str_ char *scheme = NULL, *host = NULL, *user = NULL, *password = NULL,
+				*options = NULL;
+	_cleanup_free_ char *shown = url_redacted(u);
+
+	if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
+		*ret_err = xstrdup("llm_url: only http:// and https:// endpoints are supported");
+		return -EINVAL;
+	}
+	if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host) {
+		*ret_err = xstrdup("llm_url: the URL names no host");
+		return -EINVAL;
+	}
+	(void)curl_url_get(u, CURLUPART_USER, &user, 0);
+	(void)curl_url_get(u, CURLUPART_PASSWORD, &password, 0);
+	(void)curl_url_get(u, CURLUPART_OPTIONS, &options, 0);
+	if (user || password || options) {
+		*ret_err =
+		    xasprintf("llm_url: a user name or password in the URL is not allowed (the "
+			      "host it names is %s); give the key in llm_key_file",
+			      shown);
+		return -EINVAL;
+	}
+	if (!strcmp(scheme, "http") && !allow_insecure && !loopback_host(host)) {
+		*ret_err = xasprintf("llm_url: refusing plain http to %s, which is not a loopback "
+				     "host: use https:// (or set llm_allow_insecure = true)",
+				     shown);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int llm_url_check(const char *url, bool allow_insecure, char **ret_err)
+{
+	_cleanup_(curlu_freep) CURLU *u = NULL;
+	int r;
+
+	r = url_parse(url, &u, ret_err);
+	if (r < 0)
+		return r;
+	return url_check_parsed(u, allow_insecure, ret_err);
 }
 
 int llm_read_key(const char *path, const char *cred_dir, char **ret, char **ret_err)
@@ -156,20 +460,50 @@ int llm_read_key(const char *path, const char *cred_dir, char **ret, char **ret_
 	return 0;
 }
 
-int llm_client_new(const struct llm_client_opts *o, struct llm_client **ret)
+/* The request URL: the base's path without trailing slashes, then /chat/completions. */
+static int chat_url(CURLU *u)
 {
-	struct llm_client *c;
+	_cleanup_curl_str_ char *path = NULL;
+	_cleanup_free_ char *full = NULL;
 	size_t n;
 
-	if (!o->base_url || strncmp(o->base_url, "http", 4) != 0 || !o->model)
+	if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+		return -EINVAL;
+	n = strlen(path);
+	while (n && path[n - 1] == '/')
+		n--;
+	full = xasprintf("%.*s/chat/completions", (int)n, path);
+	if (curl_url_set(u, CURLUPART_PATH, full, 0) != CURLUE_OK ||
+	    curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0) != CURLUE_OK)
+		return -EINVAL;
+	return 0;
+}
+
+int llm_client_new(const struct llm_client_opts *o, struct llm_client **ret)
+{
+	_cleanup_(curlu_freep) CURLU *u = NULL;
+	_cleanup_free_ char *err = NULL;
+	_cleanup_curl_str_ char *scheme = NULL;
+	struct llm_client *c;
+	int r;
+
+	if (!o->model)
+		return -EINVAL;
+	r = url_parse(o->base_url, &u, &err);
+	if (r < 0)
+		return r;
+	r = url_check_parsed(u, o->allow_insecure, &err);
+	if (r < 0)
+		return r;
+	if (chat_url(u) < 0)
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	n = strlen(o->base_url);
-	while (n && o->base_url[n - 1] == '/')
-		n--;
-	c->url = xasprintf("%.*s/chat/completions", (int)n, o->base_url);
+	c->shown = url_redacted(u);
+	(void)curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	c->direct = scheme && !strcmp(scheme, "http");
+	c->url = TAKE_PTR(u);
 	c->model = xstrdup(o->model);
 	if (o->key) {
 		c->key = xstrdup(o->key);
@@ -188,7 +522,8 @@ void llm_client_free(struct llm_client *c)
 {
 	if (!c)
 		return;
-	free(c->url);
+	curl_url_cleanup(c->url);
+	free(c->shown);
 	free(c->model);
 	erase_free(c->key);
 	erase_free(c->auth_header);
@@ -207,7 +542,8 @@ static int bad(char **ret_err, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
-	*ret_err = msg ?: xstrdup("malformed response");
+	/* it may quote the body's bytes (jansson's error text does): it goes into JSON */
+	*ret_err = utf8_sanitize(msg) ?: xstrdup("malformed response");
 	return -EBADMSG;
 }
 
@@ -420,8 +756,12 @@ static enum outcome attempt(struct llm_client *c, const char *payload, long time
 	hdr = curl_slist_append(hdr, "Accept: application/json");
 	if (c->auth_header)
 		hdr = curl_slist_append(hdr, c->auth_header);
-	curl_easy_setopt(h, CURLOPT_URL, c->url);
+	/* the parsed URL itself: what llm_url_check accepted is what is connected to */
+	curl_easy_setopt(h, CURLOPT_CURLU, c->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (c->direct)
+		/* plain http: to the host that was checked, never through a proxy */
+		curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
@@ -455,7 +795,7 @@ static enum outcome attempt(struct llm_client *c, const char *payload, long time
 		*ret_r = cc == CURLE_OPERATION_TIMEDOUT	 ? -ETIMEDOUT
 			 : cc == CURLE_COULDNT_CONNECT ? -ECONNREFUSED
 						       : -EIO;
-		*ret_err = xasprintf("%s: %s", c->url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		*ret_err = xasprintf("%s: %s", c->shown, errbuf[0] ? errbuf : curl_easy_strerror(cc));
 		return RETRY;
 	}
 	if (*ret_status == 429 || *ret_status >= 500) {
@@ -564,7 +904,8 @@ int llm_chat(struct llm_client *c, const json_t *messages, const json_t *tools,
 	}
 	out.elapsed_ns = now_mono_ns() - t0;
 	*ret = out;
-	*ret_err = llm_scrub(err ?: "request failed", c->key);
+	/* excerpts of the body, cut at a byte count, go into the trace's JSON */
+	*ret_err = llm_scrub(utf8_sanitize(err) ?: "request failed", c->key);
 	free(err);
 	return r;
 }

@@ -9,7 +9,10 @@
  * bodies) by count and by the caller's deadline, with exponential backoff
  * (Retry-After honoured up to the backoff ceiling). The API key goes into
  * the Authorization header and nowhere else: every text this module
- * returns has it scrubbed.
+ * returns has it scrubbed, raw and JSON-escaped. The endpoint's URL is
+ * parsed and checked with libcurl's URL API; the texts this module returns
+ * show it only redacted (scheme://host:port/path), since its userinfo or
+ * query may carry credentials.
  */
 #pragma once
 
@@ -20,6 +23,7 @@
 
 #define LLM_RESPONSE_MAX (4 * 1024 * 1024)
 #define LLM_KEY_MAX 4096
+#define LLM_URL_MAX 2048
 #define LLM_ATTEMPTS 4
 #define LLM_BACKOFF_MS 500
 #define LLM_BACKOFF_MAX_MS 8000
@@ -28,6 +32,7 @@ struct llm_client_opts {
 	const char *base_url; /* "http://127.0.0.1:8080/v1" */
 	const char *model;
 	const char *key;      /* borrowed; NULL: no Authorization header */
+	bool allow_insecure;  /* plain http:// to a host that is not loopback (llm_url_check) */
 	unsigned timeout_s;   /* per request */
 	unsigned attempts;    /* 0: LLM_ATTEMPTS */
 	unsigned backoff_ms;  /* first pause; 0: LLM_BACKOFF_MS */
@@ -51,6 +56,10 @@ void llm_reply_clear(struct llm_reply *r);
 
 struct llm_client;
 
+/*
+ * A client of base_url + "/chat/completions" (the base's query kept, never
+ * shown). -EINVAL when base_url fails llm_url_check or model is missing.
+ */
 int llm_client_new(const struct llm_client_opts *o, struct llm_client **ret);
 void llm_client_free(struct llm_client *c);
 
@@ -80,13 +89,40 @@ int llm_parse_reply(const char *body, size_t len, struct llm_reply *ret, char **
  * surrounding white space dropped; only printable ASCII without spaces
  * (it goes into a header). *ret_err never contains the key.
  */
-/*
- * Is url a usable endpoint? http:// or https:// only; with a key, plain
- * http only to a loopback host (127.0.0.0/8, [::1], localhost), so that the
- * key never crosses a network in clear text. -EINVAL with *ret_err.
- */
-int llm_url_check(const char *url, bool with_key, char **ret_err);
 int llm_read_key(const char *path, const char *cred_dir, char **ret, char **ret_err);
 
-/* A copy of text with every occurrence of secret replaced by "[redacted]". */
+/*
+ * Is url a usable endpoint? Parsed with libcurl's URL API, so that what is
+ * checked is what libcurl connects to: http:// or https:// only, a host,
+ * no userinfo ("user:password@"; in "http://localhost:1@elsewhere/v1" the
+ * host is "elsewhere"), at most LLM_URL_MAX bytes. Plain http:// only to a
+ * loopback host (127.0.0.0/8, ::1, localhost) unless allow_insecure: the
+ * key, the prompts and the replies that decide what is compiled and loaded
+ * cross no network in clear text. -EINVAL with *ret_err, which shows the
+ * URL only in its redacted form (never the userinfo or the query).
+ */
+int llm_url_check(const char *url, bool allow_insecure, char **ret_err);
+
+/*
+ * What logs and traces may show of an endpoint URL (pure): scheme://host:port/path,
+ * the port explicit, without userinfo, query or fragment. A URL that does
+ * not parse gives "(not a valid URL)". Always a malloc'ed string.
+ */
+char *llm_url_redact(const char *url);
+
+/*
+ * A copy of text with every occurrence of secret replaced by "[redacted]":
+ * the secret as is, and as JSON writes it inside a string, escaped once
+ * (with "/" as "/" or "\/", with "<", ">", "&" as \u escapes, as some
+ * encoders do) and twice (JSON text held in a JSON string, such as tool
+ * call arguments). NULL text gives NULL; a NULL or empty secret a plain copy.
+ */
 char *llm_scrub(const char *text, const char *secret);
+
+/*
+ * The same for a JSON document: every string value and object key scrubbed
+ * as llm_scrub does. Steals doc and returns the scrubbed document (doc
+ * itself when nothing had to change; a copy otherwise, so that documents
+ * shared with others are left as they are). NULL gives NULL.
+ */
+json_t *llm_scrub_json(json_t *doc, const char *secret);

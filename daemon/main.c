@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 #include <systemd/sd-daemon.h>
 
+#include "api/access.h"
 #include "api/http.h"
 #include "daemon/config.h"
 #include "daemon/diagnose.h"
@@ -90,7 +91,7 @@ static int load_tree(const struct config *cfg, struct tree **ret)
 {
 	struct probe_resolver cache = {};
 	struct prober p = { .try_hook = probe_try_hook, .userdata = &cache };
-	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ char *err = NULL, *order = NULL;
 	struct tree *t = NULL;
 	int by[BACKEND_MAX] = {}, unavailable;
 	size_t i;
@@ -99,17 +100,22 @@ static int load_tree(const struct config *cfg, struct tree **ret)
 	r = tree_load_file(cfg->tree_file, &t, &err);
 	if (r < 0)
 		return log_error_errno(r, "tree %s: %s", cfg->tree_file, err ?: strerror(-r));
-	unavailable = tree_resolve(t, &p);
+	unavailable = tree_resolve_backends(t, &p, &cfg->backends);
 	probe_resolver_clear(&cache);
+	if (unavailable < 0) {
+		tree_free(t);
+		return log_error_errno(unavailable, "resolving tree %s: %m", cfg->tree_file);
+	}
 	for (i = 0; i < t->n_nodes; i++)
 		if (t->nodes[i].backend != BACKEND_NONE)
 			by[t->nodes[i].backend]++;
 		else
 			log_notice("tree: %s unavailable: %s", t->nodes[i].id,
 				   t->nodes[i].reason ?: "?");
-	log_info("tree %s resolved: %zu nodes, fentry %d, kprobe %d, tracepoint %d, "
+	order = backend_order_to_string(&cfg->backends);
+	log_info("tree %s resolved (backends %s): %zu nodes, fentry %d, kprobe %d, tracepoint %d, "
 		 "unavailable %d",
-		 t->version, t->n_nodes, by[BACKEND_FENTRY], by[BACKEND_KPROBE],
+		 t->version, order, t->n_nodes, by[BACKEND_FENTRY], by[BACKEND_KPROBE],
 		 by[BACKEND_TRACEPOINT], unavailable);
 	*ret = t;
 	return 0;
@@ -229,6 +235,66 @@ static void main_loop(int sfd)
 }
 
 /*
+ * The bearer token of TCP writes, from api_token_file (a relative name is
+ * looked up in $CREDENTIALS_DIRECTORY, as systemd's LoadCredential= puts
+ * it). The token itself is never logged; the file is named.
+ */
+static int read_api_token(const struct config *cfg, char **ret)
+{
+	const char *creds = getenv("CREDENTIALS_DIRECTORY");
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!cfg->api_token_file) {
+		*ret = NULL;
+		return 0;
+	}
+	if (cfg->api_token_file[0] == '/')
+		path = xstrdup(cfg->api_token_file);
+	else if (!creds || !*creds)
+		return log_error_errno(ENOENT,
+				       "api_token_file %s is relative but $CREDENTIALS_DIRECTORY "
+				       "is not set (LoadCredential= in the unit, or an absolute "
+				       "path)",
+				       cfg->api_token_file);
+	else if (strchr(cfg->api_token_file, '/'))
+		return log_error_errno(EINVAL,
+				       "api_token_file %s: a credential name has no '/'",
+				       cfg->api_token_file);
+	else
+		path = xasprintf("%s/%s", creds, cfg->api_token_file);
+
+	r = read_file_bounded(path, 4097, &text, &len);
+	if (r < 0)
+		return log_error_errno(r, "api_token_file %s: %m", path);
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+		text[--len] = 0;
+	if (!access_token_valid(text)) {
+		explicit_bzero(text, len);
+		return log_error_errno(EINVAL,
+				       "api_token_file %s: the token must be 16 to 4096 visible "
+				       "ASCII characters without spaces, on one line",
+				       path);
+	}
+	*ret = TAKE_PTR(text);
+	return 0;
+}
+
+/* Room for the API's connections (two listeners of HTTP_CONNECTIONS_MAX) besides the rest. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= 8192)
+		return;
+	rl.rlim_cur = rl.rlim_max < 8192 ? rl.rlim_max : 8192;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warning_errno(errno, "raising the open-file limit to %llu: %m",
+				  (unsigned long long)rl.rlim_cur);
+}
+
+/*
  * Whether each workload's user can run its program: one that cannot is kept,
  * marked unusable with the reason (GET /workloads shows it, a job on it fails
  * at once), and said once here.
@@ -255,7 +321,8 @@ int main(int argc, char **argv)
 	struct jobs *jobs = NULL;
 	struct http_server *http = NULL;
 	_cleanup_close_ int lock_fd = -1, sfd = -1;
-	_cleanup_free_ char *dbpath = NULL;
+	_cleanup_free_ char *dbpath = NULL, *unix_path = NULL, *token = NULL;
+	struct http_options listeners;
 	struct utsname uts;
 	struct diag_env env;
 	struct api_ctx api;
@@ -270,6 +337,18 @@ int main(int argc, char **argv)
 		goto out;
 	if (geteuid() != 0)
 		log_warning("not running as root: probes will not load");
+	/* before anything slow: an exposed API without a token is a configuration to fix */
+	if (cfg.listen && http_listen_check(cfg.listen, cfg.api_token_file != NULL) == -EPERM) {
+		r = log_error_errno(EPERM,
+				    "listen = %s is not a loopback address and no api_token_file "
+				    "is set: refusing to expose the API; set api_token_file (writes "
+				    "then need the token) or listen on 127.0.0.1",
+				    cfg.listen);
+		goto out;
+	}
+	r = read_api_token(&cfg, &token);
+	if (r < 0)
+		goto out;
 
 	/* signals first, so that a SIGTERM during start-up is not lost */
 	sigemptyset(&mask);
@@ -297,9 +376,9 @@ int main(int argc, char **argv)
 	curl_ready = true;
 	if (cfg.llm_url) {
 		_cleanup_free_ char *hdr = xasprintf("%s/argus_authored.h", cfg.bpf_include_dir);
-		_cleanup_free_ char *why = NULL;
+		_cleanup_free_ char *why = NULL, *shown = NULL;
 
-		r = llm_url_check(cfg.llm_url, cfg.llm_key_file != NULL, &why);
+		r = llm_url_check(cfg.llm_url, cfg.llm_allow_insecure, &why);
 		if (r < 0) {
 			log_error("configuration: %s", why);
 			goto out;
@@ -313,7 +392,9 @@ int main(int argc, char **argv)
 		if (access(cfg.bpf_clang, X_OK) < 0)
 			log_warning_errno(errno, "llm agent: compiler %s: %m (bpf_clang)",
 					  cfg.bpf_clang);
-		log_info("llm agent: endpoint %s, model %s", cfg.llm_url, cfg.llm_model ?: "(unset)");
+		/* redacted: the URL's userinfo or query may carry credentials */
+		shown = llm_url_redact(cfg.llm_url);
+		log_info("llm agent: endpoint %s, model %s", shown, cfg.llm_model ?: "(unset)");
 	}
 
 	sd_notify(0, "STATUS=Resolving the kernel code-path tree");
@@ -337,25 +418,40 @@ int main(int argc, char **argv)
 		log_error_errno(r, "store %s: %m", dbpath);
 		goto out;
 	}
+	store_set_trace_max(store, cfg.trace_max_bytes);
 
 	env = (struct diag_env){ .cfg = &cfg, .tree = tree, .workloads = reg,
 				 .kernel_release = uts.release, .hostname = uts.nodename };
-	r = jobs_start(store, cfg.queue_max, diag_run_job, &env, &jobs);
+	/* a queued job on a running target is checked again when it starts */
+	access_set_admin_group(cfg.api_group);
+	r = jobs_start_admitted(store, cfg.queue_max, diag_run_job, &env, access_job_admit, &jobs);
 	if (r < 0) {
 		log_error_errno(r, "starting the job worker: %m");
 		goto out;
 	}
+	/* at once (before the first job), then hourly, between jobs */
+	jobs_set_retention(jobs,
+			   &(struct store_retention){ .retention_days = cfg.retention_days,
+						      .max_jobs = cfg.max_jobs },
+			   JOBS_RETENTION_INTERVAL_S);
 
 	api = (struct api_ctx){ .cfg = &cfg, .store = store, .jobs = jobs, .workloads = reg,
 				.tree = tree, .llm_configured = cfg.llm_url != NULL,
 				.started_mono_ns = now_mono_ns(), .kernel_release = uts.release };
-	r = http_start(cfg.listen, &api, &http);
-	if (r < 0) {
-		log_error_errno(r, "listening on %s: %m", cfg.listen);
-		goto out;
+	raise_fd_limit();
+	unix_path = config_unix_path(&cfg);
+	listeners = (struct http_options){ .listen = cfg.listen, .unix_path = unix_path,
+					   .token = token };
+	r = http_start(&listeners, &api, &http);
+	if (token) {
+		/* http.c keeps its own copy */
+		explicit_bzero(token, strlen(token));
+		free(TAKE_PTR(token));
 	}
-	log_info("argusd ready: listening on %s (port %u), state in %s", cfg.listen,
-		 http_port(http), cfg.state_dir);
+	if (r < 0)
+		goto out;
+	log_info("argusd ready: listening on %s (port %u) and on socket %s, state in %s",
+		 cfg.listen ?: "(no TCP)", http_port(http), unix_path, cfg.state_dir);
 	sd_notifyf(0, "READY=1\nSTATUS=Listening on port %u, %zu workloads, tree %s",
 		   http_port(http), reg->n, tree->version);
 
@@ -363,6 +459,8 @@ int main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1\nSTATUS=Stopping: cancelling the running job");
 	r = 0;
 out:
+	if (token)
+		explicit_bzero(token, strlen(token));
 	http_stop(http);
 	jobs_stop(jobs);
 	store_close(store);

@@ -3,7 +3,10 @@
  * One measured run: probe load -> target spawned held before exec -> target
  * followed by the probe -> attach -> perf counters armed for exec -> run ->
  * detach -> read. The order matters: nothing of the target runs unobserved,
- * and nothing stays attached once the window ends.
+ * and nothing stays attached once the window ends. For the witness, the
+ * kernel's own figures are taken around the probe's window so that theirs
+ * encloses it: task records and perf counters open before the probe
+ * counts, read after it is detached.
  */
 #include "daemon/measure.h"
 #include "daemon/aside.h"
@@ -13,10 +16,22 @@
 #include "daemon/util.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 
 #define TARGET_THREADS_MAX 256
+#define LIVES_DATA_PAGES 64	 /* per CPU: about 8000 fork and exit records */
+#define LIVES_DATA_PAGES_MIN 8	 /* when the locked-memory limit refuses 64 */
+#define LIVES_CPUS_MAX CPU_SETSIZE
+#define LIVES_PROCESSES_MAX 65536 /* target processes followed through their forks */
+#define AUTHORED_PROGRAMS_MAX 64
 
 void measure_result_clear(struct measure_result *r)
 {
@@ -129,6 +144,359 @@ void measure_fill_nodes(const struct tree *t, const struct probe_plan *plan,
 	}
 }
 
+/* ---- the kernel's own figures of a run, for the witness (witness.h) ---- */
+
+/*
+ * Perf's task records (PERF_RECORD_FORK/EXIT) of the target, one dummy
+ * event per CPU: inherited by a workload's tasks (perf allows a ring buffer
+ * on inherited events only per CPU), or system-wide for a running target,
+ * whose existing threads no inherited event would cover (its tasks are
+ * picked out by process). The buffers are read once, after the run: a
+ * buffer that filled up may have dropped records, and then no figure is
+ * given.
+ */
+struct lives {
+	int fds[LIVES_CPUS_MAX];
+	void *maps[LIVES_CPUS_MAX];
+	size_t n, map_len;
+};
+
+struct task_record {
+	__u32 type, pid, ppid, tid;
+	__u64 time;
+};
+
+static void lives_close(struct lives *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->maps[i] && l->maps[i] != MAP_FAILED)
+			munmap(l->maps[i], l->map_len);
+		close(l->fds[i]);
+	}
+	l->n = 0;
+}
+
+static int lives_open(pid_t pid, struct lives *l)
+{
+	_cleanup_free_ char *online = NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t pages = LIVES_DATA_PAGES;
+	cpu_set_t cpus;
+	int c, r;
+
+	l->n = 0;
+	r = read_file_bounded("/sys/devices/system/cpu/online", 4096, &online, NULL);
+	if (r < 0)
+		return r;
+	r = parse_cpu_list(online, &cpus);
+	if (r < 0)
+		return r;
+	for (c = 0; c < CPU_SETSIZE && c < LIVES_CPUS_MAX; c++) {
+		struct perf_event_attr attr = {
+			.size = sizeof(attr),
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_DUMMY,
+			.task = 1,
+			.inherit = pid > 0,
+			.use_clockid = 1,
+			.clockid = CLOCK_MONOTONIC, /* the clock of now_mono_ns() */
+		};
+		int fd;
+		void *m;
+
+		if (!CPU_ISSET(c, &cpus))
+			continue;
+		fd = syscall(SYS_perf_event_open, &attr, pid > 0 ? pid : -1, c, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			r = -errno;
+			goto fail;
+		}
+		for (;;) {
+			l->map_len = (pages + 1) * page;
+			m = mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (m != MAP_FAILED || l->n > 0 || pages <= LIVES_DATA_PAGES_MIN ||
+			    (errno != EPERM && errno != ENOMEM))
+				break;
+			pages = LIVES_DATA_PAGES_MIN;
+		}
+		l->fds[l->n] = fd;
+		l->maps[l->n++] = m;
+		if (m == MAP_FAILED) {
+			r = -errno;
+			goto fail;
+		}
+	}
+	return l->n ? 0 : -ENODEV;
+fail:
+	lives_close(l);
+	return r;
+}
+
+/*
+ * Copy the fork and exit records of one buffer into recs. Nothing is
+ * consumed while the run goes on, so a buffer that filled up dropped what
+ * came after its last record: then *ret_complete_until is that record's
+ * time (the records are complete up to it), else UINT64_MAX. False when
+ * the buffer cannot be read.
+ */
+static bool lives_drain(void *map, size_t map_len, struct task_record **recs, size_t *n,
+			size_t *cap, __u64 *ret_complete_until)
+{
+	struct perf_event_mmap_page *h = map;
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE), tail = h->data_tail;
+	__u64 off = h->data_offset ?: (__u64)page, size = h->data_size ?: map_len - page, last = 0;
+	const unsigned char *data = (const unsigned char *)map + off;
+	bool full = head - tail + 2 * sizeof(struct perf_event_header) + 64 > size;
+
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		unsigned char rec[64];
+		struct perf_event_header eh;
+		size_t i;
+
+		for (i = 0; i < sizeof(eh); i++)
+			((unsigned char *)&eh)[i] = data[(tail + i) % size];
+		if (eh.size < sizeof(eh) || tail + eh.size > head)
+			return false;
+		if ((eh.type == PERF_RECORD_FORK || eh.type == PERF_RECORD_EXIT) &&
+		    eh.size >= sizeof(eh) + 24) {
+			struct task_record t = { .type = eh.type };
+			__u32 ids[4];
+
+			for (i = 0; i < sizeof(eh) + 24; i++)
+				rec[i] = data[(tail + i) % size];
+			memcpy(ids, rec + sizeof(eh), sizeof(ids));
+			memcpy(&t.time, rec + sizeof(eh) + sizeof(ids), sizeof(t.time));
+			t.pid = ids[0];
+			t.ppid = ids[1];
+			t.tid = ids[2];
+			if (t.time > last)
+				last = t.time;
+			if (*n == *cap) {
+				size_t ncap = *cap ? *cap * 2 : 1024;
+				struct task_record *nr = reallocarray(*recs, ncap, sizeof(**recs));
+
+				if (!nr)
+					return false;
+				*recs = nr;
+				*cap = ncap;
+			}
+			(*recs)[(*n)++] = t;
+		} else if (eh.type == PERF_RECORD_LOST) {
+			return false;
+		}
+		tail += eh.size;
+	}
+	*ret_complete_until = full ? last : UINT64_MAX;
+	return true;
+}
+
+static int record_cmp(const void *a, const void *b)
+{
+	const struct task_record *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static bool in_set(const __u32 *set, size_t n, __u32 v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (set[i] == v)
+			return true;
+	return false;
+}
+
+static __u64 clamp_ns(__u64 t, __u64 lo, __u64 hi)
+{
+	return t < lo ? lo : t > hi ? hi : t;
+}
+
+/*
+ * The lives of the target's tasks within [start, end], summed: the initial
+ * threads of process target lived from start; every task a target process
+ * forked (a thread of one, or a new process whose parent is one) from its
+ * fork; each until its exit, or end. An exit of a target task neither
+ * initial nor seen forking lived from start. Fails (-ENOBUFS) when a buffer
+ * filled up before end. *ret_changed: whether any target task forked or
+ * exited.
+ */
+static int lives_sum(const struct lives *l, pid_t target, const pid_t *initial, size_t n_initial,
+		     __u64 start, __u64 end, double *ret_ns, bool *ret_changed)
+{
+	_cleanup_free_ struct task_record *recs = NULL;
+	_cleanup_free_ __u32 *procs = NULL, *alive = NULL;
+	size_t n = 0, cap = 0, n_procs = 1, n_alive = 0, i, k;
+	double starts = (double)n_initial * start, ends = 0;
+	bool changed = false;
+
+	for (i = 0; i < l->n; i++) {
+		__u64 until;
+
+		if (!lives_drain(l->maps[i], l->map_len, &recs, &n, &cap, &until))
+			return -EIO;
+		/* a buffer that filled up before the window ended lost some of it */
+		if (until < end)
+			return -ENOBUFS;
+	}
+	qsort(recs, n, sizeof(*recs), record_cmp);
+	procs = calloc(LIVES_PROCESSES_MAX, sizeof(*procs));
+	alive = calloc(n_initial + n + 1, sizeof(*alive));
+	if (!procs || !alive)
+		return -ENOMEM;
+	procs[0] = target;
+	for (i = 0; i < n_initial; i++)
+		alive[n_alive++] = initial[i];
+	for (i = 0; i < n; i++) {
+		const struct task_record *t = &recs[i];
+		__u64 when = clamp_ns(t->time, start, end);
+
+		if (t->type == PERF_RECORD_FORK) {
+			bool thread = in_set(procs, n_procs, t->pid);
+
+			if (!thread && !in_set(procs, n_procs, t->ppid))
+				continue;
+			if (!thread) {
+				if (n_procs == LIVES_PROCESSES_MAX)
+					return -E2BIG;
+				procs[n_procs++] = t->pid;
+			}
+			starts += when;
+			alive[n_alive++] = t->tid;
+			changed = true;
+			continue;
+		}
+		if (!in_set(procs, n_procs, t->pid))
+			continue;
+		for (k = 0; k < n_alive && alive[k] != t->tid; k++)
+			;
+		if (k < n_alive)
+			alive[k] = alive[--n_alive];
+		else
+			starts += start; /* forked before the records began */
+		ends += when;
+		changed = true;
+	}
+	ends += (double)n_alive * end;
+	*ret_ns = ends - starts;
+	*ret_changed = changed;
+	return 0;
+}
+
+/* TLB shootdown interrupts the whole system handled so far (x86's "TLB:" line); NAN elsewhere. */
+static double tlb_interrupts(void)
+{
+	_cleanup_free_ char *buf = NULL;
+	const char *line;
+	double sum = 0;
+
+	if (read_file_bounded("/proc/interrupts", 1 << 20, &buf, NULL) < 0)
+		return NAN;
+	for (line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *p = line + strspn(line, " ");
+		char *end;
+
+		if (strncmp(p, "TLB:", 4) != 0)
+			continue;
+		for (p += 4;;) {
+			unsigned long long v = strtoull(p, &end, 10);
+
+			if (end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
+				break;
+			sum += v;
+			p = end;
+		}
+		return sum;
+	}
+	return NAN;
+}
+
+/* A thread's run_delay (ns waiting on a runqueue, /proc/PID/task/TID/schedstat). */
+static int run_delay_of(pid_t pid, pid_t tid, double *ret)
+{
+	_cleanup_free_ char *path = xasprintf("/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	_cleanup_free_ char *buf = NULL;
+	unsigned long long run, delay;
+	int r;
+
+	r = read_file_bounded(path, 256, &buf, NULL);
+	if (r < 0)
+		return r;
+	if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+		return -EINVAL;
+	*ret = delay;
+	return 0;
+}
+
+/* What run_workload and run_pid collect for the witness, besides the perf counters. */
+struct run_figures {
+	bool on;
+	struct lives lives;
+	bool lives_open;
+	__u64 start_ns, end_ns;
+	double tlb_start;
+	bool perf_partial; /* some counter missed some threads of a running target */
+};
+
+static void figures_begin(struct run_figures *f)
+{
+	f->start_ns = now_mono_ns();
+	f->tlb_start = tlb_interrupts();
+}
+
+/*
+ * Thread time and TLB interrupts once the window ended; the initial threads
+ * lived from start (complete: they are all of the target's threads then).
+ * Returns 1 when a target task forked or exited meanwhile, 0 when none did,
+ * -errno when that is not known.
+ */
+static int figures_end(struct run_figures *f, pid_t target, const pid_t *initial,
+		       size_t n_initial, bool complete, struct witness_figures *w)
+{
+	double ns = NAN;
+	bool changed = true;
+	int r = -ENODATA;
+
+	f->end_ns = now_mono_ns();
+	w->tlb_ipis = tlb_interrupts() - f->tlb_start;
+	if (f->lives_open)
+		r = lives_sum(&f->lives, target, initial, n_initial, f->start_ns, f->end_ns, &ns,
+			      &changed);
+	if (r < 0)
+		return r;
+	if (complete)
+		w->thread_ns = ns;
+	return changed;
+}
+
+/* The runs of each slot's programs (authored objects; kernel.bpf_stats on). */
+static void figures_slot_runs(const struct tree *t, const struct probe_plan *plan,
+			      const struct probe_authored *p, struct witness_figures *w)
+{
+	struct probe_program_runs runs[AUTHORED_PROGRAMS_MAX];
+	struct witness_program progs[AUTHORED_PROGRAMS_MAX];
+	size_t n = 0, i;
+
+	if (probe_authored_runs(p, runs, AUTHORED_PROGRAMS_MAX, &n) < 0)
+		return;
+	for (i = 0; i < n; i++)
+		progs[i] = (struct witness_program){ .section = runs[i].section,
+						     .runs = (double)runs[i].runs };
+	witness_slot_runs(t, plan, progs, n, w->slot_runs);
+}
+
+/* perf/<event> of the vector, NAN when absent. */
+static double perf_value(const struct mvec *v, const char *metric)
+{
+	const double *x = mvec_get(v, metric);
+
+	return x ? *x : NAN;
+}
+
 /* The level's probe: the builtin object or an authored one (plan->object). */
 struct level_probe {
 	struct probe *builtin;
@@ -225,7 +593,8 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 
 static int run_workload(const struct tree *t, const struct probe_plan *plan,
 			const struct measure_target *tg, const struct measure_opts *o,
-			struct level_probe *probe, struct perfcount *pc, struct measure_result *ret)
+			struct level_probe *probe, struct perfcount *pc, struct run_figures *fig,
+			struct measure_result *ret)
 {
 	struct target_run *run = NULL;
 	struct aside aside = {};
@@ -238,6 +607,13 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 		return fail(ret, r, "workload_failed",
 			    err ?: xasprintf("cannot start workload: %s", strerror(-r)));
 	pid = target_pid(run);
+	/* held before exec: its tasks' records begin with its first fork */
+	if (fig->on) {
+		r = lives_open(pid, &fig->lives);
+		fig->lives_open = r >= 0;
+		if (r < 0)
+			log_debug_errno(r, "task records of pid %d unavailable: %m", (int)pid);
+	}
 	if (lp_loaded(probe)) {
 		r = lp_add_target(probe, pid);
 		if (!r)
@@ -253,11 +629,18 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 		log_warning_errno(r, "perf counters unavailable for pid %d: %m", (int)pid);
 	if (aside_enter(&tg->workload->cpuset, &aside) < 0)
 		log_debug("could not step aside from the workload's CPUs");
+	if (fig->on)
+		figures_begin(fig);
 	r = target_release(run);
 	if (r >= 0)
 		r = target_wait(run, o->should_stop, o->userdata, &ret->target);
 	aside_leave(&aside);
 	lp_detach(probe);
+	if (fig->on) {
+		(void)figures_end(fig, pid, &pid, 1, true, &ret->witness);
+		ret->witness.run_delay_missing =
+			"a workload's tasks take their run_delay with them when they exit";
+	}
 	target_free(run);
 	if (r < 0)
 		return fail(ret, r, "internal", xasprintf("waiting for the workload: %s", strerror(-r)));
@@ -272,19 +655,79 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 	return 0;
 }
 
+/* Did every opened perf counter open on all n threads? */
+static bool perf_covers(const struct perfcount *pc, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < pc->n; i++) {
+		size_t same = 0;
+
+		for (j = 0; j < pc->n; j++)
+			same += pc->event[j] == pc->event[i];
+		if (same != n)
+			return false;
+	}
+	return true;
+}
+
+/* Sum of the threads' run_delay; -errno when one cannot be read. */
+static int run_delay_sum(pid_t pid, const pid_t *tids, size_t n, double *ret)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		double d;
+		int r = run_delay_of(pid, tids[i], &d);
+
+		if (r < 0)
+			return r;
+		sum += d;
+	}
+	*ret = sum;
+	return 0;
+}
+
 static int run_pid(const struct tree *t, const struct probe_plan *plan,
 		   const struct measure_target *tg, const struct measure_opts *o,
-		   struct level_probe *probe, struct perfcount *pc, struct measure_result *ret)
+		   struct level_probe *probe, struct perfcount *pc, struct run_figures *fig,
+		   struct measure_result *ret)
 {
 	pid_t tids[TARGET_THREADS_MAX];
 	size_t n = 0;
+	double delay0 = NAN, delay1;
+	bool listed, all;
 	char *err = NULL;
+	int changed;
 	int r;
 
 	r = target_pid_check(tg->pid, &err);
 	if (r < 0)
 		return fail(ret, r, "target_gone", err ?: xasprintf("pid %d: %s", (int)tg->pid,
 								     strerror(-r)));
+	/*
+	 * Records system-wide from here, then the threads listed: a thread
+	 * born in between is in both (counted twice: the bound only grows).
+	 */
+	if (fig->on) {
+		r = lives_open(-1, &fig->lives);
+		fig->lives_open = r >= 0;
+		if (r < 0)
+			log_debug_errno(r, "system-wide task records unavailable: %m");
+		figures_begin(fig);
+	}
+	listed = target_threads(tg->pid, tids, TARGET_THREADS_MAX, &n) == 0 && n > 0;
+	all = listed && n < TARGET_THREADS_MAX; /* at the limit, the list may be cut */
+	/* counters before the probe: their window encloses its window */
+	if (listed) {
+		r = perfcount_open(tids, n, false, pc);
+		if (r < 0)
+			log_warning_errno(r, "perf counters unavailable for pid %d: %m", (int)tg->pid);
+		fig->perf_partial = !all || !perf_covers(pc, n);
+		if (fig->on && run_delay_sum(tg->pid, tids, n, &delay0) < 0)
+			delay0 = NAN;
+	}
 	if (lp_loaded(probe)) {
 		r = lp_add_target(probe, tg->pid);
 		if (!r)
@@ -293,13 +736,23 @@ static int run_pid(const struct tree *t, const struct probe_plan *plan,
 			return fail(ret, r, "probe_attach_failed",
 				    xasprintf("attaching the probe: %s", strerror(-r)));
 	}
-	if (target_threads(tg->pid, tids, TARGET_THREADS_MAX, &n) == 0 && n > 0) {
-		r = perfcount_open(tids, n, false, pc);
-		if (r < 0)
-			log_warning_errno(r, "perf counters unavailable for pid %d: %m", (int)tg->pid);
-	}
 	r = target_observe(tg->pid, tg->window_ms, o->should_stop, o->userdata, &ret->target);
 	lp_detach(probe);
+	if (fig->on) {
+		changed = figures_end(fig, tg->pid, tids, all ? n : 0, all, &ret->witness);
+		if (!all)
+			ret->witness.run_delay_missing = "the target's threads could not all be listed";
+		else if (changed < 0)
+			ret->witness.run_delay_missing = "the target's forks and exits could not be "
+							 "followed";
+		else if (changed)
+			ret->witness.run_delay_missing = "threads of the target came or went during "
+							 "the window";
+		else if (isnan(delay0) || run_delay_sum(tg->pid, tids, n, &delay1) < 0)
+			ret->witness.run_delay_missing = "the threads' schedstat could not be read";
+		else
+			ret->witness.run_delay_ns = delay1 - delay0;
+	}
 	if (ret->target.stopped)
 		return fail(ret, -ECANCELED, "cancelled", xstrdup("cancelled while observing"));
 	if (r == -ESRCH)
@@ -311,6 +764,23 @@ static int run_pid(const struct tree *t, const struct probe_plan *plan,
 	return 0;
 }
 
+/* The perf-counted figures and the authored programs' runs, once the vector holds the counters. */
+static void figures_from_run(const struct tree *t, const struct probe_plan *plan,
+			     const struct run_figures *fig, const struct level_probe *lp,
+			     bool stats_on, struct measure_result *res)
+{
+	struct witness_figures *w = &res->witness;
+
+	if (!fig->perf_partial) {
+		w->page_faults = perf_value(&res->vec, "perf/page_faults");
+		w->major_faults = perf_value(&res->vec, "perf/major_faults");
+		w->context_switches = perf_value(&res->vec, "perf/context_switches");
+		w->task_clock_ns = perf_value(&res->vec, "perf/task_clock_ns");
+	}
+	if (lp->authored && stats_on)
+		figures_slot_runs(t, plan, lp->authored, w);
+}
+
 int measure_run(const struct tree *t, const struct probe_plan *plan,
 		const struct measure_target *tg, const struct measure_opts *o,
 		struct measure_result *ret)
@@ -319,10 +789,12 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 	struct perfcount pc = { .n = 0 };
 	struct level_probe probe = {};
 	struct probe_counts counts = {};
+	struct run_figures fig = { .on = o->witness };
 	_cleanup_close_ int stats_fd = -1;
 	char *vlog = NULL;
 	int r;
 
+	witness_figures_init(&res.witness);
 	if (plan && plan->n_slots) {
 		r = lp_load(t, plan, &probe, &vlog);
 		if (r < 0) {
@@ -333,16 +805,18 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 			return r;
 		}
 	}
-	if (o->probe_stats && lp_loaded(&probe)) {
+	if ((o->probe_stats || o->witness) && lp_loaded(&probe)) {
 		stats_fd = probe_stats_enable();
 		if (stats_fd < 0)
 			log_debug_errno(stats_fd, "bpf stats unavailable: %m");
 	}
 
 	if (tg->workload)
-		r = run_workload(t, plan, tg, o, &probe, &pc, &res);
+		r = run_workload(t, plan, tg, o, &probe, &pc, &fig, &res);
 	else
-		r = run_pid(t, plan, tg, o, &probe, &pc, &res);
+		r = run_pid(t, plan, tg, o, &probe, &pc, &fig, &res);
+	if (fig.lives_open)
+		lives_close(&fig.lives);
 
 	if (r >= 0) {
 		if (pc.n)
@@ -362,6 +836,8 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 						       res.target.wall_ns);
 			}
 		}
+		if (r >= 0 && fig.on)
+			figures_from_run(t, plan, &fig, &probe, stats_fd >= 0, &res);
 	}
 	perfcount_close(&pc);
 	lp_free(&probe);

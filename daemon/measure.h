@@ -10,6 +10,12 @@
  * class counted; "perf/<event>"; "target/wall_ns" for workloads, and
  * "target/thread_ns" (the lives of all its threads and processes, summed)
  * when the built-in probe ran.
+ *
+ * With measure_opts.witness, the run also collects what the kernel says of
+ * it on its own (witness.h): perf's fork and exit records of the target's
+ * tasks (their lives), the target threads' run_delay where it can be read,
+ * the system's TLB shootdown interrupts, and each authored program's run
+ * count. They go to measure_result.witness and are never part of the vector.
  */
 #pragma once
 
@@ -21,6 +27,7 @@
 #include "daemon/probe.h"
 #include "daemon/target.h"
 #include "daemon/tree.h"
+#include "daemon/witness.h"
 #include "daemon/workload.h"
 
 struct measure_target {
@@ -32,6 +39,7 @@ struct measure_target {
 
 struct measure_opts {
 	bool probe_stats; /* kernel.bpf_stats while measuring, for the overhead figure */
+	bool witness;	  /* collect the kernel's own figures of the run (measure_result.witness) */
 	bool (*should_stop)(void *userdata);
 	void *userdata;
 };
@@ -43,6 +51,7 @@ struct measure_result {
 	char *error;	  /* why the run failed, for the job's error */
 	char *error_code; /* "probe_rejected", "workload_failed", "target_gone", ... */
 	char *verifier_log;
+	struct witness_figures witness; /* each NAN unless opts.witness had it collected */
 };
 void measure_result_clear(struct measure_result *r);
 

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -56,10 +57,16 @@ static int capture_print(enum libbpf_print_level level, const char *fmt, va_list
 	return previous_print ? previous_print(level, fmt, ap) : 0;
 }
 
-/* Tell the header's helpers argusd's PID namespace (bpf/pidns.h). */
+/*
+ * Tell the header's helpers argusd's PID namespace: the nsfs device and
+ * inode that bpf_get_ns_current_pid_tgid compares, ino 0 in the initial
+ * namespace (probe_pidns), where the kernel's numbers are argusd's.
+ */
 static int set_pidns(struct bpf_object *obj)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, ARGUS_AUTHORED_PIDNS);
+	struct argus_pidns ns = {};
+	struct stat st;
 	__u32 zero = 0;
 	__u64 inum;
 	int r;
@@ -69,7 +76,13 @@ static int set_pidns(struct bpf_object *obj)
 	r = probe_pidns(&inum);
 	if (r < 0)
 		return r;
-	if (bpf_map__update_elem(m, &zero, sizeof(zero), &inum, sizeof(inum), BPF_ANY) < 0)
+	if (inum) {
+		if (stat("/proc/self/ns/pid", &st) < 0)
+			return -errno;
+		ns.dev = st.st_dev;
+		ns.ino = st.st_ino;
+	}
+	if (bpf_map__update_elem(m, &zero, sizeof(zero), &ns, sizeof(ns), BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }
@@ -194,6 +207,31 @@ json_t *probe_authored_programs(const struct probe_authored *p)
 	bpf_object__for_each_program(prog, p->obj)
 		json_array_append_new(a, json_string(bpf_program__section_name(prog)));
 	return a;
+}
+
+int probe_authored_runs(const struct probe_authored *p, struct probe_program_runs *ret, size_t max,
+			size_t *ret_n)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	bpf_object__for_each_program(prog, p->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (n >= max)
+			return -E2BIG;
+		if (fd < 0)
+			return -EBADF;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+			return -errno;
+		ret[n++] = (struct probe_program_runs){ .section = bpf_program__section_name(prog),
+							.runs = info.run_cnt };
+	}
+	*ret_n = n;
+	return 0;
 }
 
 void probe_authored_free(struct probe_authored *p)

@@ -32,5 +32,17 @@ void probe_authored_detach(struct probe_authored *p);
 int probe_authored_read(struct probe_authored *p, struct probe_counts *ret);
 /* The programs, for the trace: ["tp_btf/page_fault_user", ...]. */
 json_t *probe_authored_programs(const struct probe_authored *p);
+/* A program's section and how many times it ran (kernel.bpf_stats; 0 while they are off). */
+struct probe_program_runs {
+	const char *section; /* the object's own: valid until probe_authored_free */
+	unsigned long long runs;
+};
+/*
+ * The run counts of the programs, in the object's order, into ret (room for
+ * max) and *ret_n. -E2BIG with more than max programs, -errno when a
+ * program's info cannot be read.
+ */
+int probe_authored_runs(const struct probe_authored *p, struct probe_program_runs *ret, size_t max,
+			size_t *ret_n);
 /* Detach and destroy. NULL is fine. */
 void probe_authored_free(struct probe_authored *p);

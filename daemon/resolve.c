@@ -1,13 +1,130 @@
 // SPDX-License-Identifier: MIT
 /*
  * Resolution of the tree against the running kernel, through a prober:
- * the choice rules only. The prober does the loading and attaching.
+ * the choice rules only, and the order of backends they follow. The prober
+ * does the loading and attaching.
  */
 #include "daemon/resolve.h"
 #include "daemon/util.h"
 
 #include <errno.h>
 #include <string.h>
+
+void backend_order_default(struct backend_order *ret)
+{
+	int b;
+
+	ret->n = 0;
+	for (b = 0; b < BACKEND_MAX; b++)
+		ret->v[ret->n++] = b;
+}
+
+/* A usable order: known backends, each once; n == 0 is the default. */
+static bool backend_order_valid(const struct backend_order *o)
+{
+	bool seen[BACKEND_MAX] = {};
+	size_t i;
+
+	if (o->n > BACKEND_MAX)
+		return false;
+	for (i = 0; i < o->n; i++) {
+		if (o->v[i] < 0 || o->v[i] >= BACKEND_MAX || seen[o->v[i]])
+			return false;
+		seen[o->v[i]] = true;
+	}
+	return true;
+}
+
+int backend_order_parse(const char *text, struct backend_order *ret)
+{
+	static const char sep[] = " \t,";
+	struct backend_order o = {};
+	bool seen[BACKEND_MAX] = {};
+	const char *s = text;
+
+	if (!text)
+		return -EINVAL;
+	for (;;) {
+		size_t len;
+		char name[16];
+		enum backend b;
+
+		s += strspn(s, sep);
+		if (!*s)
+			break;
+		len = strcspn(s, sep);
+		/* longer than any backend name: not one */
+		if (len >= sizeof(name) || o.n == BACKEND_MAX)
+			return -EINVAL;
+		memcpy(name, s, len);
+		name[len] = 0;
+		b = backend_from_name(name);
+		if (b == BACKEND_NONE || seen[b])
+			return -EINVAL;
+		seen[b] = true;
+		o.v[o.n++] = b;
+		s += len;
+	}
+	if (o.n == 0)
+		return -EINVAL;
+	*ret = o;
+	return 0;
+}
+
+bool backend_order_has(const struct backend_order *o, enum backend b)
+{
+	size_t i;
+
+	if (!o || o->n == 0)
+		return b >= 0 && b < BACKEND_MAX;
+	for (i = 0; i < o->n; i++)
+		if (o->v[i] == b)
+			return true;
+	return false;
+}
+
+json_t *backend_order_to_json(const struct backend_order *o)
+{
+	struct backend_order def;
+	json_t *a = json_array();
+	size_t i;
+
+	if (!o || o->n == 0) {
+		backend_order_default(&def);
+		o = &def;
+	}
+	if (!a)
+		return NULL;
+	for (i = 0; i < o->n; i++)
+		if (json_array_append_new(a, json_string(backend_name(o->v[i]))) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+char *backend_order_to_string(const struct backend_order *o)
+{
+	struct backend_order def;
+	char *s, *p;
+	size_t i;
+
+	if (!o || o->n == 0) {
+		backend_order_default(&def);
+		o = &def;
+	}
+	/* every name is shorter than "tracepoint " */
+	s = p = malloc(BACKEND_MAX * sizeof("tracepoint ") + 1);
+	if (!s)
+		abort();
+	*p = 0;
+	for (i = 0; i < o->n && i < BACKEND_MAX; i++) {
+		if (i > 0)
+			p = stpcpy(p, " ");
+		p = stpcpy(p, backend_name(o->v[i]));
+	}
+	return s;
+}
 
 /* What the prober said about one (backend, hook): asked once per resolution. */
 struct probe_result {
@@ -199,19 +316,30 @@ static bool node_has_hooks(const struct tree_node *n)
 	return false;
 }
 
-/* Try a node's own hooks in backend then file order; the first that works is chosen. */
+/*
+ * Try a node's own hooks in the order's backends, then in file order; the
+ * first that works is chosen. The backends it declares hooks for that the
+ * order leaves out are named first: they are why it is not on them.
+ */
 static void resolve_own_hooks(struct tree_node *n, struct probe_cache *c, const struct prober *p,
-			      struct strlist *refusals)
+			      const struct backend_order *order, struct strlist *refusals)
 {
+	size_t k;
 	int b;
 
 	for (b = 0; b < BACKEND_MAX; b++)
+		if (n->n_hooks[b] > 0 && !backend_order_has(order, b))
+			strlist_add(refusals,
+				    xasprintf("%s: not in the backends setting", backend_name(b)));
+	for (k = 0; k < order->n; k++) {
+		b = order->v[k];
 		for (size_t h = 0; h < n->n_hooks[b]; h++)
 			if (try_alternative(c, p, b, n->hooks[b][h], refusals) == 0) {
 				n->backend = b;
 				n->hook = xstrdup(n->hooks[b][h]);
 				return;
 			}
+	}
 }
 
 /*
@@ -252,9 +380,10 @@ static char *children_hooks(const struct tree *t, const struct tree_node *n, enu
  * its available children use (ties: the earlier backend of the order) and
  * the hooks those children chose on it.
  */
-static void resolve_from_children(struct tree *t, struct tree_node *n, struct strlist *refusals)
+static void resolve_from_children(struct tree *t, struct tree_node *n,
+				  const struct backend_order *order, struct strlist *refusals)
 {
-	size_t used[BACKEND_MAX] = {}, i, available = 0;
+	size_t used[BACKEND_MAX] = {}, i, k, available = 0;
 	struct strlist missing = {};
 	_cleanup_free_ char *list = NULL;
 	int b, best = BACKEND_NONE;
@@ -267,9 +396,11 @@ static void resolve_from_children(struct tree *t, struct tree_node *n, struct st
 			available++;
 		}
 	}
-	for (b = 0; b < BACKEND_MAX; b++)
+	for (k = 0; k < order->n; k++) {
+		b = order->v[k];
 		if (used[b] > 0 && (best == BACKEND_NONE || used[b] > used[best]))
 			best = b;
+	}
 
 	/*
 	 * Available: name the unmeasured children, their own reasons say why.
@@ -300,14 +431,21 @@ static void resolve_from_children(struct tree *t, struct tree_node *n, struct st
 				      available, n->n_children, list));
 }
 
-int tree_resolve(struct tree *t, const struct prober *p)
+int tree_resolve_backends(struct tree *t, const struct prober *p, const struct backend_order *order)
 {
 	_cleanup_free_ struct strlist *refusals = NULL;
 	struct probe_cache cache = {};
+	struct backend_order def;
 	int unavailable = 0;
 	size_t i;
 
 	if (!t || !p || !p->try_hook)
+		return -EINVAL;
+	if (!order || order->n == 0) {
+		backend_order_default(&def);
+		order = &def;
+	}
+	if (!backend_order_valid(order))
 		return -EINVAL;
 	refusals = calloc(t->n_nodes ? t->n_nodes : 1, sizeof(*refusals));
 	if (!refusals)
@@ -317,7 +455,7 @@ int tree_resolve(struct tree *t, const struct prober *p)
 	for (i = 0; i < t->n_nodes; i++) {
 		node_reset(&t->nodes[i]);
 		if (node_has_hooks(&t->nodes[i]))
-			resolve_own_hooks(&t->nodes[i], &cache, p, &refusals[i]);
+			resolve_own_hooks(&t->nodes[i], &cache, p, order, &refusals[i]);
 	}
 	/* Then backwards, so that children are settled before their parent. */
 	for (i = t->n_nodes; i-- > 0;) {
@@ -325,7 +463,7 @@ int tree_resolve(struct tree *t, const struct prober *p)
 
 		if (n->backend == BACKEND_NONE) {
 			if (n->n_children > 0)
-				resolve_from_children(t, n, &refusals[i]);
+				resolve_from_children(t, n, order, &refusals[i]);
 			else if (!node_has_hooks(n))
 				strlist_add(&refusals[i], xstrdup("no hooks declared"));
 		}
@@ -336,4 +474,9 @@ int tree_resolve(struct tree *t, const struct prober *p)
 	}
 	probe_cache_clear(&cache);
 	return unavailable;
+}
+
+int tree_resolve(struct tree *t, const struct prober *p)
+{
+	return tree_resolve_backends(t, p, NULL);
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Resolving the tree against the running kernel: for every node, try its
- * backends in order (fentry, kprobe, tracepoint) and each backend's hooks in
- * order, by actually loading and attaching; record the first that works, or
- * why none did. The probing itself is behind an interface so that the choice
- * logic is tested without a kernel.
+ * backends in order (fentry, kprobe, tracepoint, or the order the "backends"
+ * setting gives) and each backend's hooks in order, by actually loading and
+ * attaching; record the first that works, or why none did. The probing itself
+ * is behind an interface so that the choice logic is tested without a kernel.
  */
 #pragma once
 
@@ -14,17 +14,42 @@ struct prober {
 	/*
 	 * Try one hook (a function symbol, or a single tracepoint name: the
 	 * resolver splits '+'-joined alternatives): 0 when a program of this
-	 * backend loads and attaches to it here; else a negative errno and *ret_reason (malloc'ed) saying
-	 * why, e.g. "kprobe: kernel has no kprobe support (CONFIG_KPROBES off)".
+	 * backend loads and attaches to it here; else a negative errno and *ret_reason (malloc'ed)
+	 * saying why, e.g. "kprobe: kernel has no kprobe support (CONFIG_KPROBES off)".
 	 */
 	int (*try_hook)(void *userdata, enum backend b, const char *hook, char **ret_reason);
 	void *userdata;
 };
 
 /*
- * Resolve every node (earlier results are replaced). Rules:
- *  - A node with hooks tries backends in order fentry, kprobe, tracepoint
- *    and each backend's alternatives in file order; the first accepted is
+ * The backends resolution may choose, in the order it tries them: each of
+ * fentry, kprobe, tracepoint at most once. n == 0 stands for the default.
+ */
+struct backend_order {
+	enum backend v[BACKEND_MAX];
+	size_t n;
+};
+
+/* The default order: fentry, kprobe, tracepoint. */
+void backend_order_default(struct backend_order *ret);
+/*
+ * Parse the "backends" setting: backend names separated by spaces, tabs or
+ * commas ("kprobe tracepoint"), at least one, none twice, no other word.
+ * Returns 0 and *ret, or -EINVAL (*ret untouched).
+ */
+int backend_order_parse(const char *text, struct backend_order *ret);
+/* Is b in the order (NULL or n == 0: the default, which holds every backend)? */
+bool backend_order_has(const struct backend_order *o, enum backend b);
+/* ["fentry", ...] in order; NULL or n == 0: the default. NULL only on allocation failure. */
+json_t *backend_order_to_json(const struct backend_order *o);
+/* "fentry kprobe tracepoint" (malloc'ed), as the setting writes it; NULL or n == 0: the default. */
+char *backend_order_to_string(const struct backend_order *o);
+
+/*
+ * Resolve every node (earlier results are replaced), trying the backends of
+ * order (NULL or n == 0: the default) and no others. Rules:
+ *  - A node with hooks tries the backends in order (default fentry, kprobe,
+ *    tracepoint) and each backend's alternatives in file order; the first accepted is
  *    chosen (node->backend, node->hook). A tracepoint alternative joined by
  *    '+' is probed one tracepoint at a time and chosen when all attach.
  *  - try_hook is called once per (backend, hook) for the whole tree; later
@@ -40,9 +65,18 @@ struct prober {
  *    that backend chose, split at '+', each once, in child order, joined by
  *    '+' ("page_fault_user+rss_stat+mm_page_alloc": for tracepoints, a valid
  *    alternative; for fentry/kprobe, a list of functions that the probe must
- *    split); the reason names the children that are not available. When none is, the reason quotes each
- *    child's reason ("no child is available: id [reason], ...").
+ *    split); the reason names the children that are not available. When
+ *    none is, the reason quotes each child's reason ("no child is
+ *    available: id [reason], ...").
  *  - A leaf without hooks is unavailable: "no hooks declared".
- * Returns the number of unavailable nodes, or -EINVAL / -ENOMEM.
+ *  - A backend left out of the order is never tried; a node that declares
+ *    hooks for it starts its reason with "<backend>: not in the backends
+ *    setting" (in the default order of backends), so that whoever reads
+ *    GET /tree sees why the node is not on it.
+ * Returns the number of unavailable nodes, or -EINVAL (also for an order that
+ * repeats or names an unknown backend) / -ENOMEM.
  */
+int tree_resolve_backends(struct tree *t, const struct prober *p,
+			  const struct backend_order *order);
+/* tree_resolve_backends with the default order. */
 int tree_resolve(struct tree *t, const struct prober *p);

@@ -25,6 +25,7 @@ struct store {
 	sqlite3 *db;
 	pthread_mutex_t lock;
 	int version;
+	size_t trace_max; /* bytes of one job's trace (store_set_trace_max) */
 };
 
 static inline void sqlite3_finalizep(sqlite3_stmt **stmt)
@@ -77,6 +78,21 @@ static int exec(struct store *s, const char *sql, const char *what)
 		sqlite3_free(err);
 		return -EIO;
 	}
+	return 0;
+}
+
+/* A PRAGMA (or any query) whose first row's first column is an integer. */
+static int pragma_int(struct store *s, const char *sql, int64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r;
+
+	r = prepare(s, sql, &stmt);
+	if (r < 0)
+		return r;
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return sql_fail(s, sql);
+	*ret = sqlite3_column_int64(stmt, 0);
 	return 0;
 }
 
@@ -274,6 +290,7 @@ int store_open(const char *path, const char *schema_dir, struct store **ret)
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
+	s->trace_max = STORE_TRACE_MAX_DEFAULT;
 
 	if (sqlite3_open_v2(path, &s->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
@@ -285,6 +302,15 @@ int store_open(const char *path, const char *schema_dir, struct store **ret)
 	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
 
+	/*
+	 * Before anything creates a table: a new database gives the pages of
+	 * deleted jobs back to the file system (store_apply_retention). On an
+	 * existing one created without it this changes nothing (only a VACUUM
+	 * would): its free pages are reused by new rows, the file keeps its size.
+	 */
+	r = exec(s, "PRAGMA auto_vacuum = INCREMENTAL", "enable incremental auto-vacuum");
+	if (r < 0)
+		return r;
 	r = exec(s, "PRAGMA journal_mode = WAL", "enable WAL");
 	if (r < 0)
 		return r;
@@ -294,6 +320,16 @@ int store_open(const char *path, const char *schema_dir, struct store **ret)
 	r = apply_schema(s, schema_dir);
 	if (r < 0)
 		return r;
+	{
+		int64_t mode = 2;
+
+		if (pragma_int(s, "PRAGMA auto_vacuum", &mode) >= 0 && mode != 2)
+			log_notice("store: %s was created without incremental auto-vacuum: the space of "
+				   "deleted jobs is reused but the file does not shrink; to convert "
+				   "it, stop argusd and run sqlite3 %s 'PRAGMA auto_vacuum = "
+				   "INCREMENTAL; VACUUM;'",
+				   path, path);
+	}
 
 	*ret = TAKE_PTR(s);
 	return 0;
@@ -335,25 +371,41 @@ static bool final_state(const char *state)
 	       strcmp(state, "cancelled") == 0 || strcmp(state, "interrupted") == 0;
 }
 
+/* "uid:N" or "token": short, and nothing that needs quoting anywhere it is shown. */
+static bool valid_submitter(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= STORE_SUBMITTER_MAX &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789:") == n;
+}
+
 int store_job_create(struct store *s, const char *kind, const json_t *request, int64_t *ret_id)
+{
+	return store_job_create_by(s, kind, request, NULL, ret_id);
+}
+
+int store_job_create_by(struct store *s, const char *kind, const json_t *request,
+			const char *submitter, int64_t *ret_id)
 {
 	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
 	char now[32];
 	int r;
 
 	if (!kind || (strcmp(kind, "diagnose") != 0 && strcmp(kind, "reference") != 0) ||
-	    !json_is_object(request))
+	    !json_is_object(request) || (submitter && !valid_submitter(submitter)))
 		return -EINVAL;
 
 	STORE_LOCKED(s);
 	r = prepare(s,
-		    "INSERT INTO jobs (kind, state, request, created) VALUES (?, 'queued', ?, ?)",
+		    "INSERT INTO jobs (kind, state, request, created, submitter)"
+		    " VALUES (?, 'queued', ?, ?, ?)",
 		    &stmt);
 	if (r < 0)
 		return r;
 	now_iso(now);
 	if (bind_text(stmt, 1, kind) < 0 || bind_json(stmt, 2, request) < 0 ||
-	    bind_text(stmt, 3, now) < 0)
+	    bind_text(stmt, 3, now) < 0 || bind_text(stmt, 4, submitter) < 0)
 		return -EINVAL;
 	r = step_done(s, stmt, "create job");
 	if (r < 0)
@@ -407,7 +459,9 @@ int store_job_update(struct store *s, int64_t id, const char *state, double prog
 	return sqlite3_changes(s->db) > 0 ? 0 : -ENOENT;
 }
 
-#define JOB_COLUMNS "id, kind, state, progress, step, created, started, finished, subject"
+#define JOB_COLUMNS                                                                                \
+	"id, kind, state, progress, step, created, started, finished, subject, submitter"
+#define JOB_COLUMNS_N 10
 
 /* The list representation, from a row of JOB_COLUMNS. */
 static json_t *job_summary(sqlite3_stmt *stmt)
@@ -423,6 +477,7 @@ static json_t *job_summary(sqlite3_stmt *stmt)
 	json_object_set_new(j, "started", column_string(stmt, 6));
 	json_object_set_new(j, "finished", column_string(stmt, 7));
 	json_object_set_new(j, "subject", column_string(stmt, 8));
+	json_object_set_new(j, "submitter", column_string(stmt, 9));
 	return j;
 }
 
@@ -445,11 +500,11 @@ int store_job_get(struct store *s, int64_t id, json_t **ret)
 		return sql_fail(s, "get job");
 
 	j = job_summary(stmt);
-	json_object_set_new(j, "request", column_json(stmt, 9));
-	if (sqlite3_column_type(stmt, 10) != SQLITE_NULL)
-		json_object_set_new(j, "result", column_json(stmt, 10));
-	if (sqlite3_column_type(stmt, 11) != SQLITE_NULL)
-		json_object_set_new(j, "error", column_json(stmt, 11));
+	json_object_set_new(j, "request", column_json(stmt, JOB_COLUMNS_N));
+	if (sqlite3_column_type(stmt, JOB_COLUMNS_N + 1) != SQLITE_NULL)
+		json_object_set_new(j, "result", column_json(stmt, JOB_COLUMNS_N + 1));
+	if (sqlite3_column_type(stmt, JOB_COLUMNS_N + 2) != SQLITE_NULL)
+		json_object_set_new(j, "error", column_json(stmt, JOB_COLUMNS_N + 2));
 	*ret = j;
 	return 0;
 }
@@ -549,6 +604,26 @@ int store_jobs_queued(struct store *s, int64_t **ret_ids, size_t *ret_n)
 	return 0;
 }
 
+int store_jobs_queued_by(struct store *s, const char *submitter, unsigned *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r;
+
+	if (!submitter)
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "SELECT COUNT(*) FROM jobs WHERE submitter = ? AND state = 'queued'", &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, submitter) < 0)
+		return -EINVAL;
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		return sql_fail(s, "count a submitter's queued jobs");
+	*ret_n = (unsigned)sqlite3_column_int64(stmt, 0);
+	return 0;
+}
+
 int store_jobs_interrupt_running(struct store *s)
 {
 	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
@@ -574,15 +649,74 @@ int store_jobs_interrupt_running(struct store *s)
 
 /* ---- traces and probes ---- */
 
-int store_trace_append(struct store *s, int64_t job_id, const json_t *step)
+/* Room kept below trace_max for the "trace_cut" step (about 400 bytes). */
+#define STORE_TRACE_CUT_RESERVE 1024
+#define STORE_TRACE_MIN (16 * 1024)
+#define STORE_TRACE_KIND_MAX 64
+
+void store_set_trace_max(struct store *s, size_t bytes)
+{
+	STORE_LOCKED(s);
+	s->trace_max = bytes < STORE_TRACE_MIN ? STORE_TRACE_MIN : bytes;
+}
+
+struct trace_size {
+	int64_t bytes, cut_seq, omitted_steps, omitted_bytes; /* cut_seq -1: not cut */
+};
+
+static int trace_size_get(struct store *s, int64_t job_id, struct trace_size *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r, rc;
+
+	r = prepare(s,
+		    "SELECT bytes, COALESCE(cut_seq, -1), omitted_steps, omitted_bytes"
+		    " FROM trace_sizes WHERE job_id = ?",
+		    &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, job_id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE) {
+		*ret = (struct trace_size){ .cut_seq = -1 };
+		return 0;
+	}
+	if (rc != SQLITE_ROW)
+		return sql_fail(s, "read trace size");
+	*ret = (struct trace_size){ sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1),
+				    sqlite3_column_int64(stmt, 2), sqlite3_column_int64(stmt, 3) };
+	return 0;
+}
+
+static int trace_size_put(struct store *s, int64_t job_id, const struct trace_size *z)
 {
 	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
 	int r;
 
-	if (!json_is_object(step))
-		return -EINVAL;
+	r = prepare(
+	    s,
+	    "INSERT OR REPLACE INTO trace_sizes"
+	    " (job_id, bytes, cut_seq, omitted_steps, omitted_bytes) VALUES (?, ?, ?, ?, ?)",
+	    &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, job_id);
+	sqlite3_bind_int64(stmt, 2, z->bytes);
+	if (z->cut_seq >= 0)
+		sqlite3_bind_int64(stmt, 3, z->cut_seq);
+	else
+		sqlite3_bind_null(stmt, 3);
+	sqlite3_bind_int64(stmt, 4, z->omitted_steps);
+	sqlite3_bind_int64(stmt, 5, z->omitted_bytes);
+	return step_done(s, stmt, "record trace size");
+}
 
-	STORE_LOCKED(s);
+/* Insert a step's text at the job's next seq. -ENOENT when the job does not exist. */
+static int trace_insert(struct store *s, int64_t job_id, const char *text)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r;
+
 	/* seq is computed in the same statement, under the store lock: gapless and in order. */
 	r = prepare(s,
 		    "INSERT INTO trace_steps (job_id, seq, step) VALUES (?1,"
@@ -591,9 +725,120 @@ int store_trace_append(struct store *s, int64_t job_id, const json_t *step)
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(stmt, 1, job_id);
-	if (bind_json(stmt, 2, step) < 0)
+	if (bind_text(stmt, 2, text) < 0)
 		return -EINVAL;
 	return step_done(s, stmt, "append trace step");
+}
+
+/* The "trace_cut" step: where the trace stopped, and how much was left out after it. */
+static json_t *trace_cut_step(const struct store *s, const struct trace_size *z,
+			      const json_t *first)
+{
+	const char *kind = json_string_value(json_object_get(first, "kind"));
+	json_t *t = json_object_get(first, "t");
+	_cleanup_free_ char *msg = xasprintf(
+	    "the trace reached trace_max_bytes (%zu bytes): the %lld step(s) after this point "
+	    "(%lld bytes) were not stored",
+	    s->trace_max, (long long)z->omitted_steps, (long long)z->omitted_bytes);
+
+	return json_pack("{s:O,s:s,s:s,s:I,s:I,s:I,s:I,s:s%}", "t",
+			 json_is_number(t) ? t : json_null(), "kind", "trace_cut", "message", msg,
+			 "limit_bytes", (json_int_t)s->trace_max, "stored_bytes",
+			 (json_int_t)z->bytes, "omitted_steps", (json_int_t)z->omitted_steps,
+			 "omitted_bytes", (json_int_t)z->omitted_bytes, "first_omitted_kind",
+			 kind ?: "", kind ? strnlen(kind, STORE_TRACE_KIND_MAX) : (size_t)0);
+}
+
+/* Under the store lock and a transaction: 0 stored, 1 left out (counted in the cut step). */
+static int trace_append_locked(struct store *s, int64_t job_id, const json_t *step,
+			       const char *text, size_t len)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	_cleanup_free_ char *cut_text = NULL;
+	json_auto_t *cut = NULL;
+	struct trace_size z;
+	int r;
+
+	r = trace_size_get(s, job_id, &z);
+	if (r < 0)
+		return r;
+	if (z.cut_seq < 0 && (size_t)z.bytes + len + STORE_TRACE_CUT_RESERVE <= s->trace_max) {
+		r = trace_insert(s, job_id, text);
+		if (r < 0)
+			return r;
+		z.bytes += len;
+		return trace_size_put(s, job_id, &z);
+	}
+
+	/* Beyond the cap: the step is left out, and the trace's last step says so. */
+	z.omitted_steps++;
+	z.omitted_bytes += len;
+	if (z.cut_seq < 0) {
+		cut = trace_cut_step(s, &z, step);
+		r = dump(cut, &cut_text);
+		if (r < 0)
+			return r;
+		r = trace_insert(s, job_id, cut_text);
+		if (r < 0)
+			return r;
+		r = prepare(s, "SELECT MAX(seq) FROM trace_steps WHERE job_id = ?", &stmt);
+		if (r < 0)
+			return r;
+		sqlite3_bind_int64(stmt, 1, job_id);
+		if (sqlite3_step(stmt) != SQLITE_ROW)
+			return sql_fail(s, "read the trace's last seq");
+		z.cut_seq = sqlite3_column_int64(stmt, 0);
+	} else {
+		_cleanup_free_ char *msg = NULL;
+
+		cut = trace_cut_step(s, &z, step);
+		msg = xstrdup(json_string_value(json_object_get(cut, "message")));
+		r = prepare(s,
+			    "UPDATE trace_steps SET step = json_set(step, '$.omitted_steps', ?1,"
+			    " '$.omitted_bytes', ?2, '$.message', ?3)"
+			    " WHERE job_id = ?4 AND seq = ?5",
+			    &stmt);
+		if (r < 0)
+			return r;
+		sqlite3_bind_int64(stmt, 1, z.omitted_steps);
+		sqlite3_bind_int64(stmt, 2, z.omitted_bytes);
+		if (bind_text(stmt, 3, msg) < 0)
+			return -EINVAL;
+		sqlite3_bind_int64(stmt, 4, job_id);
+		sqlite3_bind_int64(stmt, 5, z.cut_seq);
+		r = step_done(s, stmt, "update the trace_cut step");
+		if (r < 0)
+			return r;
+	}
+	r = trace_size_put(s, job_id, &z);
+	return r < 0 ? r : 1;
+}
+
+int store_trace_append(struct store *s, int64_t job_id, const json_t *step)
+{
+	_cleanup_free_ char *text = NULL;
+	int r, c;
+
+	if (!json_is_object(step))
+		return -EINVAL;
+	r = dump(step, &text);
+	if (r < 0)
+		return -EINVAL;
+
+	STORE_LOCKED(s);
+	/* the size check, the step and the size in one transaction */
+	r = exec(s, "BEGIN IMMEDIATE", "begin trace append");
+	if (r < 0)
+		return r;
+	r = trace_append_locked(s, job_id, step, text, strlen(text));
+	if (r >= 0) {
+		c = exec(s, "COMMIT", "commit trace append");
+		if (c < 0)
+			r = c;
+	}
+	if (r < 0)
+		(void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
 }
 
 /* 0 when the query (one id parameter) returns a row, -ENOENT when none. */
@@ -890,6 +1135,32 @@ int store_reference_list(struct store *s, const char *subject, int limit, json_t
 	return *ret ? 0 : -ENOMEM;
 }
 
+int store_reference_delete(struct store *s, int64_t ref_id)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r;
+
+	STORE_LOCKED(s);
+	/* one lock for the checks and the delete: no job is created in between */
+	r = reference_exists(s, ref_id);
+	if (r < 0)
+		return r;
+	r = row_exists(s,
+		       "SELECT 1 FROM jobs WHERE state IN ('queued', 'running')"
+		       " AND json_extract(request, '$.reference') = ? LIMIT 1",
+		       ref_id, "look up jobs naming a reference");
+	if (r == 0)
+		return -EBUSY;
+	if (r != -ENOENT)
+		return r;
+	/* its runs go with it (ON DELETE CASCADE), the job that recorded it stays */
+	r = prepare(s, "DELETE FROM refs WHERE id = ?", &stmt);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(stmt, 1, ref_id);
+	return step_done(s, stmt, "delete reference");
+}
+
 /* ---- vectors of a job ---- */
 
 int store_vector_add(struct store *s, int64_t job_id, const char *kind, int level,
@@ -946,5 +1217,116 @@ int store_vectors_get(struct store *s, int64_t job_id, json_t **ret)
 	if (rc != SQLITE_DONE)
 		return sql_fail(s, "read vectors");
 	*ret = TAKE_PTR(vectors);
+	return 0;
+}
+
+/* ---- retention ---- */
+
+#define STORE_RETENTION_BATCH 256 /* jobs deleted per transaction: the lock is let go between */
+#define STORE_VACUUM_PAGES 4096	  /* pages given back per step of the incremental vacuum */
+
+/* One batch of finished jobs beyond the limits, oldest first; *ret_n how many went. */
+static int retention_batch(struct store *s, const char *cutoff, unsigned max_jobs, int *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r;
+
+	STORE_LOCKED(s);
+	/*
+	 * Only jobs in a final state are candidates: a queued or running job is
+	 * never deleted, and never counts towards max_jobs. Their trace steps,
+	 * probes, vectors and trace size go with them (ON DELETE CASCADE); a
+	 * reference they recorded stays, its "job" becomes null.
+	 */
+	r = prepare(
+	    s,
+	    "WITH done AS (SELECT id, COALESCE(finished, created) AS t FROM jobs"
+	    "  WHERE state IN ('succeeded', 'failed', 'cancelled', 'interrupted')),"
+	    " kept AS (SELECT id FROM done ORDER BY t DESC, id DESC LIMIT ?2)"
+	    " DELETE FROM jobs WHERE id IN (SELECT id FROM done"
+	    "  WHERE (?1 IS NOT NULL AND t < ?1) OR id NOT IN kept ORDER BY t, id LIMIT ?3)",
+	    &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, cutoff) < 0 ||
+	    sqlite3_bind_int64(stmt, 2, max_jobs ? (int64_t)max_jobs : -1) != SQLITE_OK ||
+	    sqlite3_bind_int(stmt, 3, STORE_RETENTION_BATCH) != SQLITE_OK)
+		return -EINVAL;
+	r = step_done(s, stmt, "delete old jobs");
+	if (r < 0)
+		return r;
+	*ret_n = sqlite3_changes(s->db);
+	return 0;
+}
+
+/* Give free pages back, in steps; false in *ret_incremental when the database cannot. */
+static int vacuum_step(struct store *s, int64_t *ret_freed, bool *ret_incremental, bool *ret_more)
+{
+	int64_t mode, before, after;
+	_cleanup_free_ char *sql = NULL;
+	int r;
+
+	STORE_LOCKED(s);
+	r = pragma_int(s, "PRAGMA auto_vacuum", &mode);
+	if (r < 0)
+		return r;
+	*ret_incremental = mode == 2;
+	*ret_more = false;
+	*ret_freed = 0;
+	if (mode != 2)
+		return 0;
+	r = pragma_int(s, "PRAGMA freelist_count", &before);
+	if (r < 0 || before == 0)
+		return r;
+	sql = xasprintf("PRAGMA incremental_vacuum(%d)", STORE_VACUUM_PAGES);
+	r = exec(s, sql, "incremental vacuum");
+	if (r < 0)
+		return r;
+	r = pragma_int(s, "PRAGMA freelist_count", &after);
+	if (r < 0)
+		return r;
+	*ret_freed = before - after;
+	*ret_more = after > 0 && after < before;
+	return 0;
+}
+
+int store_apply_retention(struct store *s, const struct store_retention *p, uint64_t now_real_ns,
+			  struct store_retention_stats *ret)
+{
+	struct store_retention_stats st = {};
+	char cutoff[32];
+	bool more = true;
+	int r, n;
+
+	if (p->retention_days > 0) {
+		uint64_t age = (uint64_t)p->retention_days * 86400ull * 1000000000ull;
+
+		/* finished is ISO 8601 UTC text, whose order is the time's */
+		format_iso8601(now_real_ns > age ? now_real_ns - age : 0, cutoff, sizeof(cutoff));
+	}
+	if (p->retention_days > 0 || p->max_jobs > 0) {
+		do {
+			r = retention_batch(s, p->retention_days > 0 ? cutoff : NULL, p->max_jobs,
+					    &n);
+			if (r < 0)
+				return r;
+			st.jobs_deleted += n;
+		} while (n == STORE_RETENTION_BATCH);
+	}
+	while (more) {
+		int64_t freed;
+
+		r = vacuum_step(s, &freed, &st.incremental, &more);
+		if (r < 0)
+			return r;
+		st.pages_freed += freed;
+	}
+	if (st.pages_freed > 0) {
+		STORE_LOCKED(s);
+		/* in WAL mode the file shrinks when the log is checkpointed */
+		(void)sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
+						NULL);
+	}
+	*ret = st;
 	return 0;
 }

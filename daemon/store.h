@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <jansson.h>
@@ -30,6 +31,15 @@ int store_schema_version(struct store *s);
 /* kind: "diagnose" or "reference"; request: the validated request body. State starts "queued". */
 int store_job_create(struct store *s, const char *kind, const json_t *request, int64_t *ret_id);
 /*
+ * The same, recording who submitted it: "uid:N" or "token" (at most
+ * STORE_SUBMITTER_MAX bytes, [a-z0-9:]); NULL records none.
+ */
+#define STORE_SUBMITTER_MAX 32
+int store_job_create_by(struct store *s, const char *kind, const json_t *request,
+			const char *submitter, int64_t *ret_id);
+/* Jobs of this submitter still waiting ("queued"). */
+int store_jobs_queued_by(struct store *s, const char *submitter, unsigned *ret_n);
+/*
  * Update a job. state: one of queued, running, succeeded, failed, cancelled,
  * interrupted (NULL keeps it). progress in [0,1] (negative keeps it). step:
  * a short human line of what it does now (NULL keeps it). result/error:
@@ -40,7 +50,8 @@ int store_job_update(struct store *s, int64_t id, const char *state, double prog
 		     const char *step, const json_t *result, const json_t *error);
 /*
  * API representation: {"id", "kind", "state", "progress", "step", "request",
- * "created", "started", "finished", "result"?, "error"?}.
+ * "created", "started", "finished", "submitter", "result"?, "error"?};
+ * submitter is null for jobs recorded before submitters were.
  */
 int store_job_get(struct store *s, int64_t id, json_t **ret);
 /* The job's state string into a caller buffer of >= 16 bytes. */
@@ -60,8 +71,20 @@ int store_jobs_queued(struct store *s, int64_t **ret_ids, size_t *ret_n);
 /* Every job still "running" becomes "interrupted" (at start, after a crash or kill). Returns how many. */
 int store_jobs_interrupt_running(struct store *s);
 
-/* Append one trace step ({"t": ..., "kind": ..., ...}); seq assigned in order. */
+/*
+ * Append one trace step ({"t": ..., "kind": ..., ...}); seq assigned in
+ * order. A job's steps are stored while their JSON text fits in the trace
+ * cap (store_set_trace_max); the first that does not is replaced by a step
+ * {"kind": "trace_cut", "message", "limit_bytes", "stored_bytes",
+ * "omitted_steps", "omitted_bytes", "first_omitted_kind"}, which stays the
+ * trace's last: every later step is left out and counted in it. Returns 0
+ * when the step was stored, 1 when it was left out, -ENOENT when the job
+ * does not exist.
+ */
 int store_trace_append(struct store *s, int64_t job_id, const json_t *step);
+/* The per-job trace cap in bytes (trace_max_bytes; STORE_TRACE_MAX_DEFAULT until set; at least 16 KiB). */
+#define STORE_TRACE_MAX_DEFAULT ((size_t)8 << 20)
+void store_set_trace_max(struct store *s, size_t bytes);
 /* {"job": id, "steps": [...]} ; -ENOENT when the job does not exist. */
 int store_trace_get(struct store *s, int64_t job_id, json_t **ret);
 
@@ -89,6 +112,11 @@ int store_reference_exists(struct store *s, int64_t ref_id);
 int store_reference_latest(struct store *s, const char *subject, int64_t *ret_id);
 /* {"references": [meta + id + created, newest first]}; subject NULL for all. */
 int store_reference_list(struct store *s, const char *subject, int limit, json_t **ret);
+/*
+ * Delete a reference and its runs. -ENOENT when there is none; -EBUSY when
+ * a queued or running job names it (its "reference").
+ */
+int store_reference_delete(struct store *s, int64_t ref_id);
 
 /* ---- measurement vectors of a job ---- */
 
@@ -97,3 +125,29 @@ int store_vector_add(struct store *s, int64_t job_id, const char *kind, int leve
 		     const char *parent, const struct mvec *v);
 /* [{"kind", "level", "parent", "vector"}...] in insertion order; -ENOENT when the job does not exist. */
 int store_vectors_get(struct store *s, int64_t job_id, json_t **ret);
+
+/* ---- retention ---- */
+
+struct store_retention {
+	unsigned retention_days; /* jobs finished longer ago than this are deleted; 0: no age limit */
+	unsigned max_jobs;	 /* finished jobs kept at most, the last to finish; 0: no limit */
+};
+
+struct store_retention_stats {
+	unsigned jobs_deleted;
+	long long pages_freed; /* database pages given back to the file system */
+	bool incremental;      /* the database has auto_vacuum = INCREMENTAL (new ones do) */
+};
+
+/*
+ * Delete the finished jobs (succeeded, failed, cancelled, interrupted) that
+ * finished before now - retention_days, and those beyond the max_jobs that
+ * finished last, oldest first, with their trace steps, probes and vectors;
+ * never a queued or running job. References are kept (a reference whose
+ * recording job goes shows "job": null); so every reference a kept job
+ * names stays. Then PRAGMA incremental_vacuum gives the freed pages back
+ * where the database allows it (*ret says). Works in batches, letting the
+ * store lock go between them. now_real_ns: CLOCK_REALTIME.
+ */
+int store_apply_retention(struct store *s, const struct store_retention *p, uint64_t now_real_ns,
+			  struct store_retention_stats *ret);

@@ -116,3 +116,45 @@ bool valid_name(const char *s, size_t max)
 	}
 	return true;
 }
+
+/* Length of the well-formed UTF-8 sequence at s, or 0 when it is not one. */
+static size_t utf8_sequence(const unsigned char *s)
+{
+	unsigned c = s[0], cp, min;
+	size_t n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* a NUL ends the sequence here too */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+char *utf8_sanitize(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (p && *p) {
+		size_t n = utf8_sequence(p);
+
+		if (n == 0) {
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+	return s;
+}

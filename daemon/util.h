@@ -63,3 +63,11 @@ char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Identifier check: [a-z0-9_][a-z0-9_.-]{0,max-1}, used for names from callers. */
 bool valid_name(const char *s, size_t max);
+/*
+ * Make s valid UTF-8 in place: every byte that does not belong to a
+ * well-formed sequence (overlong forms, surrogates and code points above
+ * U+10FFFF included, as JSON encoders refuse them) becomes '?'. For text
+ * built from caller or model bytes, or cut at a byte count, that goes into
+ * JSON. Returns s; NULL is fine.
+ */
+char *utf8_sanitize(char *s);

@@ -146,6 +146,8 @@ static int fail(char **ret_err, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		abort();
 	va_end(ap);
+	/* it quotes the file, maybe cut mid-character: GET /workloads shows it as JSON */
+	utf8_sanitize(msg);
 	if (ret_err)
 		*ret_err = msg;
 	else
@@ -260,7 +262,8 @@ int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err)
 		w->user = xstrdup("nobody");
 
 	v = json_object_get(doc, "cpus");
-	if (v) {
+	/* null is what workload_to_json writes for "not given": it must parse back */
+	if (v && !json_is_null(v)) {
 		s = json_plain_string(v, 256);
 		if (!s || parse_cpu_list(s, &w->cpuset) < 0)
 			return fail(ret_err,

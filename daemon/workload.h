@@ -6,7 +6,7 @@
  *    "user": "nobody", "cpus": "0", "timeout_s": 60,
  *    "description": "..."}
  * name, argv and timeout_s are required; user defaults to "nobody", cpus to
- * all online CPUs. argv[0] without a '/' names a program in the victims
+ * all online CPUs (also when null). argv[0] without a '/' names a program in the victims
  * directory (bundled victims); with a '/' it must be absolute.
  */
 #pragma once

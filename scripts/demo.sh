@@ -72,9 +72,11 @@ for _ in $(seq 1 300); do
 	sleep 0.1
 done
 [ -n "$PORT" ] || { echo "argusd did not become ready" >&2; exit 1; }
+# Reads over TCP; writes over the control socket, where root may do everything.
 API="http://127.0.0.1:$PORT"
+SOCK=$STATE/state/argusd.sock
 grep -E "tree .* resolved" "$STATE/argusd.log" | sed 's/^<[0-9]>/   /'
-echo "   API on $API"
+echo "   API on $API (reads), control socket $SOCK (writes)"
 
 # Follow a job until it ends; print progress lines as they change.
 follow() {
@@ -96,7 +98,8 @@ follow() {
 }
 
 post() {
-	curl -sf -X POST -H 'Content-Type: application/json' -d "$2" "$API$1"
+	curl -sf --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' -d "$2" \
+		"http://localhost$1"
 }
 
 echo "== recording a reference for $WORKLOAD on the quiet system ($REPEATS runs)"

@@ -4,9 +4,10 @@
 # Only missing packages are installed; safe to run again.
 set -eu
 
-PACKAGES="build-essential cmake pkg-config clang llvm bpftool libbpf-dev \
+# libclang-rt-dev: clang's libFuzzer and sanitizer runtimes (scripts/fuzz.sh)
+PACKAGES="build-essential cmake pkg-config clang libclang-rt-dev llvm bpftool libbpf-dev \
 libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
-sqlite3 curl jq systemd debootstrap python3 util-linux"
+sqlite3 curl jq systemd debootstrap python3 util-linux qemu-system-x86"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root" >&2

@@ -25,7 +25,9 @@ run_ctest() {
 echo "== build"
 BUILD_DIR=build ./scripts/build.sh
 echo "== tests"
-run_ctest build
+# test-stock-kernel (label vm) boots Debian's stock kernel in QEMU: run by
+# scripts/test-stock-kernel.sh, apart (README, "Testing")
+run_ctest build -LE vm
 
 echo "== sanitizer build (ASan + UBSan)"
 BUILD_DIR=build-asan ./scripts/build.sh -DARGUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
@@ -33,4 +35,6 @@ echo "== tests under sanitizers (test-systemd-boot, labelled slow, runs in the b
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_ctest build-asan -LE slow
+echo "== fuzzing (libFuzzer targets of fuzz/, clang, 30 s each)"
+./scripts/fuzz.sh --build 30
 echo "== all tests passed"

@@ -3,6 +3,8 @@
  * Test harness for integration tests: start the real argusd on a free
  * loopback port with a temporary state directory, talk HTTP to it with
  * libcurl, stop it (SIGTERM or SIGKILL), start it again on the same state.
+ * Reads go to the TCP listener, writes to the control socket
+ * ($state_dir/argusd.sock), where the test, root, may do everything.
  */
 #pragma once
 
@@ -26,6 +28,7 @@
 struct daemon {
 	char dir[128];	/* temporary directory: config, state, workloads */
 	char conf[192];
+	char sock[192]; /* the control socket */
 	pid_t pid;
 	unsigned port;
 	int log_fd; /* argusd's stderr, appended to dir/argusd.log */
@@ -82,12 +85,18 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 static inline long http(struct daemon *d, const char *method, const char *path, const char *body,
 			size_t body_len, struct http_reply *ret)
 {
+	bool read = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
 	char url[512];
 
 	memset(ret, 0, sizeof(*ret));
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", d->port, path);
+	if (read) {
+		snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", d->port, path);
+	} else {
+		snprintf(url, sizeof(url), "http://localhost%s", path);
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->sock);
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
@@ -160,6 +169,8 @@ static inline int daemon_prepare(struct daemon *d, const char *extra_conf)
 	if (r < 0)
 		return r;
 	snprintf(d->conf, sizeof(d->conf), "%s/argusd.conf", d->dir);
+	/* the default for a state directory other than the packaged one */
+	snprintf(d->sock, sizeof(d->sock), "%s/state/argusd.sock", d->dir);
 	f = fopen(d->conf, "w");
 	if (!f)
 		return -errno;

@@ -15,7 +15,10 @@
  * not exist, then good), "no_deviation" (always descending into a node
  * that does not deviate), "slow" (answers after slow_s), "429" (the first
  * request of the scenario is 429, then good), "garbage" (200 with a body
- * that is not JSON), "silent" (authors well, never calls decide).
+ * that is not JSON), "silent" (authors well, never calls decide),
+ * "inflated" (the good probe with every count added ten times over),
+ * "pointer" (the good probe with each counted slot's count set to a
+ * kernel pointer's value). The hostile two use allowed helpers only.
  */
 #pragma once
 
@@ -122,6 +125,50 @@ static char *fake_good_source(struct fake_llm *f, const json_t *data)
 	src = fake_strcat(src, tmpl ?: "#error no template\n");
 	free(tmpl);
 	return src;
+}
+
+/*
+ * Hostile variants of the good probe: a wrapper around the header's
+ * argus_account, put after the header's #include, that every count of the
+ * template then goes through.
+ */
+#define FAKE_INFLATED                                                                              \
+	"static __always_inline void fake_account_x10(__u32 slot, __u64 count, __u64 time_ns)\n"  \
+	"{\n"                                                                                      \
+	"	argus_account(slot, count * 10, time_ns);\n"                                         \
+	"}\n"                                                                                      \
+	"#define argus_account fake_account_x10\n"
+#define FAKE_POINTER                                                                               \
+	"static __always_inline void fake_account_ptr(__u32 slot, __u64 count, __u64 time_ns)\n"  \
+	"{\n"                                                                                      \
+	"	struct argus_counter *c = bpf_map_lookup_elem(&counters, &slot);\n"                  \
+	"\n"                                                                                       \
+	"	if (!c)\n"                                                                           \
+	"		return;\n"                                                                  \
+	"	if (count)\n"                                                                        \
+	"		c->count = 0xffff888012345678ull;\n"                                        \
+	"	c->time_ns += time_ns;\n"                                                            \
+	"}\n"                                                                                      \
+	"#define argus_account fake_account_ptr\n"
+
+/* The good probe with text inserted right after its #include of the header. */
+static char *fake_good_with(struct fake_llm *f, const json_t *data, const char *insert)
+{
+	static const char include[] = "#include \"argus_authored.h\"\n";
+	char *src = fake_good_source(f, data), *at = strstr(src, include), *out;
+	size_t head;
+
+	if (!at)
+		return src;
+	head = at - src + strlen(include);
+	out = calloc(1, strlen(src) + strlen(insert) + 1);
+	if (!out)
+		abort();
+	memcpy(out, src, head);
+	strcpy(out + head, insert);
+	strcat(out, src + head);
+	free(src);
+	return out;
 }
 
 #define FAKE_BAD_VERIFIER                                                                          \
@@ -333,6 +380,10 @@ static int fake_answer(struct fake_llm *f, const char *scenario, unsigned nreq, 
 			src = strdup(FAKE_FORBIDDEN);
 		else if (!strcmp(scenario, "outside"))
 			src = strdup(FAKE_OUTSIDE);
+		else if (!strcmp(scenario, "inflated"))
+			src = fake_good_with(f, v.data, FAKE_INFLATED);
+		else if (!strcmp(scenario, "pointer"))
+			src = fake_good_with(f, v.data, FAKE_POINTER);
 		else if (!strcmp(scenario, "oversized") && v.attempt == 0) {
 			src = calloc(1, 70 * 1024 + 64);
 			strcpy(src, "#include \"argus_authored.h\"\n");

@@ -2,13 +2,16 @@
 /*
  * The HTTP API end to end on loopback: a real server, a real store in a
  * temporary directory, the real job queue with a fake runner, and libcurl
- * as the client.
+ * as the client: reads over TCP, writes over the control socket (this
+ * process is its own peer there, an admin). Who may ask what, with other
+ * users, is test-access's.
  */
 #include "api/http.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -16,6 +19,8 @@
 
 static char tmpdir[] = "/tmp/argus-test-api-XXXXXX";
 static unsigned port;
+static char *sock_path; /* the control socket */
+static bool writes_over_tcp; /* send writes to the TCP listener instead */
 
 /* ---- the fake runner ---- */
 
@@ -98,6 +103,7 @@ struct reply {
 	char *content_type;
 	char *location;
 	char *allow;
+	char *retry_after;
 	json_t *json;
 };
 
@@ -107,6 +113,7 @@ static void reply_clear(struct reply *r)
 	free(r->content_type);
 	free(r->location);
 	free(r->allow);
+	free(r->retry_after);
 	json_decref(r->json);
 	*r = (struct reply){};
 }
@@ -150,6 +157,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *userdata)
 		free(r->location), r->location = v;
 	else if ((v = header_value(p, size * n, "Allow")))
 		free(r->allow), r->allow = v;
+	else if ((v = header_value(p, size * n, "Retry-After")))
+		free(r->retry_after), r->retry_after = v;
 	return size * n;
 }
 
@@ -175,7 +184,10 @@ static size_t on_read(char *p, size_t size, size_t n, void *userdata)
 static long request(const char *method, const char *path, const char *body, const char *type,
 		    size_t chunked, struct reply *r)
 {
-	_cleanup_free_ char *url = xasprintf("http://127.0.0.1:%u%s", port, path);
+	bool read = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	_cleanup_free_ char *url = read || writes_over_tcp
+				       ? xasprintf("http://127.0.0.1:%u%s", port, path)
+				       : xasprintf("http://localhost%s", path);
 	struct curl_slist *headers = NULL;
 	struct upload up = {chunked};
 	CURL *c = curl_easy_init();
@@ -184,6 +196,8 @@ static long request(const char *method, const char *path, const char *body, cons
 	REQUIRE(c);
 	reply_clear(r);
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (!read && !writes_over_tcp)
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock_path);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
@@ -321,17 +335,33 @@ static bool wait_runner_blocked(int64_t id)
 	return false;
 }
 
+/* The highest NNN of the schema files: the version a fresh store reaches. */
+static int latest_schema_version(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int v = 0;
+
+	REQUIRE(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9' && strstr(de->d_name, ".sql") &&
+		    atoi(de->d_name) > v)
+			v = atoi(de->d_name);
+	closedir(d);
+	return v;
+}
+
 /* ---- the tests ---- */
 
-static void test_basics(void)
+static void test_basics(int schema_version)
 {
 	struct reply r = {};
 
 	CHECK(get("/healthz", &r) == 200);
 	CHECK(r.content_type && strcmp(r.content_type, "application/json") == 0);
 	CHECK(strcmp(json_string_value(json_object_get(r.json, "status")), "ok") == 0);
-	CHECK(json_integer_value(
-		  json_object_get(json_object_get(r.json, "store"), "schema_version")) == 1);
+	CHECK(json_integer_value(json_object_get(json_object_get(r.json, "store"),
+						 "schema_version")) == schema_version);
 	CHECK(json_is_integer(json_object_get(json_object_get(r.json, "queue"), "queued")));
 	CHECK(json_is_integer(json_object_get(json_object_get(r.json, "queue"), "running")));
 	CHECK(json_is_integer(json_object_get(r.json, "uptime_s")));
@@ -377,13 +407,19 @@ static void test_basics(void)
 	post("/healthz", "{}", &r);
 	EXPECT_ERROR(&r, 405, "method_not_allowed");
 	request("DELETE", "/references/1", NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	request("DELETE", "/references/x1", NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	request("PUT", "/references/1", "{}", "application/json", 0, &r);
 	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	CHECK(r.allow && strcmp(r.allow, "GET, HEAD, DELETE") == 0);
 	request("POST", "/jobs/1", "{}", "application/json", 0, &r);
 	EXPECT_ERROR(&r, 405, "method_not_allowed");
 	CHECK(r.allow && strstr(r.allow, "DELETE"));
 
 	get("/tree", &r);
 	EXPECT_ERROR(&r, 503, "tree_unavailable");
+	CHECK(r.retry_after && atoi(r.retry_after) > 0);
 
 	CHECK(get("/workloads", &r) == 200);
 	CHECK(strstr(r.body, "\"checkout\""));
@@ -422,16 +458,21 @@ static void test_bad_requests(void)
 	post("/references", "{\"workload\": \"checkout\", \"repeats\": 50}", &r);
 	EXPECT_ERROR(&r, 400, "bad_field");
 
-	/* media types: JSON, none, and curl's -d default are fine; others are 415 */
+	/*
+	 * media types: JSON only, with parameters or not; none, a form and text
+	 * are what a cross-site page sends without asking: 415
+	 */
 	request("POST", "/diagnose", "{\"workload\": \"checkout\"}", "text/plain", 0, &r);
 	EXPECT_ERROR(&r, 415, "unsupported_media_type");
 	request("POST", "/diagnose", "{\"workload\": \"checkout\"}", NULL, 0, &r);
-	EXPECT_ERROR(&r, 409, "no_reference");
+	EXPECT_ERROR(&r, 415, "unsupported_media_type");
 	request("POST", "/diagnose", "{\"workload\": \"checkout\"}",
 		"application/x-www-form-urlencoded", 0, &r);
-	EXPECT_ERROR(&r, 409, "no_reference");
+	EXPECT_ERROR(&r, 415, "unsupported_media_type");
 	request("POST", "/diagnose", "{\"workload\": \"checkout\"}",
 		"application/json; charset=utf-8", 0, &r);
+	EXPECT_ERROR(&r, 409, "no_reference");
+	request("POST", "/diagnose", "{\"workload\": \"checkout\"}", "Application/JSON", 0, &r);
 	EXPECT_ERROR(&r, 409, "no_reference");
 
 	/* bodies over max_body (4096 here): with a Content-Length, and chunked */
@@ -478,6 +519,12 @@ static void test_flow(void)
 	path = xasprintf("/jobs/%lld", (long long)ref_job);
 	CHECK(get(path, &r) == 200);
 	CHECK(strcmp(json_string_value(json_object_get(r.json, "kind")), "reference") == 0);
+	{
+		_cleanup_free_ char *me = xasprintf("uid:%u", (unsigned)geteuid());
+		const char *who = json_string_value(json_object_get(r.json, "submitter"));
+
+		CHECKF(who && strcmp(who, me) == 0, "submitter %s, want %s", who ?: "(none)", me);
+	}
 	req = json_object_get(r.json, "request");
 	CHECK(json_integer_value(json_object_get(req, "repeats")) == 3);
 	CHECK(strcmp(json_string_value(json_object_get(req, "subject")), "checkout") == 0);
@@ -596,6 +643,7 @@ static void test_queue_full_and_cancel(const struct config *cfg)
 
 	post("/references", "{\"workload\": \"checkout\"}", &r);
 	EXPECT_ERROR(&r, 429, "queue_full");
+	CHECK(r.retry_after && atoi(r.retry_after) > 0);
 
 	CHECK(get("/healthz", &r) == 200);
 	CHECK(json_integer_value(json_object_get(json_object_get(r.json, "queue"), "queued")) == 2);
@@ -622,6 +670,63 @@ static void test_queue_full_and_cancel(const struct config *cfg)
 	reply_clear(&r);
 }
 
+/* DELETE /references/ID: refused while a waiting job names it, then gone with its runs. */
+static void test_delete_reference(void)
+{
+	_cleanup_free_ char *ref_path = NULL, *body = NULL;
+	struct reply r = {};
+	int64_t rec, diag, ref;
+
+	rec = submit("/references", "{\"workload\": \"checkout\"}");
+	CHECK(wait_job(rec, "succeeded"));
+	{
+		_cleanup_free_ char *p = xasprintf("/jobs/%lld", (long long)rec);
+
+		CHECK(get(p, &r) == 200);
+		ref = json_integer_value(json_object_get(json_object_get(r.json, "result"),
+							 "reference"));
+		CHECK(ref > 0);
+	}
+	ref_path = xasprintf("/references/%lld", (long long)ref);
+	body = xasprintf("{\"workload\": \"checkout\", \"reference\": %lld}", (long long)ref);
+
+	set_block(true);
+	diag = submit("/diagnose", body);
+	CHECK(wait_runner_blocked(diag));
+	request("DELETE", ref_path, NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 409, "reference_in_use");
+	set_block(false);
+	CHECK(wait_job(diag, "succeeded"));
+
+	CHECK(request("DELETE", ref_path, NULL, NULL, 0, &r) == 200);
+	CHECK(json_integer_value(json_object_get(r.json, "id")) == ref);
+	CHECK(json_is_true(json_object_get(r.json, "deleted")));
+	get(ref_path, &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	request("DELETE", ref_path, NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	/* a diagnosis that names it now is told so */
+	post("/diagnose", body, &r);
+	EXPECT_ERROR(&r, 400, "unknown_reference");
+	reply_clear(&r);
+}
+
+/* The TCP listener without a token: reads only; writes are sent to the socket. */
+static void test_tcp_read_only(void)
+{
+	struct reply r = {};
+
+	writes_over_tcp = true;
+	post("/references", "{\"workload\": \"checkout\"}", &r);
+	EXPECT_ERROR(&r, 403, "read_only");
+	CHECK(strstr(error_message(&r), sock_path));
+	request("DELETE", "/jobs/1", NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 403, "read_only");
+	writes_over_tcp = false;
+	CHECK(get("/jobs/1", &r) == 200);
+	reply_clear(&r);
+}
+
 /* Every sample line is "name{labels} value" or "name value"; HELP/TYPE present for each name. */
 static void test_metrics(void)
 {
@@ -641,11 +746,13 @@ static void test_metrics(void)
 	CHECK(strstr(r.body, "# TYPE argusd_http_requests_total counter\n"));
 	CHECK(strstr(r.body, "argusd_http_requests_total{code=\"429\"} 1\n"));
 	CHECK(strstr(r.body, "argusd_http_requests_total{code=\"413\"} 2\n"));
+	CHECK(strstr(r.body, "argusd_http_requests_total{code=\"403\"} 2\n"));
+	CHECK(strstr(r.body, "argusd_http_requests_total{code=\"415\"} 3\n"));
 	CHECK(strstr(r.body, "# TYPE argusd_uptime_seconds gauge\n"));
 	{
 		const char *p = strstr(r.body, "argusd_jobs_finished_total{state=\"succeeded\"} ");
 		CHECK(p &&
-		      atoi(p + strlen("argusd_jobs_finished_total{state=\"succeeded\"} ")) == 4);
+		      atoi(p + strlen("argusd_jobs_finished_total{state=\"succeeded\"} ")) == 6);
 	}
 
 	text = xstrdup(r.body);
@@ -716,6 +823,7 @@ int main(void)
 	    .kernel_release = "6.18.0-test",
 	};
 	struct http_server *h = NULL, *h2 = NULL;
+	struct http_options o = {};
 	struct reply r = {};
 
 	REQUIRE(src);
@@ -728,23 +836,57 @@ int main(void)
 	REQUIRE(jobs_start(ctx.store, cfg.queue_max, runner, NULL, &ctx.jobs) == 0);
 	ctx.started_mono_ns = now_mono_ns();
 
-	CHECK(http_start("127.0.0.1", &ctx, &h2) == -EINVAL);
-	CHECK(http_start("127.0.0.1:99999", &ctx, &h2) == -EINVAL);
-	CHECK(http_start("nowhere:80", &ctx, &h2) == -EINVAL);
-	REQUIRE(http_start("127.0.0.1:0", &ctx, &h) == 0);
+	o.listen = "127.0.0.1";
+	CHECK(http_start(&o, &ctx, &h2) == -EINVAL);
+	o.listen = "127.0.0.1:99999";
+	CHECK(http_start(&o, &ctx, &h2) == -EINVAL);
+	o.listen = "nowhere:80";
+	CHECK(http_start(&o, &ctx, &h2) == -EINVAL);
+	o.listen = NULL;
+	CHECK(http_start(&o, &ctx, &h2) == -EINVAL);
+	/* an exposed listener needs a token */
+	o.listen = "0.0.0.0:0";
+	CHECK(http_start(&o, &ctx, &h2) == -EPERM);
+	CHECK(http_listen_is_loopback("127.0.0.1:80") && http_listen_is_loopback("127.3.4.5:1") &&
+	      http_listen_is_loopback("[::1]:80") && !http_listen_is_loopback("0.0.0.0:80") &&
+	      !http_listen_is_loopback("[::]:80") && !http_listen_is_loopback("10.1.2.3:80") &&
+	      !http_listen_is_loopback("bogus"));
+
+	sock_path = xasprintf("%s/argusd.sock", tmpdir);
+	o.listen = "127.0.0.1:0";
+	o.unix_path = sock_path;
+	REQUIRE(http_start(&o, &ctx, &h) == 0);
 	port = http_port(h);
 	REQUIRE(port > 0);
+	CHECK(strcmp(http_unix_path(h), sock_path) == 0);
 	{
-		/* the same port twice: the error of bind(2) comes back */
+		/* the same port twice: the error of bind(2) comes back; the live socket is kept */
 		_cleanup_free_ char *again = xasprintf("127.0.0.1:%u", port);
-		CHECK(http_start(again, &ctx, &h2) == -EADDRINUSE);
+		struct http_options o2 = {.listen = again};
+
+		CHECK(http_start(&o2, &ctx, &h2) == -EADDRINUSE);
+		o2 = (struct http_options){.unix_path = sock_path};
+		CHECK(http_start(&o2, &ctx, &h2) == -EADDRINUSE);
+	}
+	{
+		/* a file that is not a socket is never replaced */
+		_cleanup_free_ char *file = xasprintf("%s/not-a-socket", tmpdir);
+		struct http_options o2 = {.unix_path = file};
+		FILE *f = fopen(file, "w");
+
+		REQUIRE(f);
+		fclose(f);
+		CHECK(http_start(&o2, &ctx, &h2) == -EEXIST);
+		CHECK(access(file, F_OK) == 0);
 	}
 
-	test_basics();
+	test_basics(latest_schema_version(schema));
 	test_bad_requests();
 	test_flow();
 	test_list_and_paging();
 	test_queue_full_and_cancel(&cfg);
+	test_delete_reference();
+	test_tcp_read_only();
 	test_metrics();
 
 	/* without a job queue (as while stopping), submissions are 503 */
@@ -756,6 +898,9 @@ int main(void)
 
 	http_stop(h);
 	http_stop(NULL);
+	/* the socket goes with the server */
+	CHECK(access(sock_path, F_OK) < 0 && errno == ENOENT);
+	free(sock_path);
 	store_close(ctx.store);
 	curl_global_cleanup();
 	cmd = xasprintf("rm -rf '%s'", tmpdir);

@@ -367,9 +367,18 @@ static void test_queue_and_cancel(void)
 	int i;
 
 	/* queue_max is 2: one running and two waiting fill it */
-	for (i = 0; i < 3; i++)
+	ids[0] = submit("/references", "{\"workload\": \"sleeper\"}", 202);
+	/* running before the others come: on a loaded machine the worker may lag */
+	for (i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "/jobs/%lld", (long long)ids[0]);
+		if (http_get(&d, path, &r) == 200 &&
+		    strcmp(json_string_value(json_object_get(r.json, "state")) ?: "", "queued") != 0)
+			i = 100;
+		reply_free(&r);
+		usleep(100 * 1000);
+	}
+	for (i = 1; i < 3; i++)
 		ids[i] = submit("/references", "{\"workload\": \"sleeper\"}", 202);
-	usleep(300 * 1000);
 	CHECK(http_post(&d, "/references", "{\"workload\": \"sleeper\"}", &r) == 429);
 	CHECKF(err_code(&r) && strcmp(err_code(&r), "queue_full") == 0, "%s", r.body ?: "");
 	reply_free(&r);
@@ -470,8 +479,11 @@ static void test_restart(void)
 	 * group is killed, argusd exits cleanly.
 	 */
 	id = submit("/references", "{\"workload\": \"sleeper\"}", 202);
-	usleep(1500 * 1000);
-	n_before = find_processes(sleeper_argv, 2, pids, 16);
+	/* its workload started: on a loaded machine the probes may take a while to load */
+	for (i = 0, n_before = 0; i < 300 && n_before == 0; i++) {
+		usleep(100 * 1000);
+		n_before = find_processes(sleeper_argv, 2, pids, 16);
+	}
 	CHECKF(n_before >= 1, "the sleeper workload is not running");
 	CHECK(daemon_stop(&d, SIGTERM) == 0);
 	for (i = 0; i < n_before; i++)

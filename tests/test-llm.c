@@ -9,7 +9,11 @@
  *
  * The good scenario runs on a real perturbation (the page cache dropped in
  * a loop on the other CPU) and must reach kernel_paging.file_fault.major;
- * the others run one level of an unperturbed small workload.
+ * the others run one level of an unperturbed small workload. Every run of
+ * an honest authored probe must pass the witness; on the perturbed cell, a
+ * probe that reports ten times the faults and one that reports a kernel
+ * pointer's value are dropped at every level, and the job's verdict and
+ * path are the builtin agent's on the same cell and reference.
  */
 #include "tests/daemon-harness.h"
 #include "tests/fake-llm.h"
@@ -189,6 +193,12 @@ static json_t *scenario(const char *name, json_t **steps)
 	       job ? json_dumps(json_object_get(job, "error"), JSON_COMPACT) : "");
 	*steps = job ? get_trace(job) : NULL;
 	CHECKF(argusd_bpf_fds() == 0, "%s: argusd still holds BPF programs or links", name);
+	/* every measured authored probe was witnessed, and the honest ones all agree */
+	CHECKF(count_steps(*steps, "witness", NULL, NULL) == count_bool(*steps, "verifier", "ok", true),
+	       "%s: %zu witness steps for %zu accepted probes", name,
+	       count_steps(*steps, "witness", NULL, NULL), count_bool(*steps, "verifier", "ok", true));
+	CHECKF(count_bool(*steps, "witness", "agree", false) == 0, "%s: the witness flagged an honest probe",
+	       name);
 	fprintf(stderr, "# %s: %s, %u requests, verdict %s\n", name, state_of(job),
 		fake_llm_requests(&fake),
 		json_string_value(json_object_get(json_object_get(job, "result"), "verdict")) ?: "-");
@@ -403,6 +413,11 @@ static void test_good(void)
 	CHECK(count_bool(steps, "verifier", "ok", true) == 3);
 	CHECK(count_steps(steps, "confirm", "node", "kernel_paging.file_fault.major") == 1);
 	CHECK(count_steps(steps, "llm_tool", "result", "accepted") == 4);
+	/* each of the four runs measured with the authored probe, witnessed and kept */
+	CHECKF(count_bool(steps, "witness", "agree", true) == 4 &&
+		       count_bool(steps, "witness", "agree", false) == 0,
+	       "good: %zu witnessed runs agree, %zu disagree", count_bool(steps, "witness", "agree", true),
+	       count_bool(steps, "witness", "agree", false));
 	json_array_foreach(steps, i, s)
 		if (!strcmp(json_string_value(json_object_get(s, "kind")) ?: "", "llm_usage")) {
 			calls = json_integer_value(json_object_get(s, "calls"));
@@ -419,6 +434,117 @@ static void test_good(void)
 	CHECKF(argusd_bpf_fds() == 0, "good: argusd still holds BPF programs or links");
 	json_decref(steps);
 	json_decref(job);
+}
+
+/* A diagnosis of the pc cell while the page cache is dropped on the other CPU. */
+static json_t *perturbed(const char *agent)
+{
+	char body[128];
+	json_t *job;
+	pid_t pert;
+
+	snprintf(body, sizeof(body), "{\"workload\": \"pc\", \"agent\": \"%s\"}", agent);
+	pert = start_perturber("cache_dropper", "1");
+	job = run_job("/diagnose", body, 600);
+	kill(pert, SIGTERM);
+	waitpid(pert, NULL, 0);
+	return job;
+}
+
+static bool same_verdict(json_t *a, json_t *b)
+{
+	json_t *ra = json_object_get(a, "result"), *rb = json_object_get(b, "result");
+
+	return ra && rb && json_equal(json_object_get(ra, "verdict"), json_object_get(rb, "verdict")) &&
+	       json_equal(json_object_get(ra, "path"), json_object_get(rb, "path"));
+}
+
+static char *result_text(json_t *job)
+{
+	json_t *r = json_object_get(job, "result");
+	json_t *o = json_pack("{s:O?,s:O?,s:O?}", "verdict", json_object_get(r, "verdict"), "path",
+			      json_object_get(r, "path"), "error", json_object_get(job, "error"));
+	char *text = json_dumps(o, JSON_COMPACT);
+
+	json_decref(o);
+	return text ?: strdup("?");
+}
+
+/*
+ * A model cannot change the verdict by making up numbers: the builtin
+ * diagnosis of the cell, then a model whose probe reports ten times the
+ * faults and one whose probe reports a kernel pointer's value. Each of
+ * their authored runs must be dropped by the witness (its reason in the
+ * trace, the drop in the warnings) and the job must end as the builtin did.
+ */
+static void test_witness(void)
+{
+	static const struct {
+		const char *scenario, *reason;
+	} hostile[] = { { "inflated", "page faults" }, { "pointer", "no run can hold" } };
+	json_t *builtin = NULL;
+	size_t h, i;
+
+	for (i = 0; i < 2; i++) {
+		json_decref(builtin);
+		builtin = perturbed("builtin");
+		REQUIRE(builtin && !strcmp(state_of(builtin), "succeeded"));
+		if (!strcmp(result_leaf(builtin) ?: "", "kernel_paging.file_fault.major"))
+			break;
+		fprintf(stderr, "# witness: the builtin run named %s; once more\n",
+			result_leaf(builtin) ?: "nothing");
+	}
+	for (h = 0; h < ARRAY_SIZE(hostile); h++) {
+		_cleanup_free_ char *want = result_text(builtin), *got = NULL;
+		json_t *job = NULL, *steps;
+		size_t levels;
+
+		fake_llm_set(&fake, hostile[h].scenario);
+		/* a second run only when the cell itself measured differently (noise) */
+		for (i = 0; i < 2; i++) {
+			json_decref(job);
+			job = perturbed("llm");
+			REQUIRE(job);
+			if (same_verdict(job, builtin))
+				break;
+			free(got);
+			got = result_text(job);
+			fprintf(stderr, "# witness %s: %s, the builtin %s; once more\n",
+				hostile[h].scenario, got, want);
+		}
+		free(got);
+		got = result_text(job);
+		CHECKF(!strcmp(state_of(job), "succeeded") && same_verdict(job, builtin),
+		       "%s: %s, the builtin agent: %s", hostile[h].scenario, got, want);
+		steps = get_trace(job);
+		levels = json_array_size(json_object_get(json_object_get(job, "result"), "levels"));
+		/* every authored run was dropped, for the stated reason */
+		CHECKF(count_bool(steps, "witness", "agree", false) >= 1 &&
+			       count_bool(steps, "witness", "agree", true) == 0,
+		       "%s: %zu runs dropped, %zu kept", hostile[h].scenario,
+		       count_bool(steps, "witness", "agree", false),
+		       count_bool(steps, "witness", "agree", true));
+		CHECKF(count_steps(steps, "witness", "reason", hostile[h].reason) ==
+			       count_bool(steps, "witness", "agree", false),
+		       "%s: the witness's reason does not say \"%s\"", hostile[h].scenario,
+		       hostile[h].reason);
+		CHECKF(count_steps(steps, "probe", "reason", "authored probe was dropped") >= 1,
+		       "%s: no builtin measurement after the drop", hostile[h].scenario);
+		for (i = 1; i <= levels && i <= 3; i++) {
+			char needle[64];
+
+			snprintf(needle, sizeof(needle), "level %zu: the authored probe was dropped", i);
+			CHECKF(warned(job, needle), "%s: the warnings do not say \"%s\"",
+			       hostile[h].scenario, needle);
+		}
+		CHECKF(argusd_bpf_fds() == 0, "%s: argusd still holds BPF programs or links",
+		       hostile[h].scenario);
+		fprintf(stderr, "# witness %s: %s, %zu runs dropped\n", hostile[h].scenario, got,
+			count_bool(steps, "witness", "agree", false));
+		json_decref(steps);
+		json_decref(job);
+	}
+	json_decref(builtin);
 }
 
 static void test_key_hidden(void)
@@ -470,6 +596,7 @@ int main(void)
 
 	test_scenarios();
 	test_good();
+	test_witness();
 	test_key_hidden();
 
 	daemon_cleanup(&d);

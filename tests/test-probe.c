@@ -814,6 +814,9 @@ int main(void)
 	const char *src = getenv("ARGUS_SOURCE_DIR");
 	_cleanup_free_ char *path = xasprintf("%s/tree-data/tree.json", src ?: ".");
 	struct prober pr = { .try_hook = probe_try_hook };
+	/* ARGUS_BACKENDS, as the backends setting: one backend tested at a time */
+	const char *forced = getenv("ARGUS_BACKENDS");
+	struct backend_order order = {};
 	char tmpl[] = "/var/tmp/argus-test-probe-XXXXXX";
 	_cleanup_free_ char *file = NULL, *sync_path = NULL;
 	char *err = NULL;
@@ -823,7 +826,8 @@ int main(void)
 	}
 	probe_setup_libbpf_logging();
 	REQUIRE(tree_load_file(path, &tree, &err) == 0);
-	tree_resolve(tree, &pr);
+	REQUIRE(!forced || backend_order_parse(forced, &order) == 0);
+	REQUIRE(tree_resolve_backends(tree, &pr, &order) >= 0);
 	REQUIRE(mkdtemp(tmpl));
 	file = xasprintf("%s/data", tmpl);
 	REQUIRE(make_data_file(file) == 0);

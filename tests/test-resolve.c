@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Resolution rules with fake probers: backend order, symbol variants, caching, inner nodes. */
+/*
+ * Resolution rules with fake probers: backend order, symbol variants, caching, inner nodes,
+ * and the backends setting that restricts and reorders the backends.
+ */
+#include "daemon/config.h"
 #include "daemon/resolve.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
@@ -453,6 +457,207 @@ static void test_inner_hooks_and_ties(void)
 	tree_free(t);
 }
 
+static struct backend_order order_of(const char *text)
+{
+	struct backend_order o;
+
+	REQUIRE(backend_order_parse(text, &o) == 0);
+	return o;
+}
+
+/* The "backends" setting: names in order, each once, nothing else. */
+static void test_order_parse(void)
+{
+	static const char *const bad[] = {"",	    " , ",	     "uprobe",
+					  "none",   "fentry fentry", "kprobe,tracepoint,kprobe",
+					  "Fentry", "tracepoint2",   "fentry kprobe tracepoint x",
+					  "tp_btf"};
+	struct backend_order o = order_of("kprobe tracepoint"), def;
+	_cleanup_free_ char *text = NULL, *deftext = NULL;
+	struct config cfg;
+	char *err = NULL;
+	json_auto_t *j = NULL;
+	size_t i;
+
+	CHECK(o.n == 2 && o.v[0] == BACKEND_KPROBE && o.v[1] == BACKEND_TRACEPOINT);
+	CHECK(!backend_order_has(&o, BACKEND_FENTRY) && backend_order_has(&o, BACKEND_KPROBE));
+	o = order_of(" tracepoint,\tfentry ,kprobe ");
+	CHECK(o.n == 3 && o.v[0] == BACKEND_TRACEPOINT && o.v[1] == BACKEND_FENTRY &&
+	      o.v[2] == BACKEND_KPROBE);
+	text = backend_order_to_string(&o);
+	CHECKF(streq(text, "tracepoint fentry kprobe"), "%s", text);
+	j = backend_order_to_json(&o);
+	CHECK(json_array_size(j) == 3 &&
+	      streq(json_string_value(json_array_get(j, 0)), "tracepoint"));
+
+	/* A refused value leaves the order as it was. */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		o = order_of("fentry");
+		CHECKF(backend_order_parse(bad[i], &o) == -EINVAL, "'%s' accepted", bad[i]);
+		CHECKF(o.n == 1 && o.v[0] == BACKEND_FENTRY, "'%s' changed the order", bad[i]);
+	}
+	CHECK(backend_order_parse(NULL, &o) == -EINVAL);
+
+	/* The default, and an unset order (n == 0), are fentry kprobe tracepoint. */
+	backend_order_default(&def);
+	deftext = backend_order_to_string(&def);
+	CHECK(streq(deftext, "fentry kprobe tracepoint"));
+	free(deftext);
+	deftext = backend_order_to_string(&(struct backend_order){});
+	CHECK(streq(deftext, "fentry kprobe tracepoint"));
+	CHECK(backend_order_has(NULL, BACKEND_KPROBE) && !backend_order_has(NULL, BACKEND_NONE));
+
+	/* The configuration key. */
+	config_defaults(&cfg);
+	CHECK(cfg.backends.n == 3 && cfg.backends.v[0] == BACKEND_FENTRY &&
+	      cfg.backends.v[2] == BACKEND_TRACEPOINT);
+	CHECK(config_set(&cfg, "backends", "kprobe tracepoint", &err) == 0 && !err);
+	CHECK(cfg.backends.n == 2 && cfg.backends.v[0] == BACKEND_KPROBE);
+	CHECK(config_set(&cfg, "backends", "kprobe uprobe", &err) == -EINVAL);
+	CHECKF(err && strstr(err, "backends"), "%s", err ?: "(no message)");
+	CHECK(cfg.backends.n == 2 && cfg.backends.v[1] == BACKEND_TRACEPOINT);
+	free(err);
+	config_free(&cfg);
+}
+
+/* Every backend attaches everywhere: what is chosen is the order's doing alone. */
+static int decide_all(enum backend b, const char *hook, char **ret_reason)
+{
+	return 0;
+}
+
+/* A backend left out is never asked, and the nodes that declare it say so. */
+static void test_order_restricts(void)
+{
+	struct tree *t = load_real();
+	struct fake f = {.decide = decide_all};
+	struct prober p = {fake_try, &f};
+	struct backend_order o = order_of("kprobe tracepoint");
+	const struct tree_node *n;
+	size_t i;
+
+	CHECK(tree_resolve_backends(t, &p, &o) == 0);
+	check_probed_once(&f);
+	CHECK(calls_of_backend(&f, BACKEND_FENTRY) == 0);
+	n = node(t, "kernel_paging.anon_fault.minor");
+	CHECK(n->backend == BACKEND_KPROBE && streq(n->hook, "do_anonymous_page"));
+	CHECKF(streq(n->reason, "fentry: not in the backends setting"), "%s", n->reason);
+	/* only a tracepoint declared: nothing left out, nothing to say */
+	n = node(t, "kernel_paging.anon_fault.zero_page");
+	CHECK(n->backend == BACKEND_TRACEPOINT && !n->reason);
+	CHECK(node(t, "kernel_paging.anon_fault")->backend == BACKEND_KPROBE);
+	CHECK(node(t, "kernel_scheduler")->backend == BACKEND_KPROBE);
+
+	/* tracepoint alone: the tree this machine resolves to, with the others named */
+	f.n_calls = 0;
+	o = order_of("tracepoint");
+	CHECK(tree_resolve_backends(t, &p, &o) == 0);
+	check_probed_once(&f);
+	CHECK(calls_of_backend(&f, BACKEND_FENTRY) == 0 &&
+	      calls_of_backend(&f, BACKEND_KPROBE) == 0);
+	for (i = 0; i < t->n_nodes; i++)
+		CHECKF(t->nodes[i].backend == BACKEND_TRACEPOINT, "%s", t->nodes[i].id);
+	n = node(t, "kernel_paging.anon_fault.minor");
+	CHECK(streq(n->hook, "page_fault_user+rss_stat"));
+	CHECKF(streq(n->reason,
+		     "fentry: not in the backends setting; kprobe: not in the backends setting"),
+	       "%s", n->reason);
+	CHECK(streq(node(t, "kernel_paging")->hook,
+		    "page_fault_user+rss_stat+mm_page_alloc+sched_switch+"
+		    "mm_filemap_add_to_page_cache+tlb_flush"));
+
+	/* fentry alone: the nodes with only tracepoints become unavailable, and say why */
+	f.n_calls = 0;
+	o = order_of("fentry");
+	CHECK(tree_resolve_backends(t, &p, &o) == 2);
+	check_probed_once(&f);
+	CHECK(calls_of_backend(&f, BACKEND_TRACEPOINT) == 0 &&
+	      calls_of_backend(&f, BACKEND_KPROBE) == 0);
+	n = node(t, "kernel_scheduler.runqueue_wait");
+	CHECK(n->backend == BACKEND_NONE && !n->hook);
+	CHECKF(streq(n->reason, "tracepoint: not in the backends setting"), "%s", n->reason);
+	n = node(t, "kernel_paging.anon_fault.zero_page");
+	CHECK(n->backend == BACKEND_NONE &&
+	      streq(n->reason, "tracepoint: not in the backends setting"));
+	n = node(t, "kernel_scheduler");
+	CHECK(n->backend == BACKEND_FENTRY && streq(n->hook, "sched_balance_rq+kernel_clone"));
+	CHECKF(streq(n->reason, "measured through 2 of 3 children; unavailable: "
+				"kernel_scheduler.runqueue_wait"),
+	       "%s", n->reason);
+	n = node(t, "kernel_paging.anon_fault.minor");
+	CHECKF(streq(n->reason, "kprobe: not in the backends setting; "
+				"tracepoint: not in the backends setting"),
+	       "%s", n->reason);
+
+	/* An order that repeats or names no backend is refused before anything is probed. */
+	f.n_calls = 0;
+	CHECK(tree_resolve_backends(
+		  t, &p, &(struct backend_order){{BACKEND_KPROBE, BACKEND_KPROBE}, 2}) == -EINVAL);
+	CHECK(tree_resolve_backends(t, &p, &(struct backend_order){{(enum backend)7}, 1}) ==
+	      -EINVAL);
+	CHECK(tree_resolve_backends(t, &p, &(struct backend_order){{BACKEND_NONE}, 1}) == -EINVAL);
+	CHECK(f.n_calls == 0);
+	tree_free(t);
+}
+
+/* Tracepoints attach except tlb_flush; fentry everywhere; kprobes must never be asked. */
+static int decide_no_tlb_tracepoint(enum backend b, const char *hook, char **ret_reason)
+{
+	if (b == BACKEND_TRACEPOINT && strcmp(hook, "tlb_flush") == 0) {
+		*ret_reason = xstrdup("tracepoint: no such tracepoint");
+		return -ENOENT;
+	}
+	return decide_fentry(b, hook, ret_reason);
+}
+
+/* The order is the order of trying: tracepoint before fentry, and inner ties follow it. */
+static void test_order_reorders(void)
+{
+	struct tree *t = load_real();
+	struct fake f = {.decide = decide_no_tlb_tracepoint};
+	struct prober p = {fake_try, &f};
+	struct backend_order o = order_of("tracepoint fentry");
+	const struct tree_node *n;
+
+	CHECK(tree_resolve_backends(t, &p, &o) == 0);
+	check_probed_once(&f);
+	CHECK(calls_of_backend(&f, BACKEND_KPROBE) == 0);
+	/* the tracepoint worked: fentry is not even asked */
+	n = node(t, "kernel_paging.anon_fault.minor");
+	CHECK(n->backend == BACKEND_TRACEPOINT && streq(n->hook, "page_fault_user+rss_stat"));
+	CHECK(calls_of(&f, BACKEND_FENTRY, "do_anonymous_page") == 0);
+	CHECKF(streq(n->reason, "kprobe: not in the backends setting"), "%s", n->reason);
+	/* the tracepoint refused: the next backend of the order */
+	n = node(t, "kernel_paging.tlb_shootdown");
+	CHECK(n->backend == BACKEND_FENTRY && streq(n->hook, "flush_tlb_mm_range"));
+	CHECKF(streq(n->reason, "kprobe: not in the backends setting; "
+				"tracepoint: tlb_flush: no such tracepoint"),
+	       "%s", n->reason);
+	CHECK(node(t, "kernel_paging")->backend == BACKEND_TRACEPOINT);
+	tree_free(t);
+
+	/* One child on fentry, one on tracepoint: the tie goes to the order's first. */
+	t = load_text(
+	    "{'version': 'v', 'nodes': ["
+	    " {'id': 'a', 'description': 'd', 'metrics': ['count']},"
+	    " {'id': 'a.f', 'description': 'd', 'metrics': ['count'], 'classes': ['fork'], "
+	    "'hooks': {'fentry': ['y']}},"
+	    " {'id': 'a.t', 'description': 'd', 'metrics': ['count'], 'classes': ['futex'], "
+	    "'hooks': {'tracepoint': ['t1']}}"
+	    "]}");
+	f = (struct fake){.decide = decide_all};
+	CHECK(tree_resolve_backends(t, &p, &o) == 0);
+	CHECK(t->nodes[0].backend == BACKEND_TRACEPOINT && streq(t->nodes[0].hook, "t1"));
+	o = order_of("fentry tracepoint");
+	CHECK(tree_resolve_backends(t, &p, &o) == 0);
+	CHECK(t->nodes[0].backend == BACKEND_FENTRY && streq(t->nodes[0].hook, "y"));
+	/* NULL and an empty order are the default */
+	CHECK(tree_resolve_backends(t, &p, NULL) == 0 && t->nodes[0].backend == BACKEND_FENTRY);
+	CHECK(tree_resolve_backends(t, &p, &(struct backend_order){}) == 0 &&
+	      t->nodes[0].backend == BACKEND_FENTRY);
+	tree_free(t);
+}
+
 int main(void)
 {
 	test_tracepoint_only();
@@ -460,5 +665,8 @@ int main(void)
 	test_fentry_everywhere();
 	test_subtree_refused();
 	test_inner_hooks_and_ties();
+	test_order_parse();
+	test_order_restricts();
+	test_order_reorders();
 	return tap_done("test-resolve");
 }

@@ -152,9 +152,17 @@ container_init() {
 	DESTDIR=$root cmake --install "$build" >"$work/install.log"
 	configure_container "$root" "$port"
 	mount_api_filesystems "$root" "$work/console.log"
+	# The root moved with pivot_root, the host's detached, as a container manager
+	# does: a chroot would forbid user namespaces, which argusd's compiler sandbox
+	# makes (check_sandbox_namespaces).
+	cd "$root"
+	mkdir -p .host-root
+	pivot_root . .host-root
 	cd /
+	umount -l /.host-root
+	rmdir /.host-root
 	exec env -i container=argusd-test PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		chroot "$root" /lib/systemd/systemd --log-target=journal --log-level=info \
+		/lib/systemd/systemd --log-target=journal --log-level=info \
 		--show-status=false --unit=multi-user.target
 }
 
@@ -173,10 +181,24 @@ ctl() { in_ct 120 systemctl "$@"; }
 prop() { in_ct 30 systemctl show -p "$1" --value "$2"; }
 
 # HTTP from inside the container: METHOD PATH [BODY]. The answer's body in
-# $BODY, its status code in $HTTP_CODE (000 when nothing answered).
+# $BODY, its status code in $HTTP_CODE (000 when nothing answered). Reads go
+# to the TCP listener; writes to the control socket, where root may write.
+# http_tcp sends a write to the TCP listener instead.
 BODY=""
 HTTP_CODE=""
+SOCKET=/run/argusd/argusd.sock
 http() {
+	local out
+
+	case $1 in
+	GET | HEAD) out=$(in_ct 30 curl -sS -X "$1" -w '\n%{http_code}' "http://127.0.0.1:$PORT$2") ;;
+	*) out=$(in_ct 30 curl -sS --unix-socket "$SOCKET" -X "$1" -H 'Content-Type: application/json' \
+		${3:+--data "$3"} -w '\n%{http_code}' "http://localhost$2") ;;
+	esac || out=$'\n000'
+	HTTP_CODE=${out##*$'\n'}
+	BODY=${out%$'\n'*}
+}
+http_tcp() {
 	local out
 
 	out=$(in_ct 30 curl -sS -X "$1" -H 'Content-Type: application/json' \
@@ -340,7 +362,7 @@ preflight() {
 	local c
 
 	[ "$(id -u)" = 0 ] || skip "needs root (namespaces, mounts, systemd as PID 1)"
-	for c in unshare nsenter setpriv chroot timeout readelf ldd dpkg cmake realpath; do
+	for c in unshare nsenter setpriv pivot_root timeout readelf ldd dpkg cmake realpath; do
 		command -v "$c" >/dev/null || skip "$c is not installed"
 	done
 	grep -qw overlay /proc/filesystems || skip "the kernel has no overlay filesystem"
@@ -471,7 +493,7 @@ check_boot() {
 }
 
 check_start() {
-	local status body
+	local status body perm
 
 	ctl enable --now argusd >/dev/null 2>&1 || fail "systemctl enable --now argusd"
 	[ "$(ctl is-enabled argusd)" = enabled ] || fail "argusd enabled (WantedBy=multi-user.target)"
@@ -484,11 +506,133 @@ check_start() {
 	[ "$HTTP_CODE" = 200 ] && [ "$(jq -r .status <<<"$body")" = ok ] ||
 		fail "GET /healthz right after start: 200 and status ok (got $HTTP_CODE: $body)"
 	ok "GET /healthz answered 200 status ok at once (READY=1 after listen)"
+	# the control socket in the unit's RuntimeDirectory, for root and group argus
+	# (made by the sysusers.d file at boot); TCP without a token only reads
+	perm=$(in_ct 10 stat -c '%a %U %G' "$SOCKET" 2>&1 || true)
+	[ "$perm" = "660 root argus" ] ||
+		fail "$SOCKET: mode 660, owner root, group argus (got '$perm')"
+	http_tcp POST /diagnose "{\"workload\": \"$WORKLOAD\"}"
+	[ "$HTTP_CODE" = 403 ] && [ "$(jq -r .error.code <<<"$BODY")" = read_only ] ||
+		fail "POST over TCP without a token: 403 read_only (got $HTTP_CODE: $BODY)"
+	ok "control socket $SOCKET ($perm); TCP POST refused (403 read_only)"
 	status=$(prop StatusText argusd)
 	case $status in
 	"Listening on port $PORT"*) ok "StatusText: $status" ;;
 	*) fail "StatusText shows argusd's STATUS (got '$status')" ;;
 	esac
+}
+
+# The capability bounding set the installed unit names, as /proc/PID/status
+# shows it (hex), from the capability numbers of <linux/capability.h>.
+unit_capbnd() {
+	local unit=$1 name mask=0 bit
+
+	for name in $(sed -n 's/^CapabilityBoundingSet=//p' "$unit"); do
+		case $name in
+		CAP_CHOWN) bit=0 ;; CAP_KILL) bit=5 ;; CAP_SETGID) bit=6 ;; CAP_SETUID) bit=7 ;;
+		CAP_SETPCAP) bit=8 ;; CAP_SYS_PTRACE) bit=19 ;; CAP_SYS_ADMIN) bit=21 ;;
+		CAP_SYS_NICE) bit=23 ;; CAP_SYS_RESOURCE) bit=24 ;; CAP_PERFMON) bit=38 ;;
+		CAP_BPF) bit=39 ;; CAP_DAC_READ_SEARCH) bit=2 ;;
+		*) return 1 ;;
+		esac
+		mask=$((mask | (1 << bit)))
+	done
+	printf '%016x\n' "$mask"
+}
+
+# The unit's sandbox is in force on argusd (the workloads' share of it is
+# checked in check_stop_during_job): the unit's bounding set (within the
+# container's own), no_new_privs, a seccomp filter, a private /tmp, the OS
+# read-only but the state directory, /home empty.
+CAPBND=""
+check_sandbox() {
+	local unit pid status mask init
+
+	unit=$ROOT/usr/lib/systemd/system/argusd.service
+	[ -f "$unit" ] || unit=$ROOT/usr/local/lib/systemd/system/argusd.service
+	mask=$(unit_capbnd "$unit") || fail "a capability the test does not know in $unit"
+	init=$(awk '/^CapBnd:/ { print $2 }' "/proc/$CPID/status")
+	CAPBND=$(printf '%016x' $((0x$mask & 0x$init)))
+	pid=$(prop MainPID argusd)
+	status=$(in_ct 10 cat "/proc/$pid/status")
+	grep -qx "CapBnd:[[:space:]]*$CAPBND" <<<"$status" && grep -qx "NoNewPrivs:[[:space:]]*1" <<<"$status" &&
+		grep -qx "Seccomp:[[:space:]]*2" <<<"$status" ||
+		fail "argusd runs with CapBnd $CAPBND, NoNewPrivs 1, Seccomp 2: $(grep -E '^(CapBnd|NoNewPrivs|Seccomp):' <<<"$status" | tr '\n\t' '  ')"
+	in_ct 10 awk '$5 == "/tmp" && $4 ~ /systemd-private-/ { found = 1 } END { exit !found }' \
+		"/proc/$pid/mountinfo" || fail "argusd has a private /tmp (PrivateTmp=yes)"
+	# shellcheck disable=SC2016
+	in_ct 10 nsenter --target "$pid" --mount --root --wd -- sh -c '! touch /usr/.argusd-w 2>/dev/null &&
+		touch /var/lib/argusd/.w && rm /var/lib/argusd/.w && [ -z "$(ls -A /home)" ]' ||
+		fail "in argusd's mount namespace /usr is read-only, /var/lib/argusd writable, /home empty"
+	ok "argusd sandboxed: CapBnd $CAPBND, NoNewPrivs, seccomp, private /tmp, /usr read-only, /home empty"
+	check_sandbox_namespaces "$unit"
+}
+
+# The compiler of authored probes (daemon/sandbox.c) makes its namespaces
+# inside the unit's sandbox. A copy of the installed unit, every restriction
+# kept, runs what that does with util-linux: as root, a mount namespace with a
+# tmpfs root, a read-only bind mount and pivot_root; then new user, network,
+# IPC, UTS and PID namespaces.
+check_sandbox_namespaces() {
+	local unit=$1 result
+	local copy=$ROOT/etc/systemd/system/argusd-nscheck.service
+	local script=$ROOT/usr/local/lib/argusd-nscheck.sh
+
+	mkdir -p "$(dirname "$script")"
+	cat >"$script" <<'EOS'
+set -eu
+if [ "${1:-}" = mnt ]; then
+	# in the new mount namespace: a tmpfs root with /usr read-only, pivot_root, the old root detached
+	d=$2
+	mount -t tmpfs tmpfs "$d"
+	mkdir "$d/usr" "$d/old" "$d/dev"
+	mount --bind /usr "$d/usr"
+	mount -o remount,bind,ro "$d/usr"
+	for x in bin sbin lib lib64; do ln -s "usr/$x" "$d/$x"; done
+	touch "$d/dev/null"
+	mount --bind /dev/null "$d/dev/null"
+	cd "$d"
+	pivot_root . old
+	# umount2(2) itself: umount(8) needs a /proc this root does not have
+	/usr/bin/perl -e 'my $p = "/old"; syscall(166, $p, 2) == 0 or die "umount2: $!\n"'
+	test ! -e /old/etc
+	exit 0
+fi
+d=$(mktemp -d)
+unshare --mount --propagation private /bin/sh "$0" mnt "$d"
+# the child makes the other namespaces; the parent maps the unprivileged uid
+# and gid to themselves, which the child then sees
+mkfifo "$d.go"
+unshare --user --net --ipc --uts --pid --fork /bin/sh -c "read x <'$d.go' &&
+	read u l n </proc/self/uid_map && test \"\$u \$l \$n\" = '65534 65534 1'" &
+child=$!
+i=0
+while [ "$(readlink /proc/$child/ns/user)" = "$(readlink /proc/self/ns/user)" ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || exit 3
+	sleep 0.05
+done
+echo '65534 65534 1' >/proc/$child/uid_map
+echo '65534 65534 1' >/proc/$child/gid_map
+echo go >"$d.go"
+wait $child
+: >/var/lib/argusd/.nscheck-passed
+EOS
+	sed -e 's|^ExecStart=.*|ExecStart=/bin/sh /usr/local/lib/argusd-nscheck.sh|' -e 's/^Type=.*/Type=oneshot/' \
+		-e '/^\(WatchdogSec\|NotifyAccess\|Restart\|RestartSec\|StateDirectory\|StateDirectoryMode\|RuntimeDirectory\|RuntimeDirectoryMode\)=/d' \
+		-e '/^\[Install\]/,$d' "$unit" >"$copy"
+	ctl daemon-reload
+	ctl start argusd-nscheck.service >/dev/null 2>&1 || true
+	result=$(prop Result argusd-nscheck.service)
+	# the script ran to its end: the file it writes last is there
+	[ -e "$ROOT/var/lib/argusd/.nscheck-passed" ] || result="$result, not to the end"
+	if [ "$result" != success ]; then
+		in_ct 30 journalctl -u argusd-nscheck --no-pager -n 20 2>&1 | sed 's/^/#   /' || true
+		fail "in the unit's sandbox, a mount namespace with pivot_root and user, network, IPC, UTS and PID namespaces can be made (Result=$result)"
+	fi
+	rm -f "$copy" "$script" "$ROOT/var/lib/argusd/.nscheck-passed"
+	ctl daemon-reload
+	ok "in the unit's sandbox the compiler sandbox's namespaces can be made (mount with pivot_root; user, net, ipc, uts, pid)"
 }
 
 check_tree() {
@@ -660,6 +804,13 @@ check_stop_during_job() {
 	uid=$(awk '/^Uid:/ { print $2 }' "/proc/$wpid/status")
 	[ "$uid" = "$(in_ct 10 id -u nobody)" ] || fail "$WORKLOAD runs as nobody (uid $uid)"
 	ok "job $id: $WORKLOAD runs in argusd.service's cgroup as nobody (uid $uid)"
+	# what the workload inherits from the unit
+	grep -qx "CapBnd:[[:space:]]*$CAPBND" "/proc/$wpid/status" &&
+		grep -qx "NoNewPrivs:[[:space:]]*1" "/proc/$wpid/status" &&
+		grep -qx "Seccomp:[[:space:]]*2" "/proc/$wpid/status" &&
+		grep -qx "CapEff:[[:space:]]*0*" "/proc/$wpid/status" ||
+		fail "the workload inherits the unit's bounding set, no_new_privs and seccomp, no capabilities: $(grep -E '^(Cap|NoNewPrivs|Seccomp)' "/proc/$wpid/status" | tr '\n\t' '  ')"
+	ok "the workload inherits the unit's sandbox: CapBnd $CAPBND, NoNewPrivs, seccomp, no capabilities"
 	since=$(in_ct 10 date '+%Y-%m-%d %H:%M:%S')
 	ctl stop argusd || fail "systemctl stop argusd during a job"
 	[ "$(prop Result argusd)" = success ] && [ "$(prop ExecMainStatus argusd)" = 0 ] ||
@@ -726,6 +877,7 @@ main() {
 	check_boot
 	log "booted in $(($(date +%s) - t_boot)) s"
 	check_start
+	check_sandbox
 	check_tree
 	check_watchdog
 	check_reference

@@ -389,6 +389,23 @@ static void test_body_parse(void)
 	CHECK(api_parse_body("{\"a\":1}garbage", 7, &j, &e) == 0);
 	CHECK(json_integer_value(json_object_get(j, "a")) == 1);
 	json_decref(j);
+
+	/* messages quote the caller's bytes; they stay valid UTF-8, so the error body is JSON */
+	{
+		const char *raw = "{\"a\": \"\\ud8\xff\"}";
+		struct query_arg a[] = {{"st\xe9te", "queued"}};
+		struct job_filter f;
+		json_t *body;
+
+		CHECK(api_parse_body(raw, strlen(raw), &j, &e) == -EINVAL);
+		body = api_error_json(e.code, e.message);
+		CHECKF(body != NULL, "%s", e.message);
+		json_decref(body);
+		CHECK(validate_job_query(a, 1, &f, &e) == -EINVAL);
+		body = api_error_json(e.code, e.message);
+		CHECKF(body != NULL && strstr(e.message, "st?te"), "%s", e.message);
+		json_decref(body);
+	}
 }
 
 int main(void)

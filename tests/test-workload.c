@@ -86,6 +86,14 @@ static void test_good(void)
 	CHECK(w->description == NULL);
 	j = workload_to_json(w);
 	CHECK(json_is_null(json_object_get(j, "cpus")));
+	/* the null it writes for "not given" parses back as not given */
+	{
+		struct workload *w2 = NULL;
+
+		CHECK(workload_from_json(j, &w2, NULL) == 0);
+		CHECK(w2 && w2->cpus == NULL && CPU_EQUAL(&w2->cpuset, &w->cpuset));
+		workload_free(w2);
+	}
 	json_decref(j);
 	workload_free(w);
 }

@@ -32,17 +32,17 @@ Writes DIR/results.json, DIR/report.md and DIR/matrix.svg, and prints the totals
 """
 
 import argparse
+import http.client
 import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evallib  # noqa: E402
@@ -52,13 +52,30 @@ import truth_measure  # noqa: E402
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
 
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over argusd's control socket; the Host header says localhost."""
+
+    def __init__(self, path, timeout):
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.socket_path)
+
+
 class Argusd:
-    """argusd on 127.0.0.1, an ephemeral port, state under dir."""
+    """argusd on 127.0.0.1, an ephemeral port, state under dir.
+
+    Reads go to the TCP listener, writes to the control socket
+    (state/argusd.sock), where root may do everything."""
 
     def __init__(self, build, dir):
         self.dir = dir
         self.conf = os.path.join(dir, "argusd.conf")
         self.log = os.path.join(dir, "argusd.log")
+        self.sock = os.path.join(dir, "state", "argusd.sock")
         with open(self.conf, "w") as f:
             f.write("listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s/workloads\n"
                     "victims_dir = %s\ntree_file = %s/tree-data/tree.json\n"
@@ -85,17 +102,22 @@ class Argusd:
 
     def call(self, method, path, body=None, timeout=30):
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data,
-                                     method=method, headers={"Content-Type": "application/json"})
+        if method in ("GET", "HEAD"):
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        else:
+            conn = UnixHTTPConnection(self.sock, timeout)
+        # one connection per request: argusd closes idle ones after a few seconds
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                return r.status, json.loads(r.read() or b"null")
-        except urllib.error.HTTPError as e:
-            text = e.read()
-            try:
-                return e.code, json.loads(text)
-            except ValueError:
-                return e.code, {"error": {"code": "http", "message": text.decode(errors="replace")}}
+            conn.request(method, path, body=data,
+                         headers={"Content-Type": "application/json"} if data is not None else {})
+            r = conn.getresponse()
+            status, text = r.status, r.read()
+        finally:
+            conn.close()
+        try:
+            return status, json.loads(text or b"null")
+        except ValueError:
+            return status, {"error": {"code": "http", "message": text.decode(errors="replace")}}
 
     def submit(self, path, body):
         st, j = self.call("POST", path, body)

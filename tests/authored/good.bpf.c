@@ -118,7 +118,12 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 {
 	struct tstate *s = current_state(false);
 
-	if (!s || !s->fault_start || mm != bpf_get_current_task_btf()->mm)
+	/*
+	 * The RSS counter of the faulting thread's own mm moves inside its
+	 * fault; the probe cannot tell another mm apart (no task pointer of
+	 * the running thread), so any RSS change during the fault counts.
+	 */
+	if (!s || !s->fault_start)
 		return 0;
 	s->fault_end = bpf_ktime_get_ns();
 	if (member == MM_ANONPAGES)
@@ -223,7 +228,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			s->runq_start = 0;
 			if (s->fault_start)
 				s->flags |= F_MAJOR; /* a fault that sleeps waits for its page */
-			else if (BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+			else if (BPF_CORE_READ_BITFIELD(prev, in_iowait))
 				s->io_start = now;
 		}
 	}

@@ -1,0 +1,2 @@
+#include "argus_authored.h"
+int x;

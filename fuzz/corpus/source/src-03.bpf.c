@@ -1,0 +1,2 @@
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>

@@ -1,0 +1,1 @@
+int a; // #include </etc/passwd>

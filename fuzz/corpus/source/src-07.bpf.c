@@ -1,0 +1,2 @@
+/* #include "x" */
+int b;

@@ -1,0 +1,2 @@
+#define F </etc/passwd>
+#include F

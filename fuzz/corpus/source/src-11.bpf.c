@@ -1,0 +1,2 @@
+#inc\
+lude </etc/passwd>

@@ -1,0 +1,1 @@
+_Pragma("GCC dependency \"/etc/passwd\"")

@@ -1,0 +1,1 @@
+#define P(a, b) a##b
