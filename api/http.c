@@ -844,15 +844,16 @@ static int start_daemon(struct http_server *h, struct listener *l, int fd)
 
 static void stop_daemon(struct listener *l)
 {
-	MHD_socket fd;
-
 	if (!l->mhd)
 		return;
-	/* stop accepting first; MHD_stop_daemon then lets the threads finish their requests */
-	fd = MHD_quiesce_daemon(l->mhd);
+	/*
+	 * MHD_stop_daemon stops accepting, lets the threads finish and closes
+	 * the listen socket. Not MHD_quiesce_daemon first: with a pool of epoll
+	 * threads it races a worker that took the listen socket out of its
+	 * epoll set at the connection limit, and libmicrohttpd 0.9.75 aborts
+	 * the process ("Failed to remove listen FD from epoll set").
+	 */
 	MHD_stop_daemon(l->mhd);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
 	l->mhd = NULL;
 }
 
