@@ -1,0 +1,452 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The BPF tests, the daemon and a slice of the matrix on Debian 12's stock
+# kernel (linux-image-amd64, 6.1: kprobes and fentry work there), booted in
+# QEMU, so that the fentry and kprobe backends are exercised for real.
+#
+#   scripts/test-stock-kernel.sh
+#
+# On the host: builds into build-vm (scripts/build.sh), makes or reuses the
+# boot image (scripts/make-vm-image.sh: a cached debootstrap rootfs with the
+# kernel, its initrd and the libraries the build links) and boots it with TCG
+# (-accel tcg -cpu max: guests stall at boot under KVM on some hosts), once
+# per part below, so that a guest that hangs on one backend does not hide
+# the others. The checkout is shared with the guest over 9p, read-only, at
+# the same path, and a results directory writable. The guest's init runs
+# this script with --in-guest; it mounts what a booted Debian system has
+# (tracefs, debugfs, bpffs, cgroup2) and runs its part, each test for its
+# own verdict:
+#
+#   part B (tracepoint, kprobe, fentry), with the order O = "B tracepoint"
+#   (tracepoint alone for B = tracepoint): B forced, the tracepoint backend
+#   kept for the nodes that declare nothing else (the runqueue wait, the zero page)
+#     resolve[B]           argusd started with "backends = O", GET /tree read
+#                          back: its "backends" field is O, every node is on
+#                          a backend of O or says why it is on none
+#     test-probe[B]        tests/test-probe.c with ARGUS_BACKENDS=O
+#     test-probe-pidns[B]  the same in a new PID namespace (as CTest runs it)
+#   part default, the backends argusd chooses by itself:
+#     resolve[default]     as above, "backends = fentry kprobe tracepoint"
+#     test-daemon          the daemon integration test
+#     matrix               bench/eval/matrix.py on a few cells, one repetition:
+#                          no incorrect and no failed run, the null cell
+#                          abstains, the others commit to a correct path
+#
+# Then prints what the kernel allows, the resolved tree per order (leaves by
+# backend, and why each node that is not on the order's first backend is
+# not), the failed checks of each test, and last the line "N passed, N
+# failed". A test that did not finish (the guest hung: a soft lockup panics
+# it; crashed; ran out of time) counts as failed, and its console is printed.
+#
+# Environment: ARGUS_VM_PARTS (the parts to run, default "tracepoint kprobe
+# fentry default"), ARGUS_VM_CELLS (matrix cells, default below), ARGUS_VM_SMP
+# and ARGUS_VM_MEM_MB (the guest's CPUs and memory, 2 and 3072),
+# ARGUS_VM_PART_TIMEOUT_S and ARGUS_VM_DEFAULT_TIMEOUT_S (one boot's limit,
+# 2400 and 3000), ARGUS_VM_LOGS (a directory that receives every log of the
+# run), ARGUS_ROOTFS_CACHE (see scripts/make-test-rootfs.sh). Needs root,
+# and the first time this machine's apt mirror. TCG is slow (tens of times
+# slower than the host): the times in the logs are worth ratios at most.
+#
+# Exit status: 0 when everything passed, 1 when something failed, 77 when this
+# machine cannot run it (not root, no qemu-system-x86_64, no 9p in QEMU, no
+# debootstrap mirror: the reason printed).
+set -eu
+
+SELF=$(realpath "$0")
+SRC=$(realpath "$(dirname "$SELF")/..")
+BUILD=$SRC/build-vm
+BACKEND_ORDERS=("fentry tracepoint" "kprobe tracepoint" "tracepoint")
+# One boot each, so that a guest that hangs on one backend does not hide the others.
+read -ra PARTS <<<"${ARGUS_VM_PARTS:-tracepoint kprobe fentry default}"
+CELLS=${ARGUS_VM_CELLS:-pf_page_cache:cache_dropper,pf_zero_page:cpu_hog,pf_anon_write:null_sleep}
+# Per test inside the guest (TCG: tens of times the host's minutes).
+TEST_TIMEOUT_S=1500
+MATRIX_TIMEOUT_S=2400
+# Per boot: a backend's part (resolution, test-probe twice), the default part.
+PART_TIMEOUT_S=${ARGUS_VM_PART_TIMEOUT_S:-2400}
+DEFAULT_TIMEOUT_S=${ARGUS_VM_DEFAULT_TIMEOUT_S:-3000}
+
+log() { echo "# $*"; }
+skip() {
+	echo "test-stock-kernel: cannot run here: $*" >&2
+	exit 77
+}
+die() {
+	echo "test-stock-kernel: $*" >&2
+	exit 1
+}
+
+# ---- the guest side: run by the guest's init (scripts/make-vm-image.sh) ----
+
+# What a booted Debian system has mounted, which the tests and libbpf expect.
+# A mount that fails is said and the run goes on: the tests then say what is missing.
+guest_mount() {
+	local type=$1 dir=$2 opts=${3:-defaults}
+
+	mkdir -p "$dir"
+	mountpoint -q "$dir" || mount -t "$type" -o "$opts" "$type" "$dir" ||
+		echo "argus-vm: cannot mount $type on $dir"
+}
+
+guest_mounts() {
+	guest_mount tracefs /sys/kernel/tracing
+	guest_mount debugfs /sys/kernel/debug
+	guest_mount bpf /sys/fs/bpf
+	guest_mount cgroup2 /sys/fs/cgroup
+	guest_mount tmpfs /run mode=755,nosuid,nodev
+	guest_mount devpts /dev/pts ptmxmode=0666,mode=620
+	guest_mount tmpfs /dev/shm mode=1777,nosuid,nodev
+	ip link set lo up || echo "argus-vm: no loopback interface"
+	hostname argus-vm || true
+	ulimit -l unlimited
+}
+
+# What the kernel allows, as key: value lines.
+guest_facts() {
+	local cfg k
+
+	cfg=/boot/config-$(uname -r)
+	echo "kernel: $(uname -r) ($(uname -v))"
+	echo "cpus: $(nproc), memory: $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
+	[ -r /sys/kernel/btf/vmlinux ] && echo "btf: /sys/kernel/btf/vmlinux present ($(stat -c %s /sys/kernel/btf/vmlinux) bytes)" ||
+		echo "btf: absent"
+	for k in CONFIG_KPROBES CONFIG_KPROBE_EVENTS CONFIG_FUNCTION_TRACER \
+		CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS CONFIG_DEBUG_INFO_BTF CONFIG_BPF_JIT \
+		CONFIG_BPF_LSM CONFIG_TRANSPARENT_HUGEPAGE; do
+		echo "$k: $(sed -n "s/^$k=//p" "$cfg" 2>/dev/null | grep . || echo 'not set')"
+	done
+	echo "kprobes enabled: $(cat /sys/kernel/debug/kprobes/enabled 2>/dev/null || echo '?')"
+	echo "unprivileged_bpf_disabled: $(cat /proc/sys/kernel/unprivileged_bpf_disabled 2>/dev/null || echo '?')"
+	echo "thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo '?')"
+}
+
+# One result line: NAME VERDICT SECONDS DETAIL.
+result() {
+	echo "$1 $2 $3 ${4:-}" >>"$OUT/results"
+	rm -f "$OUT/current"
+	echo "argus-vm: $1: $2 (${3} s) ${4:-}"
+}
+
+# Run one test program to its end: result NAME pass|fail|skip with its log in
+# $OUT/NAME.log. The rest of the arguments are the command.
+guest_test() {
+	local name=$1 t0 rc=0 verdict
+	shift
+
+	echo "argus-vm: $name: running"
+	echo "$name" >"$OUT/current"
+	t0=$(date +%s)
+	timeout --kill-after=20 "$TEST_TIMEOUT_S" env ARGUS_SOURCE_DIR="$SRC" \
+		ARGUS_BUILD_DIR="$BUILD" "$@" >"$OUT/$name.log" 2>&1 </dev/null || rc=$?
+	case $rc in
+	0) verdict=pass ;;
+	77) verdict=skip ;;
+	*) verdict=fail ;;
+	esac
+	case $rc in 124 | 137) echo "timed out after $TEST_TIMEOUT_S s" >>"$OUT/$name.log" ;; esac
+	result "$name" "$verdict" $(($(date +%s) - t0)) "exit $rc"
+}
+
+# argusd with "backends = $2" until it listens; GET /tree read back into
+# $OUT/tree-$1.json and summarized in $OUT/tree-$1.txt.
+guest_resolve() {
+	local label=$1 order=$2 dir t0 rc=0 pid port=""
+
+	echo "argus-vm: resolve[$label]: running"
+	echo "resolve[$label]" >"$OUT/current"
+	t0=$(date +%s)
+	dir=$(mktemp -d /tmp/argus-resolve.XXXXXX)
+	mkdir "$dir/workloads"
+	cat >"$dir/argusd.conf" <<-EOF
+		listen = 127.0.0.1:0
+		state_dir = $dir/state
+		workloads_dir = $dir/workloads
+		victims_dir = $BUILD/bench/victims
+		tree_file = $SRC/tree-data/tree.json
+		schema_dir = $SRC/schema
+		backends = $order
+	EOF
+	"$BUILD/argusd" --config "$dir/argusd.conf" >"$dir/argusd.log" 2>&1 </dev/null &
+	pid=$!
+	for _ in $(seq 600); do
+		port=$(sed -n 's/.*argusd ready: .*(port \([0-9]*\)).*/\1/p' "$dir/argusd.log")
+		[ -n "$port" ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 1
+	done
+	if [ -n "$port" ]; then
+		python3 - "$port" "$order" "$OUT/tree-$label.json" "$OUT/tree-$label.txt" \
+			>>"$dir/argusd.log" 2>&1 <<-'EOF' || rc=$?
+			import json, sys, urllib.request
+			port, order, jpath, tpath = sys.argv[1], sys.argv[2].split(), sys.argv[3], sys.argv[4]
+			tree = json.load(urllib.request.urlopen("http://127.0.0.1:%s/tree" % port, timeout=60))
+			json.dump(tree, open(jpath, "w"), indent=1)
+			ok = tree.get("backends") == order
+			by = tree["summary"]["by_backend"]
+			out = ["backends = %s: %s; unavailable %d" % (" ".join(order), ", ".join(
+			    "%s %d" % (b, by.get(b, 0)) for b in ("fentry", "kprobe", "tracepoint")),
+			    tree["summary"]["unavailable"])]
+			if not ok:
+			    out.append("  GET /tree says backends = %s" % tree.get("backends"))
+			for b in order:
+			    leaves = ["%s (%s)" % (n["id"], n["hook"]) for n in tree["nodes"]
+			              if n["backend"] == b and not n["children"]]
+			    out.append("  leaves on %s: %s" % (b, ", ".join(leaves) or "none"))
+			out.append("  not on %s, and why:%s" % (order[0], "" if any(
+			    n["backend"] != order[0] for n in tree["nodes"]) else " (every node is)"))
+			for n in tree["nodes"]:
+			    b = n["backend"]
+			    if b is not None and b not in order:
+			        ok = False
+			        out.append("  %s on %s, which is not in the order" % (n["id"], b))
+			    if b is None and not n["reason"]:
+			        ok = False
+			    if b == order[0]:
+			        continue
+			    why = n["reason"] or "declares no %s hook" % order[0]
+			    out.append("    %-36s %-10s %s" % (n["id"], b or "none", why))
+			open(tpath, "w").write("\n".join(out) + "\n")
+			sys.exit(0 if ok else 1)
+		EOF
+	else
+		rc=1
+	fi
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	cp "$dir/argusd.log" "$OUT/resolve-$label.log"
+	rm -rf "$dir"
+	result "resolve[$label]" "$([ "$rc" = 0 ] && echo pass || echo fail)" $(($(date +%s) - t0)) \
+		"$([ -n "$port" ] || echo 'argusd did not start')"
+}
+
+# The matrix slice, scored as tests/test-matrix.c scores it: no incorrect and no
+# failed run, every cell right (the null cell abstains, the others commit to
+# the true path or above it).
+guest_matrix() {
+	local dir t0 rc=0 verdict=pass detail
+
+	echo "argus-vm: matrix: running $CELLS"
+	echo matrix >"$OUT/current"
+	t0=$(date +%s)
+	dir=$(mktemp -d /tmp/argus-matrix.XXXXXX)
+	timeout --kill-after=30 "$MATRIX_TIMEOUT_S" python3 "$SRC/bench/eval/matrix.py" \
+		--build "$BUILD" --cells "$CELLS" --reps 1 --repeats 3 --no-unprobed --out "$dir" \
+		>"$OUT/matrix.log" 2>&1 </dev/null || rc=$?
+	cp "$dir/results.json" "$OUT/matrix-results.json" 2>/dev/null || true
+	detail=$(python3 - "$dir/results.json" "$CELLS" <<-'EOF'
+		import json, sys
+		try:
+		    res = json.load(open(sys.argv[1]))
+		except (OSError, ValueError) as e:
+		    print("no results.json (%s)" % e)
+		    sys.exit(1)
+		bad = []
+		runs = {r["cell"]: r for r in res.get("runs", [])}
+		# evallib.score: abstain is right on a null cell, leaf or shallow on the others
+		for cell in sys.argv[2].split(","):
+		    r = runs.get(cell) or {}
+		    o = r.get("outcome")
+		    print("%s: %s %s" % (cell, o, r.get("node") or r.get("verdict") or
+		                         (r.get("error") or {}).get("code", "")))
+		    if o not in ("leaf", "shallow", "abstain"):
+		        bad.append(cell)
+		t = res.get("totals", {}).get("calibrated", {})
+		if t.get("incorrect") or t.get("failed"):
+		    bad.append("incorrect %s, failed %s" % (t.get("incorrect"), t.get("failed")))
+		print("failed: %s" % (", ".join(bad) if bad else "none"))
+		sys.exit(1 if bad else 0)
+	EOF
+	) || verdict=fail
+	[ "$rc" = 0 ] || verdict=fail
+	echo "$detail" >>"$OUT/matrix.log"
+	rm -rf "$dir"
+	result matrix "$verdict" $(($(date +%s) - t0)) "exit $rc; $(echo "$detail" | tr '\n' ';')"
+}
+
+# One boot's part of the run: "tracepoint", "kprobe" or "fentry" (the
+# resolution and the BPF tests with that backend forced), or "default" (the
+# daemon test and the matrix, on the backends argusd chooses by itself).
+guest_part() {
+	local part=$1 order
+
+	case $part in
+	default)
+		guest_resolve default "fentry kprobe tracepoint"
+		guest_test test-daemon "$BUILD/test-daemon"
+		guest_matrix
+		;;
+	*)
+		order=$(printf '%s\n' "${BACKEND_ORDERS[@]}" | awk -v b="$part" '$1 == b')
+		[ -n "$order" ] || die "unknown part $part"
+		guest_resolve "$part" "$order"
+		guest_test "test-probe[$part]" env ARGUS_BACKENDS="$order" "$BUILD/test-probe"
+		guest_test "test-probe-pidns[$part]" env ARGUS_BACKENDS="$order" \
+			unshare --pid --fork --mount-proc "$BUILD/test-probe"
+		;;
+	esac
+}
+
+guest_main() {
+	local part="" arg args beat
+
+	OUT=$1
+	read -ra args </proc/cmdline
+	for arg in "${args[@]}"; do
+		case $arg in argus_part=*) part=${arg#argus_part=} ;; esac
+	done
+	guest_mounts
+	# shellcheck disable=SC1091
+	. "$OUT/params"
+	[ -f "$OUT/kernel.txt" ] || guest_facts >"$OUT/kernel.txt"
+	# Every few minutes, what runs: a test that hangs under TCG shows where.
+	while sleep 300; do
+		echo "argus-vm: busiest: $(top -bn1 -o %CPU -w 200 | sed -n '8,10p' |
+			awk '{ printf "%s %s%% %s; ", $12, $9, $11 }')"
+	done &
+	beat=$!
+	# The build links Debian 12's libraries: all of them must be in the image.
+	if ldd "$BUILD/argusd" "$BUILD/test-probe" "$BUILD/test-daemon" | grep 'not found' \
+		>"$OUT/libraries.log"; then
+		result "libraries[$part]" fail 0 "missing: $(tr -s ' \t\n' ' ' <"$OUT/libraries.log")"
+	fi
+	guest_part "$part"
+	kill "$beat" 2>/dev/null || true
+	touch "$OUT/done-$part"
+}
+
+# ---- the host side ----
+
+preflight() {
+	[ "$(id -u)" = 0 ] || skip "needs root (the rootfs, and the tests inside run as root)"
+	command -v qemu-system-x86_64 >/dev/null ||
+		skip "qemu-system-x86_64 is not installed (Debian: apt-get install qemu-system-x86)"
+	qemu-system-x86_64 -device help 2>/dev/null | grep -q virtio-9p-pci ||
+		skip "this qemu-system-x86_64 has no 9p (virtfs) support"
+	command -v timeout >/dev/null || skip "timeout (coreutils) is missing"
+}
+
+# Each failed test's failed checks, once per source line (a check in a loop
+# fails many times), and what libbpf and the loader said went wrong.
+print_failures() {
+	local name verdict f
+
+	while read -r name verdict _; do
+		f=$OUT/$name.log
+		if [ "$verdict" = pass ] || [ ! -f "$f" ]; then
+			continue
+		fi
+		echo "# $name:"
+		grep -E '^(FAIL|FATAL) |libbpf: .*(fail|error|invalid)|^probe_load: ' "$f" |
+			sed "s|$SRC/||" | awk '{ k = ($1 == "FAIL" || $1 == "FATAL") ? $2 : $0 } !seen[k]++' |
+			head -n 40 | sed 's/^/#   /'
+	done <"$OUT/results"
+}
+
+# The tests of one part, in the order guest_part runs them.
+part_tests() {
+	case $1 in
+	default) echo "resolve[default] test-daemon matrix" ;;
+	*) echo "resolve[$1] test-probe[$1] test-probe-pidns[$1]" ;;
+	esac
+}
+
+# Boot the image for one part of the run (guest_part), with its own time
+# limit; the guest's console goes to $2/console-PART.log, its progress lines
+# to stdout. A guest that hangs (a CPU that does not schedule for 120 s panics
+# it: softlockup_panic=1, watchdog_thresh=60, long enough for TCG's slowness),
+# crashes or runs out of time leaves the test it was running, which is
+# counted as failed, and the next part boots afresh.
+boot() {
+	local image=$1 work=$2 part=$3 console=$2/console-$3.log limit rc=0 qpid tail_pid t
+
+	limit=$PART_TIMEOUT_S
+	[ "$part" = default ] && limit=$DEFAULT_TIMEOUT_S
+	log "booting $(cat "$image/release") for the $part part (TCG, at most $limit s)"
+	: >"$console"
+	timeout --kill-after=10 "$limit" qemu-system-x86_64 \
+		-accel tcg -cpu max -smp "${ARGUS_VM_SMP:-2}" -m "${ARGUS_VM_MEM_MB:-3072}" \
+		-nodefaults -display none -no-reboot \
+		-kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
+		-append "root=/dev/vda rw console=ttyS0 loglevel=5 panic=-1 softlockup_panic=1 watchdog_thresh=60 init=/sbin/argus-vm-init argus_src=$SRC argus_part=$part" \
+		-drive "file=$image/disk.img,format=raw,if=virtio,snapshot=on" \
+		-virtfs "local,path=$SRC,mount_tag=argus_src,security_model=none,readonly=on" \
+		-virtfs "local,path=$OUT,mount_tag=argus_out,security_model=none" \
+		-serial "file:$console" </dev/null >"$work/qemu-$part.log" 2>&1 &
+	qpid=$!
+	tail -n +1 -f --pid="$qpid" "$console" | grep --line-buffered '^argus-vm' |
+		sed -u 's/\r$//; s/^/# /' &
+	tail_pid=$!
+	wait "$qpid" || rc=$?
+	wait "$tail_pid" 2>/dev/null || true
+	[ -f "$OUT/done-$part" ] && return 0
+	[ -f "$OUT/current" ] && echo "$(cat "$OUT/current") fail 0 did not finish: the guest hung," \
+		"crashed or ran out of time (qemu exit $rc; console-$part.log)" >>"$OUT/results"
+	rm -f "$OUT/current"
+	# the part's tests that never started count as failed too
+	for t in $(part_tests "$part"); do
+		awk -v t="$t" '$1 == t { found = 1 } END { exit !found }' "$OUT/results" ||
+			echo "$t fail 0 not run: the guest of the $part part stopped before it" \
+				>>"$OUT/results"
+	done
+	echo "# the $part part did not finish; the end of its console:"
+	sed 's/\r$//' "$console" | grep -v '^argus-vm' | tail -n 40 | sed 's/^/# console: /'
+}
+
+host_main() {
+	local image work t0 rc=0 npass nfail part
+
+	preflight
+	t0=$(date +%s)
+	log "building $BUILD"
+	BUILD_DIR=build-vm "$SRC/scripts/build.sh" >&2 || die "the build failed"
+	rc=0
+	image=$("$SRC/scripts/make-vm-image.sh") || rc=$?
+	[ "$rc" = 77 ] && skip "no boot image (scripts/make-vm-image.sh said why above)"
+	[ "$rc" = 0 ] || die "scripts/make-vm-image.sh failed (exit $rc)"
+	image=$(echo "$image" | tail -n 1)
+
+	work=$(mktemp -d /tmp/argus-vm.XXXXXX)
+	OUT=$work/out
+	mkdir -m 0755 "$OUT"
+	# What the guest half needs from here.
+	{
+		printf 'CELLS=%q\n' "$CELLS"
+	} >"$OUT/params"
+	: >"$OUT/results"
+	for part in "${PARTS[@]}"; do
+		boot "$image" "$work" "$part"
+	done
+
+	echo "# ---- the kernel in the guest"
+	sed 's/^/# /' "$OUT/kernel.txt" 2>/dev/null || echo "# (the guest said nothing)"
+	echo "# ---- the resolved tree, per backends setting (nodes not on the first backend, and why)"
+	for f in "$OUT"/tree-*.txt; do
+		[ -f "$f" ] && sed 's/^/# /' "$f"
+	done
+	echo "# ---- failed checks"
+	print_failures
+	[ -f "$OUT/matrix.log" ] && { echo "# ---- matrix"; tail -n 6 "$OUT/matrix.log" | sed 's/^/# /'; }
+	echo "# ---- results"
+	sed 's/^/# /' "$OUT/results"
+	npass=$(awk '$2 == "pass"' "$OUT/results" | wc -l)
+	nfail=$(awk '$2 != "pass"' "$OUT/results" | wc -l)
+	log "wall time $(($(date +%s) - t0)) s"
+	if [ -n "${ARGUS_VM_LOGS:-}" ]; then
+		mkdir -p "$ARGUS_VM_LOGS"
+		cp -r "$OUT"/. "$work"/console-*.log "$ARGUS_VM_LOGS/"
+	fi
+	if [ "$nfail" = 0 ]; then
+		rm -rf "$work"
+	else
+		log "logs kept in $work"
+	fi
+	echo "$npass passed, $nfail failed"
+	[ "$nfail" = 0 ]
+}
+
+if [ "${1:-}" = --in-guest ]; then
+	[ -d "${2:-}" ] || die "usage: test-stock-kernel.sh --in-guest RESULTS_DIR"
+	guest_main "$2"
+else
+	host_main
+fi
