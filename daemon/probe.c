@@ -413,6 +413,18 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 			log_error("probe: no program for tracepoint %s", tps.names[i]);
 			goto fail;
 		}
+		/*
+		 * A companion the kernel lacks (mm_filemap_fault and
+		 * mm_filemap_map_pages are newer than 6.1) would fail the whole
+		 * object: left out, and said, since what it marks goes unseen.
+		 * A node's own hooks were checked by resolution.
+		 */
+		if (libbpf_find_vmlinux_btf_id(tps.names[i], BPF_TRACE_RAW_TP) < 0) {
+			log_warning("probe: this kernel has no tracepoint %s: left out, the events "
+				    "it marks are not seen",
+				    tps.names[i]);
+			continue;
+		}
 		bpf_program__set_autoload(prog, true);
 	}
 	for (i = 0; i < plan->n_slots; i++) {

@@ -310,7 +310,7 @@ static void test_resolution(void)
 
 static void test_anon_minor(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	int r = run_probed(work_anon_write, &c);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
@@ -328,7 +328,7 @@ static void test_anon_minor(void)
 
 static void test_zero_page(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	int r = run_probed(work_zero_read, &c);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
@@ -346,7 +346,7 @@ static void test_zero_page(void)
 
 static void test_cow(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	int r = run_probed(work_cow, &c);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
@@ -366,7 +366,7 @@ static void test_cow(void)
 
 static void test_fork(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	int r = run_probed(work_forks, &c);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
@@ -383,7 +383,7 @@ static void test_fork(void)
 static void test_thread_time(void)
 {
 	const unsigned long long life = THREAD_SLEEP_MS * 1000000ull;
-	struct probe_counts c;
+	struct probe_counts c = {};
 	int r = run_probed(work_threads, &c);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
@@ -397,7 +397,7 @@ static void test_thread_time(void)
 
 static void test_file(void)
 {
-	struct probe_counts c, m;
+	struct probe_counts c = {}, m = {};
 	unsigned long long cached, major;
 	int r;
 
@@ -429,7 +429,7 @@ static void test_file(void)
  */
 static void test_file_private_write(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	unsigned long long major, cow;
 	int r;
 
@@ -499,7 +499,7 @@ WORKLOAD static void work_sleeps(void)
  */
 static void test_runq_holders(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	unsigned long long waits = 0, total = 0;
 	bool found = false;
 	pid_t hog;
@@ -579,7 +579,7 @@ WORKLOAD static void work_own_waits(void)
  */
 static void test_own_waits(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	unsigned long long own_waits = 0;
 	size_t i;
 	int r = run_probed(work_own_waits, &c);
@@ -668,7 +668,7 @@ static void check_fits_life(const char *what, const struct probe_counts *c, uint
 /* Iowait ends with the wakeup: the wait for the CPU after it, behind the hog, is runqueue time. */
 static void test_block_then_runq(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	uint64_t wall = 0, cpu = 0;
 	pid_t hog = start_hog("hog");
 	int r;
@@ -707,7 +707,7 @@ WORKLOAD static void work_woken(void)
 /* A futex wait ends at its wakeup too: the wait behind the hog after it is runqueue time. */
 static void test_futex_then_runq(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	uint64_t wall = 0, cpu = 0;
 	pid_t hog, waker;
 	int r;
@@ -779,7 +779,7 @@ WORKLOAD static void work_timed_wait(void)
  */
 static void test_timed_wait(void)
 {
-	struct probe_counts c;
+	struct probe_counts c = {};
 	int r = run_probed(work_timed_wait, &c);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
