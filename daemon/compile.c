@@ -648,9 +648,7 @@ static int read_output(int dfd, const char *name, uid_t uid, size_t max, char **
 {
 	_cleanup_close_ int fd = openat(dfd, name,
 					O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t len = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -660,27 +658,7 @@ static int read_output(int dfd, const char *name, uid_t uid, size_t max, char **
 		return -EPERM;
 	if ((unsigned long long)st.st_size > max)
 		return -EFBIG;
-	buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, max + 1 - len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += n;
-		if (len > max)
-			return -EFBIG;
-	}
-	buf[len] = 0;
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
+	return read_fd_bounded(fd, max, ret, ret_len);
 }
 
 /* Bounded capture of the compiler's output; the rest is counted, not kept. */

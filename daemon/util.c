@@ -34,16 +34,12 @@ char *format_iso8601(uint64_t real_ns, char *buf, size_t len)
 	return buf;
 }
 
-int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
+int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_len)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	ssize_t n;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	buf = malloc(max + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -65,6 +61,15 @@ int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
 		*ret_len = len;
 	*ret = TAKE_PTR(buf);
 	return 0;
+}
+
+int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return read_fd_bounded(fd, max, ret, ret_len);
 }
 
 char *xstrdup(const char *s)

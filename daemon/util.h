@@ -55,6 +55,8 @@ char *format_iso8601(uint64_t real_ns, char *buf, size_t len);
 
 /* Read a whole file of at most max bytes; NUL terminated. -EFBIG when larger. */
 int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len);
+/* The same from an open fd, read to its end. */
+int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_len);
 /* strdup that aborts on OOM: allocation failure here is not recoverable. */
 char *xstrdup(const char *s);
 /* strndup that aborts on OOM. */
