@@ -3,6 +3,7 @@
 #include "daemon/calibrate.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
+#include "tests/tree-fixture.h"
 
 #include <errno.h>
 #include <math.h>
@@ -18,20 +19,6 @@ static bool near(double a, double b)
 static bool streq(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
-}
-
-static struct tree *load_real(void)
-{
-	const char *src = getenv("ARGUS_SOURCE_DIR");
-	_cleanup_free_ char *path = NULL, *err = NULL;
-	struct tree *t = NULL;
-
-	REQUIRE(src);
-	path = xasprintf("%s/tree-data/tree.json", src);
-	if (tree_load_file(path, &t, &err) < 0)
-		fprintf(stderr, "%s\n", err ? err : path);
-	REQUIRE(t);
-	return t;
 }
 
 static struct calib_score score(const struct calib_params *p, bool is_time, const double *ref,

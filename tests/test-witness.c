@@ -9,6 +9,7 @@
 #include "daemon/witness.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
+#include "tests/tree-fixture.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,20 +20,6 @@
 #define MAX_NODES 8
 
 static struct tree *tree;
-
-static struct tree *load_real(void)
-{
-	const char *src = getenv("ARGUS_SOURCE_DIR");
-	_cleanup_free_ char *path = NULL, *err = NULL;
-	struct tree *t = NULL;
-
-	REQUIRE(src);
-	path = xasprintf("%s/tree-data/tree.json", src);
-	if (tree_load_file(path, &t, &err) < 0)
-		fprintf(stderr, "%s\n", err ? err : path);
-	REQUIRE(t);
-	return t;
-}
 
 static int node(const char *id)
 {
