@@ -630,23 +630,6 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	return 0;
 }
 
-enum calib_next calib_level_next(enum calib_check check, bool parent_agreed, bool remeasured)
-{
-	switch (check) {
-	case CALIB_CHECK_CONFIRMED:
-		return CALIB_NEXT_FOLLOW;
-	case CALIB_CHECK_UNCONFIRMED:
-		return remeasured ? CALIB_NEXT_ABSTAIN : CALIB_NEXT_REMEASURE;
-	case CALIB_CHECK_REFUTED:
-		return CALIB_NEXT_ABSTAIN;
-	case CALIB_CHECK_PARENT_ONLY:
-		if (parent_agreed)
-			return CALIB_NEXT_FOLLOW;
-		return remeasured ? CALIB_NEXT_ABSTAIN : CALIB_NEXT_REMEASURE;
-	}
-	return CALIB_NEXT_FOLLOW;
-}
-
 /* JSON has no infinities: they (and NaN) are null. */
 static json_t *number(double v)
 {

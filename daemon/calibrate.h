@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reference calibration and the descent rule: pure functions, no logging,
- * no globals.
+ * Reference calibration and the decision of one level: pure functions, no
+ * logging, no globals. Where the walk goes after a level is descent.h.
  *
  * score: z = (pmv - centre) / spread, where centre is the mean of the K
  * reference runs and spread = max(sample sd, rel_floor * |centre|, abs_floor)
@@ -182,40 +182,6 @@ int calib_decide(const struct calib_params *p, const struct tree *t, const int *
 /* Frees what *d holds (not d itself); NULL is fine. */
 void calib_decision_free(struct calib_decision *d);
 
-/* What a deeper level's run said about the descent so far. */
-enum calib_check {
-	CALIB_CHECK_CONFIRMED,	 /* the decision stands on this run */
-	CALIB_CHECK_UNCONFIRMED, /* abstained: slower, but not significantly */
-	CALIB_CHECK_REFUTED,	 /* abstained: no slower than the reference runs */
-	/*
-	 * Slower, but none of the parent's children deviated: the parent's
-	 * own deviation was not seen again in this run.
-	 */
-	CALIB_CHECK_PARENT_ONLY,
-};
-
-enum calib_next {
-	CALIB_NEXT_FOLLOW,    /* take the level's decision as it is */
-	CALIB_NEXT_REMEASURE, /* run the level once more */
-	CALIB_NEXT_ABSTAIN,   /* what the levels above saw did not hold: name nothing */
-};
-
-/*
- * After a deeper level (remeasured: this is the level's second run). A run
- * that was slower but not significantly, or whose children all stayed flat
- * below a parent that rests on one run, is measured once more.
- *
- * A slowdown must hold while argusd looks: when a deeper level's run is
- * not slower (twice, or once and as fast as the reference runs), it has
- * gone, and a path seen only while it lasted is not named, at any depth.
- * A slower run whose children all stayed flat commits to its parent when
- * two runs agree on the parent (parent_agreed): a node at level 2 or
- * deeper, flagged in a run that itself confirmed the node above; or any
- * parent when this run confirms a leaf another run of its level named.
- * A level-1 node rests on the level-1 run alone: if its children stay
- * flat twice, nothing is named.
- */
-enum calib_next calib_level_next(enum calib_check check, bool parent_agreed, bool remeasured);
 /*
  * [{"metric", "reference" (centre), "spread", "value", "delta", "z",
  * "flagged"}, plus "expected" and "share" where applied] in scores order;

@@ -11,6 +11,7 @@
 #include "daemon/diagnose.h"
 #include "daemon/agent.h"
 #include "daemon/calibrate.h"
+#include "daemon/descent.h"
 #include "daemon/log.h"
 #include "daemon/report.h"
 #include "daemon/store.h"
@@ -151,15 +152,6 @@ struct diag_state {
 	/* the level whose authored probe the witness dropped: measured with the builtin from then on */
 	int dropped_level, dropped_parent;
 };
-
-static void free_runs(struct mvec *runs, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		mvec_free(&runs[i]);
-	free(runs);
-}
 
 /* Load and check the reference; *ret_error on refusal. */
 static int load_reference(struct diag_state *st, const json_t *req, struct measure_target *tg,
@@ -434,213 +426,160 @@ static int make_agent(struct diag_state *st, const json_t *req, json_t **ret_err
 	return r;
 }
 
-/*
- * What this deeper level's run says of the descent: did it abstain only
- * because its run was not slower (asked of the calibration itself,
- * whichever agent decided), or fall back on its parent because no child
- * deviated? The ablation takes every decision as it comes.
- */
-static enum calib_check check_level(struct diag_state *st, const struct agent_level *lvl,
-				    const struct calib_decision *d, const struct mvec *pmv)
+/* The level's nodes the kernel can measure; the others are reported on the level's first run. */
+static size_t level_nodes(struct diag_state *st, const struct descent *ds,
+			  int active[static TREE_MAX_NODES])
 {
-	struct calib_decision c = {};
-	enum calib_check r;
+	const struct tree *t = ds->tree;
+	int all[TREE_MAX_NODES];
+	size_t n_all, n = 0, i;
 
-	if (lvl->parent < 0 || !st->params.calibrated)
-		return CALIB_CHECK_CONFIRMED;
-	if (d->action == CALIB_COMMIT && d->node == lvl->parent)
-		return CALIB_CHECK_PARENT_ONLY;
-	if (d->action != CALIB_ABSTAIN)
-		return CALIB_CHECK_CONFIRMED;
-	if (!d->unconfirmed) {
-		if (calib_decide(&st->params, lvl->tree, lvl->active, lvl->n_active, lvl->parent,
-				 st->ref, st->k, pmv, &c) < 0)
-			return CALIB_CHECK_CONFIRMED;
-		d = &c;
+	n_all = tree_active(t, ds->parent, all, TREE_MAX_NODES);
+	for (i = 0; i < n_all; i++) {
+		if (t->nodes[all[i]].backend != BACKEND_NONE)
+			active[n++] = all[i];
+		else if (descent_first_run(ds))
+			report_unavailable(&st->rep, &t->nodes[all[i]]);
 	}
-	r = !d->unconfirmed ? CALIB_CHECK_CONFIRMED
-	    : d->refuted    ? CALIB_CHECK_REFUTED
-			    : CALIB_CHECK_UNCONFIRMED;
-	calib_decision_free(&c);
-	return r;
+	return n;
+}
+
+/*
+ * The level's check: when the agent abstained for a reason other than an
+ * unconfirmed run, the calibrated rule is asked of the same run whether it
+ * would have called the run unconfirmed (whichever agent decided).
+ */
+static enum descent_check check_level(struct diag_state *st, const struct descent *ds,
+				      const struct agent_level *lvl, const struct calib_decision *d,
+				      const struct mvec *pmv)
+{
+	struct calib_decision own = {};
+	enum descent_check check;
+
+	if (d->action != CALIB_ABSTAIN || d->unconfirmed ||
+	    calib_decide(&st->params, lvl->tree, lvl->active, lvl->n_active, lvl->parent, st->ref,
+			 st->k, pmv, &own) < 0)
+		return descent_check(ds, d, NULL);
+	check = descent_check(ds, d, &own);
+	calib_decision_free(&own);
+	return check;
+}
+
+/* One level: measured, decided by the agent, the decision checked, traced. */
+static int run_level(struct diag_state *st, const struct descent *ds, int *active, size_t n,
+		     const struct measure_target *tg, struct calib_decision *d,
+		     enum descent_check *ret_check, json_t **ret_error)
+{
+	const struct tree *t = ds->tree;
+	struct agent_level lvl = { .tree = t, .level = ds->level, .parent = ds->parent,
+				   .active = active, .n_active = n, .ref = st->ref, .k = st->k,
+				   .params = &st->params };
+	struct measure_result mr = {};
+	json_t *note = NULL;
+	char *err = NULL;
+	uint64_t t0;
+	int r;
+
+	job_ctx_progress(st->ctx, 0.1 + 0.85 * (ds->level - 1) / ds->max_depth,
+			 ds->parent < 0 ? "level 1: probing every subsystem" : t->nodes[ds->parent].id);
+	r = measure_level(st, &lvl, tg, &mr, ret_error);
+	if (r < 0) {
+		measure_result_clear(&mr);
+		return r;
+	}
+	store_vector_add(job_ctx_store(st->ctx), job_ctx_id(st->ctx), "pmv", ds->level,
+			 ds->parent >= 0 ? t->nodes[ds->parent].id : "", &mr.vec);
+	job_ctx_trace(st->ctx, "measure",
+		      json_pack("{s:i,s:o,s:o*,s:I}", "level", ds->level, "pmv",
+				mvec_to_json(&mr.vec), "probe", mr.probe ? json_incref(mr.probe) : NULL,
+				"wall_ns", (json_int_t)mr.target.wall_ns));
+	report_probe(&st->rep, ds->level, mr.probe);
+
+	t0 = now_mono_ns();
+	r = st->agent->decide(st->agent, &lvl, &mr.vec, d, &note);
+	if (r >= 0 && check_decision(&lvl, d, &err) < 0) {
+		job_ctx_trace(st->ctx, "decision_refused",
+			      json_pack("{s:i,s:s,s:s}", "level", ds->level, "agent", st->agent->name,
+					"error", err));
+		free(err);
+		calib_decision_free(d);
+		r = calib_decide(&st->params, t, active, n, ds->parent, st->ref, st->k, &mr.vec, d);
+	}
+	report_timing(&st->rep, ds->level, "decide", now_mono_ns() - t0);
+	if (r >= 0)
+		*ret_check = check_level(st, ds, &lvl, d, &mr.vec);
+	measure_result_clear(&mr);
+	if (r < 0) {
+		json_decref(note);
+		*ret_error = diag_error("decision_failed", "level %d: %s", ds->level, strerror(-r));
+		return r;
+	}
+	report_level(&st->rep, ds->level, ds->parent, d);
+	job_ctx_trace(st->ctx, "decision",
+		      json_pack("{s:i,s:s,s:s?,s:s,s:o,s:o*}", "level", ds->level, "action",
+				calib_action_name(d->action), "node",
+				d->node >= 0 ? t->nodes[d->node].id : NULL, "reason", d->reason ?: "",
+				"scores", calib_scores_to_json(d), "agent_note", note));
+	return 0;
+}
+
+/* A step that measures the level again is traced; the last one is the report's stop. */
+static void record_step(struct diag_state *st, const struct descent_step *step)
+{
+	const struct tree *t = st->env->tree;
+
+	switch (step->kind) {
+	case DESCENT_DESCEND:
+		break;
+	case DESCENT_REMEASURE:
+		job_ctx_trace(st->ctx, "remeasure",
+			      json_pack("{s:i,s:s}", "level", step->level, "reason", step->why));
+		break;
+	case DESCENT_CONFIRM:
+		job_ctx_trace(st->ctx, "confirm",
+			      json_pack("{s:i,s:s,s:s}", "level", step->level, "node",
+					t->nodes[step->node].id, "reason", step->why));
+		break;
+	case DESCENT_STOP:
+		report_stop(&st->rep, step->node, step->action, step->why);
+		break;
+	}
 }
 
 static int run_levels(struct diag_state *st, const json_t *req, const struct measure_target *tg,
 		      json_t **ret_error)
 {
-	const struct tree *t = st->env->tree;
-	json_int_t max_depth = json_integer_value(json_object_get(req, "max_depth"));
-	int parent = -1, level, confirming = -1; /* the leaf a rerun of its level must name again */
-	bool remeasured = false;
+	struct descent ds;
 
-	if (max_depth < 1 || max_depth > TREE_MAX_DEPTH)
-		max_depth = TREE_MAX_DEPTH;
-	for (level = 1; level <= max_depth; level++) {
-		int all[TREE_MAX_NODES], active[TREE_MAX_NODES];
-		size_t n_all, n = 0, i;
-		struct measure_result mr = {};
+	descent_init(&ds, st->env->tree, json_integer_value(json_object_get(req, "max_depth")),
+		     st->params.calibrated);
+	while (!ds.done) {
+		int active[TREE_MAX_NODES];
 		struct calib_decision d = {};
-		struct agent_level lvl;
-		json_t *note = NULL;
-		char *err = NULL;
-		enum calib_check check = CALIB_CHECK_CONFIRMED;
-		enum calib_next next;
-		uint64_t t0;
+		struct descent_step step;
+		enum descent_check check = DESCENT_CHECK_CONFIRMED;
+		size_t n;
 		int r;
 
 		if (job_ctx_cancelled(st->ctx))
 			return -ECANCELED;
-		n_all = tree_active(t, parent, all, TREE_MAX_NODES);
-		for (i = 0; i < n_all; i++) {
-			if (t->nodes[all[i]].backend == BACKEND_NONE) {
-				if (!remeasured && confirming < 0)
-					report_unavailable(&st->rep, &t->nodes[all[i]]);
-			} else
-				active[n++] = all[i];
-		}
+		n = level_nodes(st, &ds, active);
 		if (n == 0) {
-			report_stop(&st->rep, parent, CALIB_COMMIT,
-				    "no node below is measurable on this kernel");
-			return 0;
-		}
-		lvl = (struct agent_level){ .tree = t, .level = level, .parent = parent,
-					    .active = active, .n_active = n, .ref = st->ref,
-					    .k = st->k, .params = &st->params };
-
-		job_ctx_progress(st->ctx, 0.1 + 0.85 * (level - 1) / max_depth,
-				 parent < 0 ? "level 1: probing every subsystem"
-					    : t->nodes[parent].id);
-		r = measure_level(st, &lvl, tg, &mr, ret_error);
-		if (r < 0) {
-			measure_result_clear(&mr);
-			return r;
-		}
-		store_vector_add(job_ctx_store(st->ctx), job_ctx_id(st->ctx), "pmv", level,
-				 parent >= 0 ? t->nodes[parent].id : "", &mr.vec);
-		job_ctx_trace(st->ctx, "measure",
-			      json_pack("{s:i,s:o,s:o*,s:I}", "level", level, "pmv",
-					mvec_to_json(&mr.vec), "probe",
-					mr.probe ? json_incref(mr.probe) : NULL, "wall_ns",
-					(json_int_t)mr.target.wall_ns));
-		report_probe(&st->rep, level, mr.probe);
-
-		t0 = now_mono_ns();
-		r = st->agent->decide(st->agent, &lvl, &mr.vec, &d, &note);
-		if (r >= 0 && check_decision(&lvl, &d, &err) < 0) {
-			job_ctx_trace(st->ctx, "decision_refused",
-				      json_pack("{s:i,s:s,s:s}", "level", level, "agent",
-						st->agent->name, "error", err));
-			free(err);
+			descent_nothing_measurable(&ds, &step);
+		} else {
+			r = run_level(st, &ds, active, n, tg, &d, &check, ret_error);
+			if (r < 0)
+				return r;
+			r = descent_next(&ds, &d, check, &step);
 			calib_decision_free(&d);
-			r = calib_decide(&st->params, t, active, n, parent, st->ref, st->k, &mr.vec,
-					 &d);
+			if (r < 0) {
+				*ret_error = diag_error("internal", "level %d: no next step: %s",
+							ds.level, strerror(-r));
+				return r;
+			}
 		}
-		report_timing(&st->rep, level, "decide", now_mono_ns() - t0);
-		if (r >= 0)
-			check = check_level(st, &lvl, &d, &mr.vec);
-		measure_result_clear(&mr);
-		if (r < 0) {
-			json_decref(note);
-			*ret_error = diag_error("decision_failed", "level %d: %s", level, strerror(-r));
-			return r;
-		}
-		report_level(&st->rep, level, parent, &d);
-		job_ctx_trace(st->ctx, "decision",
-			      json_pack("{s:i,s:s,s:s?,s:s,s:o,s:o*}", "level", level, "action",
-					calib_action_name(d.action), "node",
-					d.node >= 0 ? t->nodes[d.node].id : NULL, "reason",
-					d.reason ?: "", "scores", calib_scores_to_json(&d),
-					"agent_note", note));
-
-		if (d.action == CALIB_DESCEND && level == max_depth) {
-			report_stop(&st->rep, d.node, CALIB_COMMIT,
-				    "maximum depth reached: committing to the flagged node");
-			calib_decision_free(&d);
-			return 0;
-		}
-		/*
-		 * A deeper level whose run was slower, but not significantly, did
-		 * not confirm the slowdown: a perturbation that comes and goes
-		 * may simply have paused. Nor did one whose children all stayed
-		 * flat below a level-1 node. Measure the level once more. A run
-		 * as fast as the reference runs is not ambiguous: it speaks
-		 * against the slowdown, and a further run would only give a
-		 * passing disturbance a second chance. A slowdown that is gone
-		 * names nothing (calib_level_next).
-		 */
-		next = calib_level_next(check,
-					(parent >= 0 && t->nodes[parent].level >= 2) || confirming >= 0,
-					remeasured);
-		if (next == CALIB_NEXT_REMEASURE) {
-			job_ctx_trace(st->ctx, "remeasure",
-				      json_pack("{s:i,s:s}", "level", level, "reason",
-						check == CALIB_CHECK_PARENT_ONLY
-							? "none of the children deviated: measuring "
-							  "the level once more"
-							: "this level's run was not slower than the "
-							  "reference: measuring it once more"));
-			calib_decision_free(&d);
-			remeasured = true;
-			level--;
-			continue;
-		}
-		if (next == CALIB_NEXT_ABSTAIN) {
-			_cleanup_free_ char *why =
-			    check == CALIB_CHECK_PARENT_ONLY
-				? xasprintf("%s deviated in the level-1 run, but none of its children "
-					    "did in two runs of level %d: a subsystem seen in one run "
-					    "is not named",
-					    t->nodes[parent].id, level)
-				: xasprintf("%s%s%s%s: the slowdown did not last, and no path is named "
-					    "on the runs that saw it",
-					    d.reason, remeasured ? ", nor in the run before it" : "",
-					    confirming >= 0 ? ", which was to confirm " : "",
-					    confirming >= 0 ? t->nodes[confirming].id : "");
-
-			report_stop(&st->rep, -1, CALIB_ABSTAIN, why);
-			calib_decision_free(&d);
-			return 0;
-		}
-		if (confirming >= 0) {
-			/*
-			 * The second run of a leaf's level, slower again: the leaf
-			 * stands if it names it again; otherwise the two runs agree
-			 * only on their parent.
-			 */
-			bool again = d.action == CALIB_COMMIT && d.node == confirming;
-			_cleanup_free_ char *why =
-			    again ? xasprintf("%s; the run before named it too", d.reason)
-				  : xasprintf("two runs of level %d named different paths (%s, then "
-					      "%s): committing to %s, which both confirm",
-					      level, t->nodes[confirming].id,
-					      d.node >= 0 ? t->nodes[d.node].id : "none",
-					      t->nodes[parent].id);
-
-			report_stop(&st->rep, again ? confirming : parent, CALIB_COMMIT, why);
-			calib_decision_free(&d);
-			return 0;
-		}
-		if (d.action == CALIB_COMMIT && st->params.calibrated && parent >= 0 &&
-		    d.node >= 0 && tree_is_leaf(t, d.node)) {
-			/* A leaf is named on two runs of its level, as every node above it was. */
-			job_ctx_trace(st->ctx, "confirm",
-				      json_pack("{s:i,s:s,s:s}", "level", level, "node",
-						t->nodes[d.node].id, "reason",
-						"a leaf is named on two runs: measuring the level "
-						"once more"));
-			confirming = d.node;
-			calib_decision_free(&d);
-			level--;
-			continue;
-		}
-		if (d.action != CALIB_DESCEND) {
-			report_stop(&st->rep, d.node, d.action, d.reason);
-			calib_decision_free(&d);
-			return 0;
-		}
-		parent = d.node;
-		remeasured = false;
-		calib_decision_free(&d);
+		record_step(st, &step);
+		descent_step_clear(&step);
 	}
 	return 0;
 }
@@ -698,7 +637,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 	}
 out:
 	agent_free(st.agent);
-	free_runs(st.ref, st.k);
+	mvec_array_free(st.ref, st.k);
 	report_free(&st.rep);
 	return r;
 }

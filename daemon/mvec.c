@@ -51,6 +51,15 @@ void mvec_free(struct mvec *m)
 	m->n = m->cap = 0;
 }
 
+void mvec_array_free(struct mvec *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		mvec_free(&v[i]);
+	free(v);
+}
+
 json_t *mvec_to_json(const struct mvec *m)
 {
 	json_t *o = json_object();

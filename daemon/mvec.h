@@ -29,6 +29,8 @@ void mvec_set(struct mvec *m, const char *metric, double value);
 /* Pointer to the value, or NULL when the metric is absent. */
 const double *mvec_get(const struct mvec *m, const char *metric);
 void mvec_free(struct mvec *m);
+/* Frees n vectors and the array that holds them; NULL is fine. */
+void mvec_array_free(struct mvec *v, size_t n);
 /* {"metric": value, ...} */
 json_t *mvec_to_json(const struct mvec *m);
 /* Inverse of mvec_to_json; non-number values are -EINVAL. */

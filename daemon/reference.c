@@ -48,11 +48,7 @@ struct attempt {
 
 static void attempt_clear(struct attempt *a)
 {
-	size_t i;
-
-	for (i = 0; a->vecs && i < a->n; i++)
-		mvec_free(&a->vecs[i]);
-	free(a->vecs);
+	mvec_array_free(a->vecs, a->vecs ? a->n : 0);
 	json_decref(a->runs);
 	*a = (struct attempt){};
 }

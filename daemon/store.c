@@ -1029,15 +1029,6 @@ int store_reference_get(struct store *s, int64_t ref_id, json_t **ret)
 	return 0;
 }
 
-static void mvec_array_free(struct mvec *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		mvec_free(&v[i]);
-	free(v);
-}
-
 int store_reference_runs(struct store *s, int64_t ref_id, struct mvec **ret_runs, size_t *ret_n)
 {
 	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;

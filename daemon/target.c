@@ -132,22 +132,6 @@ static void close_pair(int fds[2])
 	fds[0] = fds[1] = -1;
 }
 
-static void strv_free(char **v)
-{
-	char **p;
-
-	if (!v)
-		return;
-	for (p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
-static void strv_freep(char ***v)
-{
-	strv_free(*v);
-}
-
 /* Everything the child needs, prepared before fork. */
 struct child_plan {
 	const char *path;
@@ -1043,12 +1027,6 @@ static int cmp_pid(const void *a, const void *b)
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
 	return (x > y) - (x < y);
-}
-
-static void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
 }
 
 int target_threads(pid_t pid, pid_t *ret_tids, size_t max, size_t *ret_n)

@@ -81,7 +81,7 @@ bool tree_node_has_metric(const struct tree_node *n, const char *metric)
 	return false;
 }
 
-static void strv_free(char **v, size_t n)
+static void strvn_free(char **v, size_t n)
 {
 	size_t i;
 
@@ -100,9 +100,9 @@ static void node_clear(struct tree_node *n)
 	free(n->name);
 	free(n->description);
 	free(n->children);
-	strv_free(n->metrics, n->n_metrics);
+	strvn_free(n->metrics, n->n_metrics);
 	for (b = 0; b < BACKEND_MAX; b++)
-		strv_free(n->hooks[b], n->n_hooks[b]);
+		strvn_free(n->hooks[b], n->n_hooks[b]);
 	free(n->hook);
 	free(n->reason);
 }

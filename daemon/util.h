@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,24 @@ static inline void fclosep(FILE **f)
 {
 	if (*f)
 		fclose(*f);
+}
+static inline void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+/* A NULL-terminated array of strings and the array itself; NULL is fine. */
+static inline void strv_free(char **v)
+{
+	char **p;
+
+	for (p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+static inline void strv_freep(char ***v)
+{
+	strv_free(*v);
 }
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)

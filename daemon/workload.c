@@ -340,23 +340,6 @@ static void workload_registry_freep(struct workload_registry **r)
 	workload_registry_free(*r);
 }
 
-static void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-
-static void strv_freep(char ***v)
-{
-	char **p;
-
-	if (!*v)
-		return;
-	for (p = *v; *p; p++)
-		free(*p);
-	free(*v);
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

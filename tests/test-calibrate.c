@@ -583,34 +583,6 @@ static void test_share(const struct tree *t)
 	}
 }
 
-/* After a deeper level: measure again, take its decision, or name nothing. */
-static void test_level_next(void)
-{
-	/* A confirmed run: its decision stands, at any depth. */
-	CHECK(calib_level_next(CALIB_CHECK_CONFIRMED, false, false) == CALIB_NEXT_FOLLOW);
-	CHECK(calib_level_next(CALIB_CHECK_CONFIRMED, true, true) == CALIB_NEXT_FOLLOW);
-	/*
-	 * Slower but not significantly: once more; then the slowdown is gone
-	 * and nothing is named, however deep the descent had come.
-	 */
-	CHECK(calib_level_next(CALIB_CHECK_UNCONFIRMED, false, false) == CALIB_NEXT_REMEASURE);
-	CHECK(calib_level_next(CALIB_CHECK_UNCONFIRMED, true, false) == CALIB_NEXT_REMEASURE);
-	CHECK(calib_level_next(CALIB_CHECK_UNCONFIRMED, false, true) == CALIB_NEXT_ABSTAIN);
-	CHECK(calib_level_next(CALIB_CHECK_UNCONFIRMED, true, true) == CALIB_NEXT_ABSTAIN);
-	/* As fast as the reference: never measured again, nothing named. */
-	CHECK(calib_level_next(CALIB_CHECK_REFUTED, false, false) == CALIB_NEXT_ABSTAIN);
-	CHECK(calib_level_next(CALIB_CHECK_REFUTED, true, false) == CALIB_NEXT_ABSTAIN);
-	CHECK(calib_level_next(CALIB_CHECK_REFUTED, true, true) == CALIB_NEXT_ABSTAIN);
-	/*
-	 * Children flat below a parent one run rests on (a level-1 node): once
-	 * more, then nothing; below one two runs agree on, the commit to it
-	 * stands at once.
-	 */
-	CHECK(calib_level_next(CALIB_CHECK_PARENT_ONLY, false, false) == CALIB_NEXT_REMEASURE);
-	CHECK(calib_level_next(CALIB_CHECK_PARENT_ONLY, false, true) == CALIB_NEXT_ABSTAIN);
-	CHECK(calib_level_next(CALIB_CHECK_PARENT_ONLY, true, false) == CALIB_NEXT_FOLLOW);
-}
-
 static void test_count_only_ranking(const struct tree *t)
 {
 	struct calib_decision d;
@@ -807,7 +779,6 @@ int main(void)
 	test_rest_of_run(t);
 	test_thread_time(t);
 	test_share(t);
-	test_level_next();
 	test_count_only_ranking(t);
 	test_uncalibrated(t);
 	test_missing_metrics(t);
