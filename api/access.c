@@ -9,6 +9,7 @@
  * saved root uid is never "owned" by the user who started it.
  */
 #include "api/access.h"
+#include "daemon/jobs.h"
 #include "daemon/util.h"
 
 #include <ctype.h>
@@ -575,14 +576,13 @@ int access_job_admit(const json_t *job, json_t **ret_error)
 	} else if (sscanf(submitter, "uid:%u%c", &uid, &tail) == 1) {
 		access_caller_unix(&c, uid, uid_is_admin(uid));
 	} else {
-		*ret_error = json_pack("{s:s,s:s}", "code", "not_admitted", "message",
-				       "the job's submitter is not one argusd knows");
+		*ret_error = job_error("not_admitted", "the job's submitter is not one argusd knows");
 		return -EPERM;
 	}
 	r = access_target_check("/proc", "/sys/fs/cgroup", &c, target, &e);
 	/* a target that is gone is the runner's to report */
 	if (r >= 0 || r == -ESRCH)
 		return 0;
-	*ret_error = json_pack("{s:s,s:s}", "code", e.code, "message", e.message);
+	*ret_error = job_error(e.code, "%s", e.message);
 	return r;
 }

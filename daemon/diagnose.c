@@ -24,18 +24,6 @@
 
 #define PROBE_TRIES 3
 
-json_t *diag_error(const char *code, const char *fmt, ...)
-{
-	_cleanup_free_ char *msg = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	return json_pack("{s:s,s:s}", "code", code, "message", msg ?: code);
-}
-
 int diag_warmup(struct job_ctx *ctx, const struct diag_env *env, const struct measure_target *tg,
 		json_t **ret_error)
 {
@@ -49,7 +37,7 @@ int diag_warmup(struct job_ctx *ctx, const struct diag_env *env, const struct me
 		job_ctx_progress(ctx, 0.03, "warm-up run (not measured)");
 		r = measure_warmup(tg, &mo, &mr);
 		if (r < 0) {
-			*ret_error = diag_error(mr.error_code ?: "measurement_failed",
+			*ret_error = job_error(mr.error_code ?: "measurement_failed",
 						"warm-up run: %s", mr.error ?: strerror(-r));
 			measure_result_clear(&mr);
 			return r;
@@ -166,13 +154,13 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 
 	r = store_reference_get(s, ref_id, &ref);
 	if (r < 0) {
-		*ret_error = diag_error("unknown_reference", "reference %lld not found",
+		*ret_error = job_error("unknown_reference", "reference %lld not found",
 					(long long)ref_id);
 		return r;
 	}
 	rsubject = json_string_value(json_object_get(ref, "subject"));
 	if (subject && rsubject && strcmp(subject, rsubject) != 0) {
-		*ret_error = diag_error("reference_mismatch",
+		*ret_error = job_error("reference_mismatch",
 					"reference %lld was recorded for %s, not %s",
 					(long long)ref_id, rsubject, subject);
 		return -EINVAL;
@@ -188,7 +176,7 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 			st->env->tree->version);
 
 		if (!st->env->cfg->allow_stale_reference) {
-			*ret_error = diag_error("stale_reference",
+			*ret_error = job_error("stale_reference",
 						"%s: record a new reference (POST /references)", why);
 			return -ESTALE;
 		}
@@ -212,7 +200,7 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 	}
 	r = store_reference_runs(s, ref_id, &st->ref, &st->k);
 	if (r < 0 || st->k == 0) {
-		*ret_error = diag_error("unknown_reference", "reference %lld has no runs",
+		*ret_error = job_error("unknown_reference", "reference %lld has no runs",
 					(long long)ref_id);
 		return r < 0 ? r : -ENODATA;
 	}
@@ -276,7 +264,7 @@ static int measure_builtin(struct diag_state *st, const struct agent_level *lvl,
 	bo.witness = false; /* the reference instrument runs as it does for references */
 	r = probe_plan_for(lvl->tree, lvl->active, lvl->n_active, &plan);
 	if (r < 0) {
-		*ret_error = diag_error("internal", "level %d: planning the builtin probe: %s",
+		*ret_error = job_error("internal", "level %d: planning the builtin probe: %s",
 					lvl->level, strerror(-r));
 		return r;
 	}
@@ -288,7 +276,7 @@ static int measure_builtin(struct diag_state *st, const struct agent_level *lvl,
 	r = measure_run(lvl->tree, &plan, tg, &bo, ret);
 	report_timing(&st->rep, lvl->level, "measure", now_mono_ns() - t0);
 	if (r < 0) {
-		*ret_error = diag_error(ret->error_code ?: "measurement_failed", "level %d: %s",
+		*ret_error = job_error(ret->error_code ?: "measurement_failed", "level %d: %s",
 					lvl->level, ret->error ?: strerror(-r));
 		return r;
 	}
@@ -312,7 +300,7 @@ static int witness_level(struct diag_state *st, const struct agent_level *lvl,
 
 	r = witness_check(lvl->tree, plan, &ret->vec, &ret->witness, &w);
 	if (r < 0) {
-		*ret_error = diag_error("internal", "level %d: witnessing the probe: %s", lvl->level,
+		*ret_error = job_error("internal", "level %d: witnessing the probe: %s", lvl->level,
 					strerror(-r));
 		return r;
 	}
@@ -360,7 +348,7 @@ static int measure_level(struct diag_state *st, const struct agent_level *lvl,
 		r = st->agent->author(st->agent, lvl, &plan, &note);
 		if (r < 0) {
 			json_decref(note);
-			*ret_error = diag_error("probe_authoring_failed",
+			*ret_error = job_error("probe_authoring_failed",
 						"level %d: the %s agent could not author a probe: %s",
 						lvl->level, st->agent->name, strerror(-r));
 			return r;
@@ -380,7 +368,7 @@ static int measure_level(struct diag_state *st, const struct agent_level *lvl,
 			return 0;
 		}
 		if (r == -ECANCELED || !ret->error_code || strcmp(ret->error_code, "probe_rejected")) {
-			*ret_error = diag_error(ret->error_code ?: "measurement_failed", "level %d: %s",
+			*ret_error = job_error(ret->error_code ?: "measurement_failed", "level %d: %s",
 						lvl->level, ret->error ?: strerror(-r));
 			return r;
 		}
@@ -391,7 +379,7 @@ static int measure_level(struct diag_state *st, const struct agent_level *lvl,
 			break;
 		measure_result_clear(ret);
 	}
-	*ret_error = diag_error("probe_rejected", "level %d: the kernel rejected the probe: %s",
+	*ret_error = job_error("probe_rejected", "level %d: the kernel rejected the probe: %s",
 				lvl->level, ret->error ?: strerror(-r));
 	return r;
 }
@@ -411,7 +399,7 @@ static int make_agent(struct diag_state *st, const json_t *req, json_t **ret_err
 	if (!name || strcmp(name, "llm") != 0) {
 		r = agent_builtin_new(&st->agent);
 		if (r < 0)
-			*ret_error = diag_error("internal", "creating the agent: %s", strerror(-r));
+			*ret_error = job_error("internal", "creating the agent: %s", strerror(-r));
 		return r;
 	}
 	{
@@ -421,7 +409,7 @@ static int make_agent(struct diag_state *st, const json_t *req, json_t **ret_err
 		r = agent_llm_new(&env, &st->agent, &err);
 	}
 	if (r < 0)
-		*ret_error = diag_error("llm_unavailable", "the llm agent cannot start: %s",
+		*ret_error = job_error("llm_unavailable", "the llm agent cannot start: %s",
 					err ?: strerror(-r));
 	return r;
 }
@@ -511,7 +499,7 @@ static int run_level(struct diag_state *st, const struct descent *ds, int *activ
 	measure_result_clear(&mr);
 	if (r < 0) {
 		json_decref(note);
-		*ret_error = diag_error("decision_failed", "level %d: %s", ds->level, strerror(-r));
+		*ret_error = job_error("decision_failed", "level %d: %s", ds->level, strerror(-r));
 		return r;
 	}
 	report_level(&st->rep, ds->level, ds->parent, d);
@@ -573,7 +561,7 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 			r = descent_next(&ds, &d, check, &step);
 			calib_decision_free(&d);
 			if (r < 0) {
-				*ret_error = diag_error("internal", "level %d: no next step: %s",
+				*ret_error = job_error("internal", "level %d: no next step: %s",
 							ds.level, strerror(-r));
 				return r;
 			}
@@ -604,7 +592,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 
 	r = diag_target_from_request(env, req, &tg, &err);
 	if (r < 0) {
-		*ret_error = diag_error(diag_target_error_code(r), "%s", err);
+		*ret_error = job_error(diag_target_error_code(r), "%s", err);
 		free(err);
 		goto out;
 	}
@@ -628,7 +616,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 			report_warn(&st.rep, json_string_value(w));
 	}
 	if (r == -ECANCELED && !*ret_error)
-		*ret_error = diag_error("cancelled", "the job was cancelled");
+		*ret_error = job_error("cancelled", "the job was cancelled");
 	if (r >= 0) {
 		report_timing(&st.rep, 0, "total", now_mono_ns() - t0);
 		*ret_result = report_result(&st.rep, &st.params);
@@ -650,6 +638,6 @@ int diag_run_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **r
 		return reference_job(ctx, env, ret_result, ret_error);
 	if (strcmp(kind, "diagnose") == 0)
 		return diagnose_job(ctx, env, ret_result, ret_error);
-	*ret_error = diag_error("internal", "unknown job kind %s", kind);
+	*ret_error = job_error("internal", "unknown job kind %s", kind);
 	return -EINVAL;
 }

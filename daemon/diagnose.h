@@ -39,8 +39,6 @@ int diag_run_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **r
 const char *diag_target_error_code(int r);
 int diag_target_from_request(const struct diag_env *env, const json_t *req,
 			     struct measure_target *ret, char **ret_err);
-/* {"code": code, "message": message} */
-json_t *diag_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * The configured warm-up runs of a workload target, traced and discarded.
  * A workload that cannot run fails here, with *ret_error set.

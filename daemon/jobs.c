@@ -12,6 +12,7 @@
 #include "daemon/util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <systemd/sd-daemon.h>
 #include <stdatomic.h>
@@ -151,9 +152,16 @@ static int64_t queue_pop(struct jobs *j)
 
 /* ---- the worker ---- */
 
-static json_t *error_json(const char *code, const char *message)
+json_t *job_error(const char *code, const char *fmt, ...)
 {
-	return json_pack("{s:s,s:s}", "code", code, "message", message);
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	return json_pack("{s:s,s:s}", "code", code, "message", msg ?: code);
 }
 
 /* Record the runner's outcome; the state follows jobs.h. */
@@ -171,13 +179,11 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 	} else if (r == -ECANCELED || job_ctx_cancelled(ctx)) {
 		state = "cancelled";
 		if (!err)
-			err = error_json("cancelled", "the job was cancelled before it finished");
+			err = job_error("cancelled", "the job was cancelled before it finished");
 	} else {
 		state = "failed";
-		if (!err) {
-			_cleanup_free_ char *msg = xasprintf("the job failed: %s", strerror(-r));
-			err = error_json("internal", msg);
-		}
+		if (!err)
+			err = job_error("internal", "the job failed: %s", strerror(-r));
 	}
 
 	/* counted first: whoever reads the final state from the store finds it counted */
@@ -214,7 +220,7 @@ static void run_one(struct jobs *j, struct job_ctx *ctx)
 	if (r < 0) {
 		log_error_errno(r, "job %lld: cannot load it from the store: %m",
 				(long long)ctx->id);
-		finish(j, ctx, r, NULL, error_json("store", "the job could not be loaded"));
+		finish(j, ctx, r, NULL, job_error("store", "the job could not be loaded"));
 		return;
 	}
 	kind = json_string_value(json_object_get(job, "kind"));
@@ -231,7 +237,7 @@ static void run_one(struct jobs *j, struct job_ctx *ctx)
 		r = j->admit(job, &error);
 		if (r < 0) {
 			if (!error)
-				error = error_json("not_admitted", "the job may not run any more");
+				error = job_error("not_admitted", "the job may not run any more");
 			finish(j, ctx, r == -ECANCELED ? -EPERM : r, NULL, error);
 			return;
 		}
@@ -239,7 +245,7 @@ static void run_one(struct jobs *j, struct job_ctx *ctx)
 	r = store_job_update(j->store, ctx->id, "running", 0, "starting", NULL, NULL);
 	if (r < 0) {
 		log_error_errno(r, "job %lld: cannot mark it running: %m", (long long)ctx->id);
-		finish(j, ctx, r, NULL, error_json("store", "the job could not be started"));
+		finish(j, ctx, r, NULL, job_error("store", "the job could not be started"));
 		return;
 	}
 	log_info("job %lld (%s) running", (long long)ctx->id, ctx->kind);
@@ -441,8 +447,7 @@ int jobs_submit_as(struct jobs *j, const char *kind, const json_t *request, cons
 		goto out;
 	r = queue_push(j, id);
 	if (r < 0) {
-		json_auto_t *err = json_pack("{s:s,s:s}", "code", "internal", "message",
-					     "out of memory while queueing");
+		json_auto_t *err = job_error("internal", "out of memory while queueing");
 
 		(void)store_job_update(j->store, id, "failed", -1, NULL, NULL, err);
 		goto out;
@@ -466,8 +471,8 @@ int jobs_cancel(struct jobs *j, int64_t id)
 		goto out;
 	}
 	if (queue_remove(j, id)) {
-		json_auto_t *err = json_pack("{s:s,s:s}", "code", "cancelled", "message",
-					     "the job was cancelled before it started");
+		json_auto_t *err =
+		    job_error("cancelled", "the job was cancelled before it started");
 
 		r = store_job_update(j->store, id, "cancelled", -1, "cancelled", NULL, err);
 		if (r >= 0)

@@ -25,6 +25,9 @@ struct jobs;
 typedef int (*job_runner_t)(struct job_ctx *ctx, void *userdata, json_t **ret_result,
 			    json_t **ret_error);
 
+/* The one shape of an error: {"code": code, "message": the formatted text}. */
+json_t *job_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 int64_t job_ctx_id(const struct job_ctx *ctx);
 const char *job_ctx_kind(const struct job_ctx *ctx); /* "diagnose" or "reference" */
 const json_t *job_ctx_request(const struct job_ctx *ctx);

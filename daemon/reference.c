@@ -111,14 +111,14 @@ static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct p
 
 		if (job_ctx_cancelled(ctx)) {
 			r = -ECANCELED;
-			*ret_error = diag_error("cancelled", "the job was cancelled");
+			*ret_error = job_error("cancelled", "the job was cancelled");
 			break;
 		}
 		job_ctx_progress(ctx, (double)k / repeats, step);
 		quiet = wait_quiet(ctx, tg);
 		r = measure_run(t, plan, tg, mo, &mr);
 		if (r < 0) {
-			*ret_error = diag_error(mr.error_code ?: "measurement_failed",
+			*ret_error = job_error(mr.error_code ?: "measurement_failed",
 						"reference run %zu: %s", k + 1,
 						mr.error ?: strerror(-r));
 			measure_result_clear(&mr);
@@ -181,7 +181,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		repeats = REFERENCE_REPEATS_MAX;
 	r = diag_target_from_request(env, req, &tg, &err);
 	if (r < 0) {
-		*ret_error = diag_error(diag_target_error_code(r), "%s", err);
+		*ret_error = job_error(diag_target_error_code(r), "%s", err);
 		free(err);
 		return r;
 	}
@@ -190,7 +190,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			leaves[n_leaves++] = i;
 	r = probe_plan_for(t, leaves, n_leaves, &plan);
 	if (r < 0) {
-		*ret_error = diag_error("internal", "planning the reference probe: %s", strerror(-r));
+		*ret_error = job_error("internal", "planning the reference probe: %s", strerror(-r));
 		return r;
 	}
 	job_ctx_trace(ctx, "probe", json_pack("{s:s,s:o}", "scope", "every available leaf",
@@ -220,7 +220,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 						best.cv, "attempt", attempt, "pause_s", (int)pause));
 			if (!pause_unless_cancelled(ctx, pause)) {
 				r = -ECANCELED;
-				*ret_error = diag_error("cancelled", "the job was cancelled");
+				*ret_error = job_error("cancelled", "the job was cancelled");
 				break;
 			}
 		}
@@ -255,7 +255,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		for (k = 0; r >= 0 && k < repeats; k++)
 			r = store_reference_add_run(s, ref_id, k, &best.vecs[k]);
 		if (r < 0)
-			*ret_error = diag_error("store_failed", "storing the reference: %s",
+			*ret_error = job_error("store_failed", "storing the reference: %s",
 						strerror(-r));
 	}
 	if (r < 0) {
