@@ -3,7 +3,8 @@
  * The routes of DESIGN.md. Each handler turns one request into one
  * response; validation is in validate.c, persistence in the store, long
  * work in the job queue. Store failures are logged by the store and answer
- * 500 here.
+ * 500 here. One table at the end of the file names every route; dispatch,
+ * the Allow header of a 405 and the route list of a 404 are derived from it.
  */
 #include "api/routes.h"
 #include "api/trace_html.h"
@@ -18,20 +19,6 @@
 /* where the owners of running targets are read */
 #define PROC_ROOT "/proc"
 #define CGROUP_ROOT "/sys/fs/cgroup"
-
-enum route {
-	ROUTE_NONE,
-	ROUTE_DIAGNOSE,
-	ROUTE_REFERENCES,
-	ROUTE_REFERENCE,
-	ROUTE_JOBS,
-	ROUTE_JOB,
-	ROUTE_TRACE,
-	ROUTE_WORKLOADS,
-	ROUTE_TREE,
-	ROUTE_HEALTHZ,
-	ROUTE_METRICS,
-};
 
 static const unsigned status_codes[] = {API_STATUS_CODES};
 _Static_assert(ARRAY_SIZE(status_codes) == API_N_STATUS - 1, "one slot for \"other\"");
@@ -51,6 +38,7 @@ void api_response_clear(struct api_response *r)
 	json_decref(r->json);
 	free(r->text);
 	free(r->location);
+	free(r->allow);
 	*r = (struct api_response){};
 }
 
@@ -84,64 +72,69 @@ static void respond_internal(struct api_response *r, int err)
 
 /* ---- matching ---- */
 
-/*
- * Split the path into a route and, for /jobs/ID and /references/ID, the id
- * segment (bounded copy into idbuf). Unknown shapes are ROUTE_NONE.
- */
-static enum route match(const char *path, char idbuf[static ID_SEGMENT_MAX + 1])
+/* The methods routes are written for; a GET route answers HEAD as well. */
+enum method {
+	METHOD_GET,
+	METHOD_POST,
+	METHOD_DELETE,
+	N_METHODS,
+};
+
+/* Each method as the Allow header names it; the header lists them in this order. */
+static const char *const method_allow[N_METHODS] = {
+    [METHOD_GET] = "GET, HEAD",
+    [METHOD_POST] = "POST",
+    [METHOD_DELETE] = "DELETE",
+};
+
+/* The method of a request; N_METHODS for one that no route is written for. */
+static enum method method_of(const char *m)
 {
-	static const struct {
-		const char *path;
-		enum route route;
-	} fixed[] = {
-	    {"/diagnose", ROUTE_DIAGNOSE}, {"/references", ROUTE_REFERENCES},
-	    {"/jobs", ROUTE_JOBS},	   {"/workloads", ROUTE_WORKLOADS},
-	    {"/tree", ROUTE_TREE},	   {"/healthz", ROUTE_HEALTHZ},
-	    {"/metrics", ROUTE_METRICS},
-	};
-	const char *rest, *slash;
-	bool jobs;
-	size_t i, len;
-
-	for (i = 0; i < ARRAY_SIZE(fixed); i++)
-		if (strcmp(path, fixed[i].path) == 0)
-			return fixed[i].route;
-
-	if (strncmp(path, "/jobs/", 6) == 0) {
-		jobs = true;
-		rest = path + 6;
-	} else if (strncmp(path, "/references/", 12) == 0) {
-		jobs = false;
-		rest = path + 12;
-	} else {
-		return ROUTE_NONE;
-	}
-	slash = strchr(rest, '/');
-	len = slash ? (size_t)(slash - rest) : strlen(rest);
-	if (len == 0 || len > ID_SEGMENT_MAX)
-		return ROUTE_NONE;
-	memcpy(idbuf, rest, len);
-	idbuf[len] = 0;
-	if (!slash)
-		return jobs ? ROUTE_JOB : ROUTE_REFERENCE;
-	if (jobs && strcmp(slash, "/trace") == 0)
-		return ROUTE_TRACE;
-	return ROUTE_NONE;
+	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
+		return METHOD_GET;
+	if (strcmp(m, "POST") == 0)
+		return METHOD_POST;
+	if (strcmp(m, "DELETE") == 0)
+		return METHOD_DELETE;
+	return N_METHODS;
 }
 
-static const char *route_allow(enum route r)
+/* In a route's path, one segment of 1 to ID_SEGMENT_MAX bytes, handed to the handler. */
+#define ID_PATTERN "{id}"
+
+/*
+ * Whether path has the shape of pattern: bytes equal but for ID_PATTERN,
+ * which takes one non-empty segment of at most ID_SEGMENT_MAX bytes. On a
+ * match *ret_id is that segment, copied into idbuf, or NULL for a pattern
+ * without one; idbuf is scratch otherwise.
+ */
+static bool path_match(const char *pattern, const char *path, char idbuf[static ID_SEGMENT_MAX + 1],
+		       const char **ret_id)
 {
-	switch (r) {
-	case ROUTE_DIAGNOSE:
-		return "POST";
-	case ROUTE_REFERENCES:
-		return "GET, HEAD, POST";
-	case ROUTE_JOB:
-	case ROUTE_REFERENCE:
-		return "GET, HEAD, DELETE";
-	default:
-		return "GET, HEAD";
+	const char *id = NULL;
+	size_t len;
+
+	while (*pattern) {
+		if (strncmp(pattern, ID_PATTERN, strlen(ID_PATTERN)) == 0) {
+			len = strcspn(path, "/");
+			if (len == 0 || len > ID_SEGMENT_MAX)
+				return false;
+			memcpy(idbuf, path, len);
+			idbuf[len] = 0;
+			id = idbuf;
+			pattern += strlen(ID_PATTERN);
+			path += len;
+			continue;
+		}
+		if (*pattern != *path)
+			return false;
+		pattern++;
+		path++;
 	}
+	if (*path)
+		return false;
+	*ret_id = id;
+	return true;
 }
 
 /* ---- helpers ---- */
@@ -237,8 +230,16 @@ static void submit(const struct api_ctx *ctx, const struct api_request *req, con
 
 /* ---- handlers ---- */
 
-static void post_diagnose(const struct api_ctx *ctx, const struct api_request *req,
-			  struct api_response *r)
+/*
+ * Every handler has this shape, whatever it uses of it; idstr is the
+ * route's {id} segment, NULL on routes without one.
+ */
+typedef void route_handler(const struct api_ctx *ctx, struct api_stats *st,
+			   const struct api_request *req, const char *idstr,
+			   struct api_response *r);
+
+static void post_diagnose(const struct api_ctx *ctx, struct api_stats *st,
+			  const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	struct request_defaults d = defaults_of(ctx);
 	json_auto_t *body = NULL, *request = NULL;
@@ -291,8 +292,8 @@ static void post_diagnose(const struct api_ctx *ctx, const struct api_request *r
 	submit(ctx, req, "diagnose", request, r);
 }
 
-static void post_reference(const struct api_ctx *ctx, const struct api_request *req,
-			   struct api_response *r)
+static void post_reference(const struct api_ctx *ctx, struct api_stats *st,
+			   const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	struct request_defaults d = defaults_of(ctx);
 	json_auto_t *body = NULL, *request = NULL;
@@ -315,8 +316,8 @@ static void post_reference(const struct api_ctx *ctx, const struct api_request *
 	submit(ctx, req, "reference", request, r);
 }
 
-static void get_jobs(const struct api_ctx *ctx, const struct api_request *req,
-		     struct api_response *r)
+static void get_jobs(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
+		     const char *idstr, struct api_response *r)
 {
 	struct job_filter f;
 	struct api_error e;
@@ -343,7 +344,8 @@ static void job_not_found(struct api_response *r, int64_t id)
 	api_response_error(r, 404, "not_found", msg);
 }
 
-static void get_job(const struct api_ctx *ctx, const char *idstr, struct api_response *r)
+static void get_job(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
+		    const char *idstr, struct api_response *r)
 {
 	json_t *job = NULL;
 	int64_t id;
@@ -363,8 +365,8 @@ static void get_job(const struct api_ctx *ctx, const char *idstr, struct api_res
 	respond_json(r, 200, job);
 }
 
-static void get_trace(const struct api_ctx *ctx, const char *idstr, const struct api_request *req,
-		      struct api_response *r)
+static void get_trace(const struct api_ctx *ctx, struct api_stats *st,
+		      const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	json_t *trace = NULL, *vectors = NULL, *job = NULL;
 	bool html = false;
@@ -417,8 +419,8 @@ static void get_trace(const struct api_ctx *ctx, const char *idstr, const struct
 	respond_json(r, 200, trace);
 }
 
-static void delete_job(const struct api_ctx *ctx, const struct api_request *req, const char *idstr,
-		       struct api_response *r)
+static void delete_job(const struct api_ctx *ctx, struct api_stats *st,
+		       const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	json_t *job = NULL;
 	const char *submitter;
@@ -476,8 +478,8 @@ static void delete_job(const struct api_ctx *ctx, const struct api_request *req,
 	respond_json(r, 200, job);
 }
 
-static void get_references(const struct api_ctx *ctx, const struct api_request *req,
-			   struct api_response *r)
+static void get_references(const struct api_ctx *ctx, struct api_stats *st,
+			   const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	const char *subject;
 	struct api_error e;
@@ -496,7 +498,8 @@ static void get_references(const struct api_ctx *ctx, const struct api_request *
 	respond_json(r, 200, list);
 }
 
-static void get_reference(const struct api_ctx *ctx, const char *idstr, struct api_response *r)
+static void get_reference(const struct api_ctx *ctx, struct api_stats *st,
+			  const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	json_t *ref = NULL;
 	int64_t id;
@@ -519,8 +522,9 @@ static void get_reference(const struct api_ctx *ctx, const char *idstr, struct a
 	respond_json(r, 200, ref);
 }
 
-static void delete_reference(const struct api_ctx *ctx, const struct api_request *req,
-			     const char *idstr, struct api_response *r)
+static void delete_reference(const struct api_ctx *ctx, struct api_stats *st,
+			     const struct api_request *req, const char *idstr,
+			     struct api_response *r)
 {
 	_cleanup_free_ char *msg = NULL;
 	int64_t id;
@@ -555,7 +559,8 @@ static void delete_reference(const struct api_ctx *ctx, const struct api_request
 	}
 }
 
-static void get_workloads(const struct api_ctx *ctx, struct api_response *r)
+static void get_workloads(const struct api_ctx *ctx, struct api_stats *st,
+			  const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	json_t *j;
 
@@ -571,7 +576,8 @@ static void get_workloads(const struct api_ctx *ctx, struct api_response *r)
 	respond_json(r, 200, j);
 }
 
-static void get_tree(const struct api_ctx *ctx, struct api_response *r)
+static void get_tree(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
+		     const char *idstr, struct api_response *r)
 {
 	json_t *j;
 
@@ -583,8 +589,9 @@ static void get_tree(const struct api_ctx *ctx, struct api_response *r)
 	}
 	j = tree_to_json(ctx->tree);
 	/* the order resolution tried the backends in, beside each node's choice */
-	if (!j || json_object_set_new(j, "backends",
-				      backend_order_to_json(ctx->cfg ? &ctx->cfg->backends : NULL)) < 0) {
+	if (!j ||
+	    json_object_set_new(j, "backends",
+				backend_order_to_json(ctx->cfg ? &ctx->cfg->backends : NULL)) < 0) {
 		json_decref(j);
 		respond_internal(r, -ENOMEM);
 		return;
@@ -599,7 +606,8 @@ static double uptime_s(const struct api_ctx *ctx)
 	return now > ctx->started_mono_ns ? (now - ctx->started_mono_ns) / 1e9 : 0;
 }
 
-static void get_healthz(const struct api_ctx *ctx, struct api_response *r)
+static void get_healthz(const struct api_ctx *ctx, struct api_stats *st,
+			const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	unsigned queued = ctx->jobs ? jobs_queued(ctx->jobs) : 0;
 	bool running = ctx->jobs ? jobs_busy(ctx->jobs) : false;
@@ -612,7 +620,8 @@ static void get_healthz(const struct api_ctx *ctx, struct api_response *r)
 			       ctx->kernel_release));
 }
 
-static void get_metrics(const struct api_ctx *ctx, struct api_stats *st, struct api_response *r)
+static void get_metrics(const struct api_ctx *ctx, struct api_stats *st,
+			const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	unsigned long ok = 0, failed = 0, cancelled = 0;
 	_cleanup_fclose_ FILE *f = NULL;
@@ -678,63 +687,128 @@ static void get_metrics(const struct api_ctx *ctx, struct api_stats *st, struct 
 	r->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }
 
+/* ---- the route table ---- */
+
+struct route {
+	enum method method;
+	const char *path; /* literal but for ID_PATTERN */
+	route_handler *handler;
+};
+
+/*
+ * Every route of the API: a new one is a line here and its handler.
+ * Dispatch, the Allow header of a 405 (methods in enum order) and the list
+ * in a 404 (each path's first segment once, in this order) come from here.
+ */
+static const struct route routes[] = {
+    {.method = METHOD_POST, .path = "/diagnose", .handler = post_diagnose},
+    {.method = METHOD_GET, .path = "/references", .handler = get_references},
+    {.method = METHOD_POST, .path = "/references", .handler = post_reference},
+    {.method = METHOD_GET, .path = "/references/{id}", .handler = get_reference},
+    {.method = METHOD_DELETE, .path = "/references/{id}", .handler = delete_reference},
+    {.method = METHOD_GET, .path = "/jobs", .handler = get_jobs},
+    {.method = METHOD_GET, .path = "/jobs/{id}", .handler = get_job},
+    {.method = METHOD_DELETE, .path = "/jobs/{id}", .handler = delete_job},
+    {.method = METHOD_GET, .path = "/jobs/{id}/trace", .handler = get_trace},
+    {.method = METHOD_GET, .path = "/workloads", .handler = get_workloads},
+    {.method = METHOD_GET, .path = "/tree", .handler = get_tree},
+    {.method = METHOD_GET, .path = "/healthz", .handler = get_healthz},
+    {.method = METHOD_GET, .path = "/metrics", .handler = get_metrics},
+};
+
+/* Append the len bytes of item to the comma-separated list *list (reallocated). */
+static void list_append(char **list, const char *item, size_t len)
+{
+	char *longer = xasprintf("%s%s%.*s", *list, **list ? ", " : "", (int)len, item);
+
+	free(*list);
+	*list = longer;
+}
+
+/* The Allow value of a set of methods, one bit each (caller frees). */
+static char *allow_text(unsigned methods)
+{
+	char *list = xstrdup("");
+	size_t m;
+
+	for (m = 0; m < N_METHODS; m++)
+		if (methods & 1u << m)
+			list_append(&list, method_allow[m], strlen(method_allow[m]));
+	return list;
+}
+
+/* Bytes of a route's path up to its second '/': "/jobs" of "/jobs/{id}/trace". */
+static size_t first_segment_len(const char *path)
+{
+	return 1 + strcspn(path + 1, "/");
+}
+
+/* "/diagnose, /references, ...": the first segment of each route's path, once (caller frees). */
+static char *route_list(void)
+{
+	char *list = xstrdup("");
+	size_t i, j, len;
+
+	for (i = 0; i < ARRAY_SIZE(routes); i++) {
+		len = first_segment_len(routes[i].path);
+		for (j = 0; j < i; j++)
+			if (first_segment_len(routes[j].path) == len &&
+			    strncmp(routes[j].path, routes[i].path, len) == 0)
+				break;
+		if (j == i)
+			list_append(&list, routes[i].path, len);
+	}
+	return list;
+}
+
 /* ---- dispatch ---- */
+
+static void respond_no_route(struct api_response *r, const struct api_request *req)
+{
+	_cleanup_free_ char *list = route_list();
+	_cleanup_free_ char *msg = xasprintf("no route %.*s %.*s; routes: %s", 16, req->method,
+					     API_QUOTE_MAX, req->path, list);
+
+	api_response_error(r, 404, "not_found", msg);
+}
+
+static void respond_not_allowed(struct api_response *r, const struct api_request *req,
+				unsigned methods)
+{
+	char *allow = allow_text(methods);
+	_cleanup_free_ char *msg = xasprintf("method %.*s is not allowed on %.*s; allowed: %s", 16,
+					     req->method, API_QUOTE_MAX, req->path, allow);
+
+	api_response_error(r, 405, "method_not_allowed", msg);
+	r->allow = allow;
+}
 
 void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
 		   struct api_response *r)
 {
-	char idbuf[ID_SEGMENT_MAX + 1] = "";
-	enum route route = match(req->path, idbuf);
-	const char *m = req->method;
-	bool get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
-	bool post = strcmp(m, "POST") == 0;
-	bool del = strcmp(m, "DELETE") == 0;
-	_cleanup_free_ char *msg = NULL;
+	enum method method = method_of(req->method);
+	char idbuf[ID_SEGMENT_MAX + 1];
+	unsigned methods = 0; /* of the routes whose path fits, one bit each */
+	const char *idstr;
+	size_t i;
 
 	api_response_clear(r);
 	/* http.c decides who may write; without a caller nothing but reading is left */
-	if (!get && !req->caller) {
+	if (method != METHOD_GET && !req->caller) {
 		api_response_error(r, 403, "forbidden", "this request may only read");
 		return;
 	}
-	if (route == ROUTE_NONE) {
-		msg = xasprintf("no route %.*s %.*s; routes: /diagnose, /references, /jobs, "
-				"/workloads, /tree, /healthz, /metrics",
-				16, m, API_QUOTE_MAX, req->path);
-		api_response_error(r, 404, "not_found", msg);
-		return;
+	for (i = 0; i < ARRAY_SIZE(routes); i++) {
+		if (!path_match(routes[i].path, req->path, idbuf, &idstr))
+			continue;
+		if (routes[i].method == method) {
+			routes[i].handler(ctx, st, req, idstr, r);
+			return;
+		}
+		methods |= 1u << routes[i].method;
 	}
-
-	if (route == ROUTE_DIAGNOSE && post)
-		post_diagnose(ctx, req, r);
-	else if (route == ROUTE_REFERENCES && post)
-		post_reference(ctx, req, r);
-	else if (route == ROUTE_REFERENCES && get)
-		get_references(ctx, req, r);
-	else if (route == ROUTE_REFERENCE && get)
-		get_reference(ctx, idbuf, r);
-	else if (route == ROUTE_REFERENCE && del)
-		delete_reference(ctx, req, idbuf, r);
-	else if (route == ROUTE_JOBS && get)
-		get_jobs(ctx, req, r);
-	else if (route == ROUTE_JOB && get)
-		get_job(ctx, idbuf, r);
-	else if (route == ROUTE_JOB && del)
-		delete_job(ctx, req, idbuf, r);
-	else if (route == ROUTE_TRACE && get)
-		get_trace(ctx, idbuf, req, r);
-	else if (route == ROUTE_WORKLOADS && get)
-		get_workloads(ctx, r);
-	else if (route == ROUTE_TREE && get)
-		get_tree(ctx, r);
-	else if (route == ROUTE_HEALTHZ && get)
-		get_healthz(ctx, r);
-	else if (route == ROUTE_METRICS && get)
-		get_metrics(ctx, st, r);
-	else {
-		msg = xasprintf("method %.*s is not allowed on %.*s; allowed: %s", 16, m,
-				API_QUOTE_MAX, req->path, route_allow(route));
-		api_response_error(r, 405, "method_not_allowed", msg);
-		r->allow = route_allow(route);
-	}
+	if (methods)
+		respond_not_allowed(r, req, methods);
+	else
+		respond_no_route(r, req);
 }

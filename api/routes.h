@@ -34,7 +34,7 @@ struct api_response {
 	char *text;		  /* a non-JSON body (/metrics) */
 	const char *content_type; /* for text */
 	char *location;		  /* Location header, or NULL */
-	const char *allow;	  /* Allow header (405), or NULL */
+	char *allow;		  /* Allow header (405), or NULL */
 	const char *authenticate; /* WWW-Authenticate header (401), or NULL */
 	unsigned retry_after;	  /* Retry-After seconds; 429 and 503 get a default when 0 */
 };
@@ -44,8 +44,7 @@ struct api_response {
 #define API_RETRY_AFTER_503_S 5
 
 /* Status codes counted one by one in argusd_http_requests_total; others count as "other". */
-#define API_STATUS_CODES                                                                           \
-	200, 202, 400, 401, 403, 404, 405, 409, 413, 415, 421, 429, 500, 503
+#define API_STATUS_CODES 200, 202, 400, 401, 403, 404, 405, 409, 413, 415, 421, 429, 500, 503
 enum { API_N_STATUS = 15 };
 
 struct api_stats {

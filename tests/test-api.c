@@ -19,7 +19,7 @@
 
 static char tmpdir[] = "/tmp/argus-test-api-XXXXXX";
 static unsigned port;
-static char *sock_path; /* the control socket */
+static char *sock_path;	     /* the control socket */
 static bool writes_over_tcp; /* send writes to the TCP listener instead */
 
 /* ---- the fake runner ---- */
@@ -371,6 +371,18 @@ static void test_basics(int schema_version)
 
 	get("/nope", &r);
 	EXPECT_ERROR(&r, 404, "not_found");
+	{
+		/* the 404 names where the routes are */
+		const char *roots[] = {
+		    "/diagnose", "/references", "/jobs",    "/workloads",
+		    "/tree",	 "/healthz",	"/metrics",
+		};
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(roots); i++)
+			CHECKF(strstr(error_message(&r), roots[i]), "%s: %s", roots[i],
+			       error_message(&r));
+	}
 	get("/jobs/", &r);
 	EXPECT_ERROR(&r, 404, "not_found");
 	get("/jobs/12/steps", &r);
@@ -416,6 +428,21 @@ static void test_basics(int schema_version)
 	request("POST", "/jobs/1", "{}", "application/json", 0, &r);
 	EXPECT_ERROR(&r, 405, "method_not_allowed");
 	CHECK(r.allow && strstr(r.allow, "DELETE"));
+	request("PUT", "/references", "{}", "application/json", 0, &r);
+	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	CHECK(r.allow && strcmp(r.allow, "GET, HEAD, POST") == 0);
+	request("DELETE", "/jobs/1/trace", NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	CHECK(r.allow && strcmp(r.allow, "GET, HEAD") == 0);
+	/* an id is one segment of 1 to 32 bytes: a longer one is no route (404, not 405) */
+	request("PUT", "/jobs/12345678901234567890123456789012", "{}", "application/json", 0, &r);
+	EXPECT_ERROR(&r, 405, "method_not_allowed");
+	request("PUT", "/jobs/123456789012345678901234567890123", "{}", "application/json", 0, &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	request("PUT", "/jobs//trace", "{}", "application/json", 0, &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	request("DELETE", "/references/1/trace", NULL, NULL, 0, &r);
+	EXPECT_ERROR(&r, 404, "not_found");
 
 	get("/tree", &r);
 	EXPECT_ERROR(&r, 503, "tree_unavailable");
@@ -683,8 +710,8 @@ static void test_delete_reference(void)
 		_cleanup_free_ char *p = xasprintf("/jobs/%lld", (long long)rec);
 
 		CHECK(get(p, &r) == 200);
-		ref = json_integer_value(json_object_get(json_object_get(r.json, "result"),
-							 "reference"));
+		ref = json_integer_value(
+		    json_object_get(json_object_get(r.json, "result"), "reference"));
 		CHECK(ref > 0);
 	}
 	ref_path = xasprintf("/references/%lld", (long long)ref);
