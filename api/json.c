@@ -21,7 +21,10 @@ int api_error_set(struct api_error *e, unsigned status, const char *code, const 
 
 json_t *api_error_json(const char *code, const char *message)
 {
-	return json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", message);
+	/* a message may quote the caller's bytes (a path, a name): JSON holds UTF-8 only */
+	_cleanup_free_ char *text = utf8_sanitize(xstrdup(message));
+
+	return json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", text);
 }
 
 int api_parse_body(const char *body, size_t len, json_t **ret, struct api_error *err)

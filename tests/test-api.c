@@ -443,6 +443,11 @@ static void test_basics(int schema_version)
 	EXPECT_ERROR(&r, 404, "not_found");
 	request("DELETE", "/references/1/trace", NULL, NULL, 0, &r);
 	EXPECT_ERROR(&r, 404, "not_found");
+	/* a path that is not UTF-8 is quoted with its bytes replaced: the error is still JSON */
+	get("/jobs/\xff\xfe", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
+	get("/\xc3", &r);
+	EXPECT_ERROR(&r, 404, "not_found");
 
 	get("/tree", &r);
 	EXPECT_ERROR(&r, 503, "tree_unavailable");
