@@ -13,14 +13,17 @@
  *
  * One conversation per job; each level adds the active nodes (slot order,
  * descriptions, metrics, resolved backend and hooks) and, after the
- * measurement, the evidence under the report's ids. Bounded: calls, tokens
- * and wall time per job (config), probes per level, refused decisions per
- * level, turns without a tool call. When a bound is hit or the endpoint
- * fails, the level falls back to the builtin probe or decision, and the
- * trace ("fallback") and the report's warnings say why; after a transport
- * failure the endpoint is not asked again in this job. Everything the model
- * saw and said goes to the trace ("llm_prompt", "llm_call", "llm_tool",
- * "compile", "gate", "verifier"), with the API key scrubbed.
+ * measurement, the evidence under the report's ids. Both phases of a level
+ * (author, decide) run in one loop, run_conversation(), each described by
+ * a struct phase: the tool it waits for, what it does with a call of each
+ * tool, its bounds. Bounded: calls, tokens and wall time per job (config),
+ * probes per level, refused decisions per level, turns without a tool
+ * call. When a bound is hit or the endpoint fails, the level falls back to
+ * the builtin probe or decision, and the trace ("fallback") and the
+ * report's warnings say why; after a transport failure the endpoint is not
+ * asked again in this job. Everything the model saw and said goes to the
+ * trace ("llm_prompt", "llm_call", "llm_tool", "compile", "gate",
+ * "verifier"), with the API key scrubbed.
  */
 #include "daemon/agent.h"
 #include "daemon/claim.h"
@@ -190,29 +193,50 @@ static json_t *budget_json(struct llm_agent *g)
 			 (int)(g->deadline_ns > now ? (g->deadline_ns - now) / 1000000000ull : 0));
 }
 
-/* The two tools, as OpenAI-compatible function definitions. */
-static const char tools_text[] =
-	"[{\"type\": \"function\", \"function\": {\"name\": \"author_probe\","
-	" \"description\": \"Submit the level's probe: one BPF C source covering every active"
-	" node. argusd compiles it, checks it with its safety gate and loads it into the kernel"
-	" verifier; the result or the first error comes back.\","
-	" \"parameters\": {\"type\": \"object\", \"properties\": {\"source\": {\"type\":"
-	" \"string\", \"description\": \"the whole BPF C source\"}}, \"required\":"
-	" [\"source\"]}}},"
-	" {\"type\": \"function\", \"function\": {\"name\": \"decide\", \"description\":"
-	" \"Decide from the level's evidence: descend into a deviating inner node, commit to a"
-	" deviating leaf (or to the parent when nothing below it deviates), or abstain.\","
-	" \"parameters\": {\"type\": \"object\", \"properties\": {"
-	"\"action\": {\"type\": \"string\", \"enum\": [\"descend\", \"commit\", \"abstain\"]},"
-	" \"node\": {\"type\": \"string\", \"description\": \"a node id given to you\"},"
-	" \"evidence_ids\": {\"type\": \"array\", \"items\": {\"type\": \"string\"},"
-	" \"description\": \"evidence ids given to you that the decision rests on\"},"
-	" \"rationale\": {\"type\": \"string\"}},"
-	" \"required\": [\"action\", \"evidence_ids\", \"rationale\"]}}}]";
+/* The tools, as OpenAI-compatible function definitions; the phases' tables are keyed by tool. */
+enum tool { TOOL_AUTHOR_PROBE, TOOL_DECIDE, _TOOL_MAX };
+
+static const struct tool_def {
+	const char *name;
+	const char *description;
+	const char *parameters; /* JSON schema of the arguments */
+} tool_defs[_TOOL_MAX] = {
+	[TOOL_AUTHOR_PROBE] = {
+		"author_probe",
+		"Submit the level's probe: one BPF C source covering every active node. "
+		"argusd compiles it, checks it with its safety gate and loads it into the "
+		"kernel verifier; the result or the first error comes back.",
+		"{\"type\": \"object\", \"properties\": {\"source\": {\"type\": \"string\","
+		" \"description\": \"the whole BPF C source\"}}, \"required\": [\"source\"]}",
+	},
+	[TOOL_DECIDE] = {
+		"decide",
+		"Decide from the level's evidence: descend into a deviating inner node, commit "
+		"to a deviating leaf (or to the parent when nothing below it deviates), or "
+		"abstain.",
+		"{\"type\": \"object\", \"properties\": {"
+		"\"action\": {\"type\": \"string\","
+		" \"enum\": [\"descend\", \"commit\", \"abstain\"]},"
+		" \"node\": {\"type\": \"string\", \"description\": \"a node id given to you\"},"
+		" \"evidence_ids\": {\"type\": \"array\", \"items\": {\"type\": \"string\"},"
+		" \"description\": \"evidence ids given to you that the decision rests on\"},"
+		" \"rationale\": {\"type\": \"string\"}},"
+		" \"required\": [\"action\", \"evidence_ids\", \"rationale\"]}",
+	},
+};
 
 static json_t *tools_json(void)
 {
-	return json_loads(tools_text, 0, NULL);
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(tool_defs); i++)
+		json_array_append_new(a, json_pack("{s:s,s:{s:s,s:s,s:o}}", "type", "function",
+						   "function", "name", tool_defs[i].name,
+						   "description", tool_defs[i].description,
+						   "parameters",
+						   json_loads(tool_defs[i].parameters, 0, NULL)));
+	return a;
 }
 
 /* The active nodes as the model sees them, slot by slot. */
@@ -323,6 +347,133 @@ static int ask(struct llm_agent *g, int level, const char *phase, struct llm_rep
 			(now_mono_ns() - g->t0) / 1e9));
 	*ret = reply;
 	return 0;
+}
+
+/* ---- the conversation: one loop runs each phase of a level ---- */
+
+struct conversation;
+
+/* What a phase does with a call of one tool. */
+struct phase_tool {
+	/*
+	 * Handle the call; *ret_result (malloc'ed) goes back to the model.
+	 * Returns true when the call ends the phase. NULL when the phase does
+	 * not take the tool: refusal is the result.
+	 */
+	bool (*handle)(struct conversation *c, json_t *call, char **ret_result);
+	const char *refusal;
+};
+
+/*
+ * A phase of a level: the tool whose accepted call ends it, what it does
+ * with a call of each tool, its bounds. Every tool is offered in every
+ * phase (the request's "tools" never change within a job).
+ */
+struct phase {
+	const char *name;		    /* "author", "decide": the trace's phase */
+	const char *goal;		    /* what an accepted call gives: "probe", "decision" */
+	enum tool tool;			    /* the tool the phase waits for */
+	struct phase_tool tools[_TOOL_MAX]; /* by tool */
+	const char *unknown;		    /* the result of a call of no tool */
+	const char *nudge;		    /* the user message after a turn without a call */
+	unsigned max_turns;		    /* model turns */
+	unsigned max_nudges;		    /* turns without a tool call */
+	unsigned max_tries;		    /* calls of the tool that count against the phase */
+	bool trace_calls;		    /* every call and its result go to the trace */
+	/* after a turn that did not end the phase: why it gives up (malloc'ed), or NULL */
+	char *(*spent)(struct conversation *c);
+};
+
+/* One run of a phase. */
+struct conversation {
+	const struct phase *ph;
+	struct llm_agent *g;
+	const struct agent_level *lvl;
+	void *st;  /* the phase's own state */
+	bool done; /* a call ended the phase: the reply's later calls are ignored */
+};
+
+static const struct phase_tool *find_tool(const struct phase *ph, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < ARRAY_SIZE(tool_defs); i++)
+		if (!strcmp(name, tool_defs[i].name))
+			return &ph->tools[i];
+	return NULL;
+}
+
+/* One tool call of a reply, by the phase's table: true when it ends the phase. */
+static bool tool_call(struct conversation *c, json_t *call)
+{
+	const char *id = json_string_value(json_object_get(call, "id"));
+	const char *name = json_string_value(json_object_get(call, "name"));
+	const struct phase_tool *t = find_tool(c->ph, name);
+	_cleanup_free_ char *result = NULL;
+	bool ends = false;
+
+	if (t && t->handle)
+		ends = t->handle(c, call, &result);
+	else
+		result = xstrdup(t ? t->refusal : c->ph->unknown);
+	if (c->ph->trace_calls)
+		trace(c->g, "llm_tool",
+		      json_pack("{s:i,s:s,s:O*,s:s}", "level", c->lvl->level, "tool", name ?: "",
+				"arguments", json_object_get(call, "arguments"), "result", result));
+	add_tool_result(c->g, id, result);
+	return ends;
+}
+
+/*
+ * Run a phase of the level's conversation (its first message already
+ * added): ask the model, answer each tool call of the reply by the
+ * phase's table, nudge the model after a turn without one. Returns true
+ * when a call ended the phase; false when a bound was hit or the endpoint
+ * failed, with *ret_why (malloc'ed) saying which. st is the phase's state,
+ * given to its handlers.
+ */
+static bool run_conversation(const struct phase *ph, struct llm_agent *g,
+			     const struct agent_level *lvl, void *st, char **ret_why)
+{
+	struct conversation c = { .ph = ph, .g = g, .lvl = lvl, .st = st };
+	unsigned turns = 0, nudges = 0;
+
+	for (;;) {
+		struct llm_reply reply = {};
+		char *why = NULL;
+		json_t *call;
+		size_t i;
+
+		if (turns++ >= ph->max_turns) {
+			*ret_why =
+				xasprintf("no accepted %s after %u turns", ph->goal, ph->max_turns);
+			return false;
+		}
+		if (ask(g, lvl->level, ph->name, &reply) < 0) {
+			*ret_why = xstrdup(g->disabled);
+			return false;
+		}
+		json_array_foreach(reply.tool_calls, i, call)
+			if (tool_call(&c, call))
+				c.done = true;
+		if (json_array_size(reply.tool_calls) == 0) {
+			if (++nudges > ph->max_nudges)
+				why = xasprintf("the model did not call %s (%u turns without "
+						"a tool call)",
+						tool_defs[ph->tool].name, nudges);
+			else
+				add_message(g, "user", ph->nudge);
+		}
+		llm_reply_clear(&reply);
+		if (c.done)
+			return true;
+		if (!why)
+			why = ph->spent(&c);
+		if (why) {
+			*ret_why = why;
+			return false;
+		}
+	}
 }
 
 /* ---- author_probe ---- */
@@ -449,51 +600,98 @@ static void authored_plan(struct llm_agent *g, const struct agent_level *lvl,
 	ret_plan->object_len = g->object_len;
 }
 
-static int llm_author(struct agent *a, const struct agent_level *lvl, struct probe_plan *ret_plan,
-		      json_t **ret_note)
+struct author_state {
+	const struct gate_policy *pol;
+	unsigned tries; /* author_probe calls that went to the compiler */
+};
+
+static bool author_probe_call(struct conversation *c, json_t *call, char **ret_result)
 {
-	struct llm_agent *g = (struct llm_agent *)a;
-	struct gate_policy pol = {};
-	_cleanup_free_ char *why = NULL;
-	unsigned tries = 0, nudges = 0, turns = 0;
-	size_t i;
+	struct author_state *st = c->st;
+	const char *src =
+		json_string_value(json_object_get(json_object_get(call, "arguments"), "source"));
+
+	if (c->done || st->tries >= c->ph->max_tries) {
+		*ret_result = xstrdup("ignored: one probe per level");
+		return false;
+	}
+	if (!src) {
+		*ret_result = xasprintf("error: %s",
+					json_string_value(json_object_get(call, "arguments_error"))
+						?: "author_probe needs {\"source\": \"...\"}");
+		return false;
+	}
+	st->tries++;
+	trace(c->g, "llm_tool",
+	      json_pack("{s:i,s:s,s:i,s:s}", "level", c->lvl->level, "tool", "author_probe", "try",
+			(int)st->tries, "source", src));
+	return try_source(c->g, c->lvl, st->pol, src, ret_result);
+}
+
+static char *author_spent(struct conversation *c)
+{
+	struct author_state *st = c->st;
+
+	if (st->tries < c->ph->max_tries)
+		return NULL;
+	return xasprintf("%u probes were refused", st->tries);
+}
+
+static const struct phase author_phase = {
+	.name = "author",
+	.goal = "probe",
+	.tool = TOOL_AUTHOR_PROBE,
+	.tools = {
+		[TOOL_AUTHOR_PROBE] = { .handle = author_probe_call },
+		[TOOL_DECIDE] = { .refusal = "error: nothing is measured at this level yet; "
+					     "call author_probe first" },
+	},
+	.unknown = "error: unknown tool; the tools are author_probe and decide",
+	.nudge = "Call the author_probe tool with the whole source of the probe.",
+	.max_turns = TURNS,
+	.max_nudges = NUDGES,
+	.max_tries = AUTHOR_TRIES,
+	.spent = author_spent,
+};
+
+/*
+ * The same level measured again (its run did not confirm the slowdown, or
+ * it named a leaf that a second run must name too) is measured with the
+ * same probe: the model is not asked twice. Returns 1 when the level's
+ * plan was given again, 0 when the model is to be asked.
+ */
+static int author_again(struct llm_agent *g, const struct agent_level *lvl,
+			struct probe_plan *ret_plan, json_t **ret_note)
+{
 	int r;
 
-	*ret_note = NULL;
-	/*
-	 * The same level measured again (its run did not confirm the
-	 * slowdown, or it named a leaf that a second run must name too) is
-	 * measured with the same probe: the model is not asked twice.
-	 */
-	if (g->intro_level == lvl->level && !g->pending_reject) {
-		if (g->object) {
-			authored_plan(g, lvl, ret_plan);
-			*ret_note = json_pack("{s:s,s:b,s:I}", "object", "authored", "again", true,
-					      "object_bytes", (json_int_t)g->object_len);
-			return 0;
-		}
-		if (g->plan_builtin) {
-			r = probe_plan_for(lvl->tree, lvl->active, lvl->n_active, ret_plan);
-			if (r < 0)
-				return r;
-			*ret_note = json_pack("{s:s,s:b,s:o}", "fallback", g->probe_note ?: "",
-					      "again", true, "plan",
-					      probe_plan_describe(lvl->tree, ret_plan));
-			return 0;
-		}
+	if (g->intro_level != lvl->level || g->pending_reject)
+		return 0;
+	if (g->object) {
+		authored_plan(g, lvl, ret_plan);
+		*ret_note = json_pack("{s:s,s:b,s:I}", "object", "authored", "again", true,
+				      "object_bytes", (json_int_t)g->object_len);
+		return 1;
 	}
-	drop_object(g);
-	g->plan_builtin = false;
-	free(g->probe_note);
-	g->probe_note = NULL;
-	if (g->disabled)
-		return builtin_plan(g, lvl, g->disabled, ret_plan, ret_note);
-	r = gate_policy_for_level(lvl->tree, lvl->active, lvl->n_active,
-				  libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1,
-				  &pol);
-	if (r < 0)
-		return r;
+	if (g->plan_builtin) {
+		r = probe_plan_for(lvl->tree, lvl->active, lvl->n_active, ret_plan);
+		if (r < 0)
+			return r;
+		*ret_note = json_pack("{s:s,s:b,s:o}", "fallback", g->probe_note ?: "", "again",
+				      true, "plan", probe_plan_describe(lvl->tree, ret_plan));
+		return 1;
+	}
+	return 0;
+}
 
+/*
+ * The author phase's first message: the level's nodes and attach points,
+ * or, for the level again after the measurement refused the object, the
+ * loader's log.
+ */
+static void author_prompt(struct llm_agent *g, const struct agent_level *lvl,
+			  const struct gate_policy *pol)
+{
 	if (g->intro_level != lvl->level) {
 		g->intro_level = lvl->level;
 		add_user_json(
@@ -508,7 +706,7 @@ static int llm_author(struct agent *a, const struct agent_level *lvl, struct pro
 				  "parent",
 				  lvl->parent >= 0 ? lvl->tree->nodes[lvl->parent].id : NULL,
 				  "nodes", nodes_json(lvl), "attach_points",
-				  gate_policy_to_json(&pol), "budget", budget_json(g)));
+				  gate_policy_to_json(pol), "budget", budget_json(g)));
 	} else if (g->pending_reject) {
 		_cleanup_free_ char *shown = bounded(g->pending_reject, TOOL_TEXT_MAX, true);
 		_cleanup_free_ char *text = xasprintf(
@@ -518,74 +716,41 @@ static int llm_author(struct agent *a, const struct agent_level *lvl, struct pro
 	}
 	free(g->pending_reject);
 	g->pending_reject = NULL;
+}
 
-	while (!g->object) {
-		struct llm_reply reply = {};
-		json_t *call;
+static int llm_author(struct agent *a, const struct agent_level *lvl, struct probe_plan *ret_plan,
+		      json_t **ret_note)
+{
+	struct llm_agent *g = (struct llm_agent *)a;
+	struct gate_policy pol = {};
+	struct author_state st = { .pol = &pol };
+	_cleanup_free_ char *why = NULL;
+	bool accepted;
+	int r;
 
-		if (turns++ >= TURNS) {
-			why = xasprintf("no accepted probe after %u turns", TURNS);
-			break;
-		}
-		if (ask(g, lvl->level, "author", &reply) < 0) {
-			why = xstrdup(g->disabled);
-			break;
-		}
-		json_array_foreach(reply.tool_calls, i, call)
-		{
-			const char *id = json_string_value(json_object_get(call, "id"));
-			const char *name = json_string_value(json_object_get(call, "name"));
-			json_t *args = json_object_get(call, "arguments");
-			const char *src = json_string_value(json_object_get(args, "source"));
-			_cleanup_free_ char *result = NULL;
+	*ret_note = NULL;
+	r = author_again(g, lvl, ret_plan, ret_note);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	drop_object(g);
+	g->plan_builtin = false;
+	free(g->probe_note);
+	g->probe_note = NULL;
+	if (g->disabled)
+		return builtin_plan(g, lvl, g->disabled, ret_plan, ret_note);
+	r = gate_policy_for_level(lvl->tree, lvl->active, lvl->n_active,
+				  libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1,
+				  &pol);
+	if (r < 0)
+		return r;
 
-			if (strcmp(name, "author_probe") != 0)
-				result = xstrdup(!strcmp(name, "decide")
-							 ? "error: nothing is measured at this level "
-							   "yet; call author_probe first"
-							 : "error: unknown tool; the tools are "
-							   "author_probe and decide");
-			else if (g->object || tries >= AUTHOR_TRIES)
-				result = xstrdup("ignored: one probe per level");
-			else if (!src)
-				result = xasprintf("error: %s",
-						   json_string_value(json_object_get(
-							   call, "arguments_error"))
-							   ?: "author_probe needs {\"source\": "
-							      "\"...\"}");
-			else {
-				tries++;
-				trace(g, "llm_tool",
-				      json_pack("{s:i,s:s,s:i,s:s}", "level", lvl->level, "tool",
-						"author_probe", "try", (int)tries, "source", src));
-				try_source(g, lvl, &pol, src, &result);
-			}
-			add_tool_result(g, id, result);
-		}
-		if (g->object)
-			break;
-		if (json_array_size(reply.tool_calls) == 0) {
-			if (++nudges > NUDGES) {
-				why = xasprintf("the model did not call author_probe (%u turns without "
-						"a tool call)",
-						nudges);
-				llm_reply_clear(&reply);
-				break;
-			}
-			add_message(g, "user",
-				    "Call the author_probe tool with the whole source of the probe.");
-		}
-		llm_reply_clear(&reply);
-		if (tries >= AUTHOR_TRIES) {
-			why = xasprintf("%u probes were refused", tries);
-			break;
-		}
-	}
+	author_prompt(g, lvl, &pol);
+	accepted = run_conversation(&author_phase, g, lvl, &st, &why);
 	gate_policy_free(&pol);
-	if (!g->object)
+	if (!accepted)
 		return builtin_plan(g, lvl, why ?: "no probe", ret_plan, ret_note);
 	authored_plan(g, lvl, ret_plan);
-	*ret_note = json_pack("{s:s,s:i,s:I,s:s}", "object", "authored", "tries", (int)tries,
+	*ret_note = json_pack("{s:s,s:i,s:I,s:s}", "object", "authored", "tries", (int)st.tries,
 			      "object_bytes", (json_int_t)g->object_len, "source", g->source);
 	return 0;
 }
@@ -660,147 +825,141 @@ static int decide_fallback(struct llm_agent *g, const struct agent_level *lvl, c
 	return 0;
 }
 
+struct decide_state {
+	struct claim_level cl;
+	unsigned refused;
+	char *last_error; /* why the last refused decision was refused */
+	struct claim accepted;
+	json_t *args; /* the arguments of the last decide call (a reference) */
+};
+
+static bool decide_call(struct conversation *c, json_t *call, char **ret_result)
+{
+	struct decide_state *st = c->st;
+	json_t *args = json_object_get(call, "arguments");
+	_cleanup_free_ char *err = NULL;
+	struct claim claim;
+
+	/* the decision's note and rationale: the reply's last decide call */
+	json_decref(st->args);
+	st->args = json_incref(args);
+	if (c->done || st->refused >= c->ph->max_tries) {
+		*ret_result = xstrdup("ignored: one decision per level");
+		return false;
+	}
+	if (!json_is_object(args)) {
+		st->refused++;
+		*ret_result = xasprintf("error: %s",
+					json_string_value(json_object_get(call, "arguments_error"))
+						?: "bad arguments");
+		return false;
+	}
+	if (claim_check(&st->cl, args, &claim, &err) < 0) {
+		st->refused++;
+		free(st->last_error);
+		st->last_error = xstrdup(err);
+		*ret_result = xasprintf("refused: %s", err);
+		return false;
+	}
+	st->accepted = claim;
+	*ret_result = xstrdup("accepted");
+	return true;
+}
+
+static char *decide_spent(struct conversation *c)
+{
+	struct decide_state *st = c->st;
+
+	if (st->refused < c->ph->max_tries)
+		return NULL;
+	return xasprintf("%u decisions were refused; the last: %s", st->refused,
+			 st->last_error ?: "?");
+}
+
+static const struct phase decide_phase = {
+	.name = "decide",
+	.goal = "decision",
+	.tool = TOOL_DECIDE,
+	.tools = {
+		[TOOL_AUTHOR_PROBE] = { .refusal = "error: this level is already measured; "
+						   "call decide" },
+		[TOOL_DECIDE] = { .handle = decide_call },
+	},
+	.unknown = "error: unknown tool; call decide",
+	.nudge = "Call the decide tool: action, node, evidence_ids, rationale.",
+	.max_turns = TURNS,
+	.max_nudges = NUDGES,
+	.max_tries = DECIDE_TRIES,
+	.trace_calls = true,
+	.spent = decide_spent,
+};
+
+/* The decide phase's first message: the level's nodes and evidence (ev, taken), the budget. */
+static void decide_prompt(struct llm_agent *g, const struct agent_level *lvl, json_t *ev)
+{
+	json_t *nodes = json_array();
+	size_t i;
+
+	for (i = 0; i < lvl->n_active; i++)
+		json_array_append_new(nodes, json_pack("{s:s,s:b}", "id",
+						       lvl->tree->nodes[lvl->active[i]].id, "leaf",
+						       tree_is_leaf(lvl->tree, lvl->active[i])));
+	add_user_json(g,
+		      "The level is measured. Decide with the decide tool, citing the evidence ids "
+		      "your decision rests on.",
+		      json_pack("{s:i,s:s,s:s?,s:s,s:o,s:f,s:o,s:o,s:o}", "level", lvl->level,
+				"phase", "decide", "parent",
+				lvl->parent >= 0 ? lvl->tree->nodes[lvl->parent].id : NULL, "probe",
+				g->probe_note ?: "yours", "nodes", nodes, "tau",
+				lvl->params ? lvl->params->tau : 3.0, "evidence", ev,
+				"parent_evidence", parent_evidence(g, lvl), "budget",
+				budget_json(g)));
+}
+
 static int llm_decide(struct agent *a, const struct agent_level *lvl, const struct mvec *pmv,
 		      struct calib_decision *ret, json_t **ret_note)
 {
 	struct llm_agent *g = (struct llm_agent *)a;
+	struct decide_state st = {};
 	struct calib_decision cd;
-	_cleanup_free_ char *why = NULL, *last_error = NULL;
-	unsigned refused = 0, nudges = 0, turns = 0;
-	json_t *nodes = json_array();
-	size_t i;
+	_cleanup_free_ char *why = NULL, *rationale = NULL;
+	json_t *ev;
 	int r;
 
 	*ret_note = NULL;
 	r = calib_decide(lvl->params, lvl->tree, lvl->active, lvl->n_active, lvl->parent,
 			 lvl->ref, lvl->k, pmv, &cd);
-	if (r < 0) {
-		json_decref(nodes);
+	if (r < 0)
 		return r;
+	ev = evidence_json(g, lvl, &cd);
+	if (g->disabled) {
+		json_decref(ev);
+		return decide_fallback(g, lvl, g->disabled, &cd, ret, ret_note);
 	}
-	for (i = 0; i < lvl->n_active; i++)
-		json_array_append_new(nodes, json_pack("{s:s,s:b}", "id",
-						       lvl->tree->nodes[lvl->active[i]].id, "leaf",
-						       tree_is_leaf(lvl->tree, lvl->active[i])));
-	{
-		json_t *ev = evidence_json(g, lvl, &cd);
+	decide_prompt(g, lvl, ev);
 
-		if (g->disabled) {
-			json_decref(ev);
-			json_decref(nodes);
-			return decide_fallback(g, lvl, g->disabled, &cd, ret, ret_note);
-		}
-		add_user_json(
-			g,
-			"The level is measured. Decide with the decide tool, citing the evidence ids "
-			"your decision rests on.",
-			json_pack("{s:i,s:s,s:s?,s:s,s:o,s:f,s:o,s:o,s:o}", "level", lvl->level,
-				  "phase", "decide", "parent",
-				  lvl->parent >= 0 ? lvl->tree->nodes[lvl->parent].id : NULL,
-				  "probe", g->probe_note ?: "yours", "nodes", nodes, "tau",
-				  lvl->params ? lvl->params->tau : 3.0, "evidence", ev,
-				  "parent_evidence", parent_evidence(g, lvl), "budget",
-				  budget_json(g)));
+	st.cl = (struct claim_level){ .tree = lvl->tree, .level = lvl->level,
+				      .parent = lvl->parent, .active = lvl->active,
+				      .n_active = lvl->n_active, .calib = &cd, .given = g->given };
+	if (!run_conversation(&decide_phase, g, lvl, &st, &why)) {
+		r = decide_fallback(g, lvl, why ?: "no decision", &cd, ret, ret_note);
+	} else {
+		rationale = bounded(json_string_value(json_object_get(st.args, "rationale")) ?: "",
+				    CLAIM_RATIONALE_MAX, false);
+		free(cd.reason);
+		cd.reason = xasprintf("llm: %s", rationale);
+		cd.action = st.accepted.action;
+		cd.node = st.accepted.node;
+		if (st.accepted.evidence >= 0)
+			cd.evidence = st.accepted.evidence;
+		*ret_note = json_pack("{s:s,s:O*,s:i}", "agent", "llm", "decision", st.args,
+				      "refused_before", (int)st.refused);
+		*ret = cd;
+		r = 0;
 	}
-
-	for (;;) {
-		struct llm_reply reply = {};
-		struct claim accepted;
-		bool have = false;
-		json_t *call;
-
-		if (turns++ >= TURNS) {
-			why = xasprintf("no accepted decision after %u turns", TURNS);
-			break;
-		}
-		if (ask(g, lvl->level, "decide", &reply) < 0) {
-			why = xstrdup(g->disabled);
-			break;
-		}
-		json_array_foreach(reply.tool_calls, i, call)
-		{
-			const char *id = json_string_value(json_object_get(call, "id"));
-			const char *name = json_string_value(json_object_get(call, "name"));
-			json_t *args = json_object_get(call, "arguments");
-			_cleanup_free_ char *result = NULL, *err = NULL;
-			struct claim_level cl = { .tree = lvl->tree, .level = lvl->level,
-						  .parent = lvl->parent, .active = lvl->active,
-						  .n_active = lvl->n_active, .calib = &cd,
-						  .given = g->given };
-			struct claim c;
-
-			if (strcmp(name, "decide") != 0) {
-				result = xstrdup(!strcmp(name, "author_probe")
-							 ? "error: this level is already measured; "
-							   "call decide"
-							 : "error: unknown tool; call decide");
-			} else if (have || refused >= DECIDE_TRIES) {
-				result = xstrdup("ignored: one decision per level");
-			} else if (!json_is_object(args)) {
-				refused++;
-				result = xasprintf("error: %s",
-						   json_string_value(json_object_get(
-							   call, "arguments_error"))
-							   ?: "bad arguments");
-			} else if (claim_check(&cl, args, &c, &err) < 0) {
-				refused++;
-				free(last_error);
-				last_error = xstrdup(err);
-				result = xasprintf("refused: %s", err);
-			} else {
-				have = true;
-				accepted = c;
-				result = xstrdup("accepted");
-			}
-			trace(g, "llm_tool",
-			      json_pack("{s:i,s:s,s:O*,s:s}", "level", lvl->level, "tool",
-					name ?: "", "arguments", args, "result", result));
-			add_tool_result(g, id, result);
-		}
-		if (have) {
-			json_t *args = NULL;
-
-			json_array_foreach(reply.tool_calls, i, call)
-				if (!strcmp(json_string_value(json_object_get(call, "name")) ?: "",
-					    "decide"))
-					args = json_object_get(call, "arguments");
-			{
-				const char *rat = json_string_value(json_object_get(args, "rationale"));
-				_cleanup_free_ char *rshort =
-					bounded(rat ?: "", CLAIM_RATIONALE_MAX, false);
-
-				free(cd.reason);
-				cd.reason = xasprintf("llm: %s", rshort);
-				cd.action = accepted.action;
-				cd.node = accepted.node;
-				if (accepted.evidence >= 0)
-					cd.evidence = accepted.evidence;
-				*ret_note = json_pack("{s:s,s:O*,s:i}", "agent", "llm", "decision", args,
-						      "refused_before", (int)refused);
-			}
-			llm_reply_clear(&reply);
-			*ret = cd;
-			return 0;
-		}
-		if (json_array_size(reply.tool_calls) == 0) {
-			if (++nudges > NUDGES) {
-				why = xasprintf("the model did not call decide (%u turns without a "
-						"tool call)",
-						nudges);
-				llm_reply_clear(&reply);
-				break;
-			}
-			add_message(g, "user",
-				    "Call the decide tool: action, node, evidence_ids, rationale.");
-		}
-		llm_reply_clear(&reply);
-		if (refused >= DECIDE_TRIES) {
-			why = xasprintf("%u decisions were refused; the last: %s", refused,
-					last_error ?: "?");
-			break;
-		}
-	}
-	return decide_fallback(g, lvl, why ?: "no decision", &cd, ret, ret_note);
+	json_decref(st.args);
+	free(st.last_error);
+	return r;
 }
 
 static void llm_free(struct agent *a)
