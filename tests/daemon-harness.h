@@ -234,10 +234,20 @@ static inline int daemon_start(struct daemon *d)
 		}
 	}
 	/*
-	 * Keep draining stderr into the log file from a child so argusd never
-	 * blocks. The child holds none of the test's own output (the test
-	 * runner waits for that to close) and dies with the test.
+	 * What argusd said until it listened is in the log file when this
+	 * returns (a test may count it at once); the rest is drained into it
+	 * from a child so argusd never blocks. The child holds none of the
+	 * test's own output (the test runner waits for that to close) and dies
+	 * with the test.
 	 */
+	{
+		int out = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		if (out >= 0) {
+			(void)!write(out, buf, len);
+			close(out);
+		}
+	}
 	if (fork() == 0) {
 		int out = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -248,8 +258,6 @@ static inline int daemon_start(struct daemon *d)
 			dup2(null, 1);
 			dup2(null, 2);
 		}
-		if (out >= 0 && len)
-			(void)!write(out, buf, len);
 		while ((n = read(pfd[0], buf, sizeof(buf))) > 0)
 			(void)!write(out, buf, n);
 		_exit(0);
