@@ -20,8 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/bpf_log.h"
 #include "daemon/log.h"
 #include "daemon/probe.h"
+#include "daemon/probe_try.h"
 #include "daemon/resolve.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
@@ -71,6 +73,7 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 	int nodes[TREE_MAX_NODES], go[2], res[2], status, r = 0;
 	struct probe_plan plan;
 	struct probe *p = NULL;
+	_cleanup_free_ char *err = NULL;
 	size_t n = config_nodes(c, nodes);
 	uint64_t ns = 0;
 	pid_t pid;
@@ -78,9 +81,12 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 	if (n) {
 		r = probe_plan_for(tree, nodes, n, &plan);
 		if (!r)
-			r = probe_load(tree, &plan, &p, NULL);
-		if (r < 0)
+			r = probe_load(tree, &plan, &p, NULL, &err);
+		if (r < 0) {
+			if (err)
+				fprintf(stderr, "bench-overhead: loading the probe: %s\n", err);
 			return r;
+		}
 	}
 	if (pipe(go) < 0 || pipe(res) < 0)
 		return -errno;
@@ -113,7 +119,9 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 	if (p) {
 		r = probe_add_target(p, pid);
 		if (!r)
-			r = probe_attach(p);
+			r = probe_attach(p, &err);
+		if (r < 0 && err)
+			fprintf(stderr, "bench-overhead: attaching the probe: %s\n", err);
 	}
 	(void)!write(go[1], "g", 1);
 	close(go[1]);
@@ -169,7 +177,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_max_level(LOG_WARNING);
-	probe_setup_libbpf_logging();
+	bpf_log_setup();
 	if (tree_load_file(tree_path, &tree, &err) < 0) {
 		fprintf(stderr, "bench-overhead: %s\n", err);
 		return 1;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the multiplexed kernel-path probe (paths.bpf.c) and its loader
- * (daemon/probe.c) share.
+ * What the multiplexed kernel-path probe (paths.bpf.c) and its user side
+ * (daemon/probe_plan.c, daemon/probe.c) share.
  *
  * The probe classifies kernel events of the target's threads into fixed
  * event classes. Each tree node owns a set of classes (tree-data names them
@@ -17,10 +17,10 @@
  * The event classes, one table from which everything about a class comes:
  * X(ID, name, companions, counted_with). ID names the constant ARGUS_CLS_<ID>
  * (the enum below, in table order), name is how tree-data refers to it
- * (unique; tree.c and probe.c derive their name tables from it), companions
- * is the group of tracepoints that a plan counting the class must attach
- * besides the node's own hooks (enum argus_companions, lists in
- * daemon/probe.c), and counted_with is a class that the probe counts along
+ * (unique; tree.c and probe_plan.c derive their name tables from it),
+ * companions is the group of tracepoints that a plan counting the class
+ * must attach besides the node's own hooks (enum argus_companions, lists in
+ * daemon/probe_plan.c), and counted_with is a class that the probe counts along
  * with it and that no node owns (ARGUS_CLS_MAX: none).
  */
 #define ARGUS_CLASSES(X)                                                                           \
@@ -63,7 +63,7 @@ enum argus_class {
 	ARGUS_CLS_MAX,
 };
 
-/* The tracepoints a class needs besides its node's hooks (their lists: daemon/probe.c). */
+/* The tracepoints a class needs besides its node's hooks (their lists: daemon/probe_plan.c). */
 enum argus_companions {
 	ARGUS_COMPANIONS_NONE,
 	ARGUS_COMPANIONS_FAULT,	 /* what bounds a fault and takes nested paths out of it */

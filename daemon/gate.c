@@ -7,7 +7,7 @@
  */
 #include "daemon/gate.h"
 #include "daemon/btf_check.h"
-#include "daemon/probe.h"
+#include "daemon/probe_plan.h"
 #include "daemon/util.h"
 #include "bpf/argus_authored.h"
 #include "bpf/paths.h"
@@ -144,7 +144,7 @@ int gate_policy_for_level(const struct tree *t, const int *active, size_t n_acti
 	/* the builtin probe's companions: the same hooks measure the same thing */
 	for (i = 0; i < n_active; i++) {
 		const struct tree_node *n;
-		const char *s;
+		size_t h;
 
 		if (active[i] < 0 || (size_t)active[i] >= t->n_nodes) {
 			gate_policy_free(&p);
@@ -155,13 +155,10 @@ int gate_policy_for_level(const struct tree *t, const int *active, size_t n_acti
 			continue;
 		if (n->backend == BACKEND_TRACEPOINT)
 			classes |= n->classes;
-		for (s = n->hook; *s;) {
-			size_t len = strcspn(s, "+");
+		for (h = 0; h < n->chosen.n; h++) {
+			const char *s = n->chosen.v[h].name;
+			size_t len = strlen(s);
 
-			if (len == 0) {
-				s++;
-				continue;
-			}
 			switch (n->backend) {
 			case BACKEND_TRACEPOINT:
 				policy_add_tracepoint(&p, s, len);
@@ -177,7 +174,6 @@ int gate_policy_for_level(const struct tree *t, const int *active, size_t n_acti
 			default:
 				break;
 			}
-			s += len;
 		}
 	}
 	n_comp = probe_companions(classes, comp, ARRAY_SIZE(comp));

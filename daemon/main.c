@@ -23,12 +23,13 @@
 
 #include "api/access.h"
 #include "api/http.h"
+#include "daemon/bpf_log.h"
 #include "daemon/config.h"
 #include "daemon/diagnose.h"
 #include "daemon/jobs.h"
 #include "daemon/llm_client.h"
 #include "daemon/log.h"
-#include "daemon/probe.h"
+#include "daemon/probe_try.h"
 #include "daemon/resolve.h"
 #include "daemon/store.h"
 #include "daemon/target.h"
@@ -366,7 +367,7 @@ int main(int argc, char **argv)
 	r = lock_state_dir(cfg.state_dir, &lock_fd);
 	if (r < 0)
 		goto out;
-	probe_setup_libbpf_logging();
+	bpf_log_setup();
 	uname(&uts);
 	/* before any thread: the LLM agent's client runs on the job worker */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {

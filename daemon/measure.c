@@ -504,11 +504,11 @@ struct level_probe {
 };
 
 static int lp_load(const struct tree *t, const struct probe_plan *plan, struct level_probe *lp,
-		   char **ret_log)
+		   char **ret_log, char **ret_err)
 {
 	if (plan->object)
 		return probe_authored_load(plan->object, plan->object_len, &lp->authored, ret_log);
-	return probe_load(t, plan, &lp->builtin, ret_log);
+	return probe_load(t, plan, &lp->builtin, ret_log, ret_err);
 }
 
 static int lp_add_target(struct level_probe *lp, pid_t pid)
@@ -517,9 +517,10 @@ static int lp_add_target(struct level_probe *lp, pid_t pid)
 			    : probe_add_target(lp->builtin, pid);
 }
 
-static int lp_attach(struct level_probe *lp)
+static int lp_attach(struct level_probe *lp, char **ret_err)
 {
-	return lp->authored ? probe_authored_attach(lp->authored) : probe_attach(lp->builtin);
+	return lp->authored ? probe_authored_attach(lp->authored)
+			    : probe_attach(lp->builtin, ret_err);
 }
 
 static void lp_detach(struct level_probe *lp)
@@ -615,13 +616,15 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 			log_debug_errno(r, "task records of pid %d unavailable: %m", (int)pid);
 	}
 	if (lp_loaded(probe)) {
+		_cleanup_free_ char *why = NULL;
+
 		r = lp_add_target(probe, pid);
 		if (!r)
-			r = lp_attach(probe);
+			r = lp_attach(probe, &why);
 		if (r < 0) {
 			target_free(run);
 			return fail(ret, r, "probe_attach_failed",
-				    xasprintf("attaching the probe: %s", strerror(-r)));
+				    xasprintf("attaching the probe: %s", why ?: strerror(-r)));
 		}
 	}
 	r = perfcount_open(&pid, 1, true, pc);
@@ -729,12 +732,14 @@ static int run_pid(const struct tree *t, const struct probe_plan *plan,
 			delay0 = NAN;
 	}
 	if (lp_loaded(probe)) {
+		_cleanup_free_ char *why = NULL;
+
 		r = lp_add_target(probe, tg->pid);
 		if (!r)
-			r = lp_attach(probe);
+			r = lp_attach(probe, &why);
 		if (r < 0)
 			return fail(ret, r, "probe_attach_failed",
-				    xasprintf("attaching the probe: %s", strerror(-r)));
+				    xasprintf("attaching the probe: %s", why ?: strerror(-r)));
 	}
 	r = target_observe(tg->pid, tg->window_ms, o->should_stop, o->userdata, &ret->target);
 	lp_detach(probe);
@@ -796,11 +801,13 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 
 	witness_figures_init(&res.witness);
 	if (plan && plan->n_slots) {
-		r = lp_load(t, plan, &probe, &vlog);
+		_cleanup_free_ char *why = NULL;
+
+		r = lp_load(t, plan, &probe, &vlog, &why);
 		if (r < 0) {
 			res.verifier_log = vlog;
 			r = fail(&res, r, "probe_rejected",
-				 xasprintf("loading the level probe: %s", strerror(-r)));
+				 xasprintf("loading the level probe: %s", why ?: strerror(-r)));
 			*ret = res;
 			return r;
 		}

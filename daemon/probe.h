@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The loader of the multiplexed kernel-path probe (bpf/paths.bpf.c).
+ * The loaded multiplexed kernel-path probe (bpf/paths.bpf.c), from a plan
+ * (probe_plan.h) to its counters.
  *
- * A probe plan names the level's nodes and gives each a slot; the loader
- * opens the object, sets class_slot[] and the fentry targets in rodata,
- * autoloads only the programs the plan needs, loads (capturing the
+ * The loader opens the object, sets class_slot[] and the fentry targets in
+ * rodata, autoloads only the programs the plan needs, loads (capturing the
  * verifier's log on failure), attaches, and reads the counters. Every
- * attachment is released by probe_free, whatever happened.
+ * attachment is released by probe_free, whatever happened. It returns
+ * errors, with a message where there is more to say than the errno, and
+ * leaves logging them to its callers.
  */
 #pragma once
 
@@ -14,64 +16,29 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/types.h>
-#include <jansson.h>
 
 #include "bpf/paths.h"
+#include "daemon/probe_plan.h"
 #include "daemon/tree.h"
 
-struct probe_slot {
-	int node;	      /* tree index */
-	enum backend backend; /* from resolution */
-	const char *hook;     /* from resolution */
-	unsigned classes;     /* tracepoint backend: classes counted into this slot */
-};
-
-struct probe_plan {
-	struct probe_slot slots[ARGUS_MAX_SLOTS];
-	size_t n_slots;
-	/*
-	 * An authored object (LLM agent) instead of paths.bpf.o, already through
-	 * the safety gate; borrowed, NULL for the builtin probe. Slot i of its
-	 * counters is slots[i].node; slots carry no classes (nothing is derived
-	 * from class totals).
-	 */
-	const void *object;
-	size_t object_len;
-};
-
-/*
- * Build the plan for a set of nodes (a level's active subtree, or every leaf
- * for a reference). Unavailable nodes are left out. -E2BIG beyond
- * ARGUS_MAX_SLOTS or ARGUS_FENTRY_PAIRS function hooks.
- */
-int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret);
-/*
- * The tracepoints attached with any plan counting these classes, besides
- * the nodes' own hooks: process tracking always; the hooks that bound a
- * page fault and take nested paths out of its time; the request phases
- * and switches of iowait; the waker of a futex wait. Fills ret (at most
- * max), returns the count.
- * The safety gate allows the same set to authored probes.
- */
-size_t probe_companions(unsigned classes, const char **ret, size_t max);
-/* classes, with the classes no node owns that their programs count too (paths.h) */
-unsigned probe_counted_with(unsigned classes);
-/* The programs (tracepoints and functions) a plan attaches, for the trace: ["tp_btf/page_fault_user", ...]. */
-json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan);
-
 struct probe;
-struct btf;
 
 /*
  * Open and load a plan. On a load failure returns the error and, when the
- * verifier said why, *ret_log (malloc'ed, bounded) holds its log.
+ * verifier said why, *ret_log (malloc'ed, bounded) holds its log; when
+ * there is more to say than the errno, *ret_err (malloc'ed) says what
+ * failed. Either may be NULL.
  */
 int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe **ret,
-	       char **ret_log);
+	       char **ret_log, char **ret_err);
 /* Follow a process (and its future children and threads). */
 int probe_add_target(struct probe *p, pid_t tgid);
-/* Attach every loaded program; on failure nothing stays attached. */
-int probe_attach(struct probe *p);
+/*
+ * Attach every loaded program; on failure nothing stays attached and
+ * *ret_err (malloc'ed; ret_err may be NULL) names the program or function
+ * that failed and why.
+ */
+int probe_attach(struct probe *p, char **ret_err);
 /* Detach every program (counters stay readable). Idempotent. */
 void probe_detach(struct probe *p);
 
@@ -118,22 +85,3 @@ int probe_stats_enable(void);
 
 /* argusd's PID namespace for the probes (bpf/pidns.h): its inode, 0 for the initial one. */
 int probe_pidns(__u64 *ret_inum);
-
-/* Class names, in enum order ("anon_minor", ...). */
-const char *probe_class_name(unsigned cls);
-
-/* What probe_try_hook keeps between hooks of one resolution (its userdata). */
-struct probe_resolver {
-	struct btf *vmlinux; /* the kernel's BTF, parsed on first need */
-};
-void probe_resolver_clear(struct probe_resolver *r);
-
-/*
- * The real prober for tree_resolve: loads and attaches a program of that
- * backend to that hook here, then releases it. userdata: a struct
- * probe_resolver (cleared by the caller afterwards), or NULL.
- */
-int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason);
-
-/* Route libbpf's messages into the daemon's log (debug level; warnings as warnings). */
-void probe_setup_libbpf_logging(void);

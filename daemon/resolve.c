@@ -129,7 +129,7 @@ char *backend_order_to_string(const struct backend_order *o)
 /* What the prober said about one (backend, hook): asked once per resolution. */
 struct probe_result {
 	enum backend backend;
-	char *hook;
+	struct hook hook;
 	int r;
 	char *reason; /* on failure: why, without a leading "<backend>: " */
 };
@@ -143,10 +143,8 @@ static void probe_cache_clear(struct probe_cache *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->n; i++) {
-		free(c->v[i].hook);
+	for (i = 0; i < c->n; i++)
 		free(c->v[i].reason);
-	}
 	free(c->v);
 }
 
@@ -213,7 +211,7 @@ static char *strlist_join(const struct strlist *l, const char *sep)
  * negative errno; on failure *ret_reason points into the cache.
  */
 static int probe_one(struct probe_cache *c, const struct prober *p, enum backend b,
-		     const char *hook, const char **ret_reason)
+		     const struct hook *hook, const char **ret_reason)
 {
 	_cleanup_free_ char *why = NULL;
 	struct probe_result *res;
@@ -223,13 +221,13 @@ static int probe_one(struct probe_cache *c, const struct prober *p, enum backend
 	int r;
 
 	for (i = 0; i < c->n; i++)
-		if (c->v[i].backend == b && strcmp(c->v[i].hook, hook) == 0) {
+		if (c->v[i].backend == b && strcmp(c->v[i].hook.name, hook->name) == 0) {
 			if (c->v[i].r < 0)
 				*ret_reason = c->v[i].reason;
 			return c->v[i].r;
 		}
 
-	r = p->try_hook(p->userdata, b, hook, &why);
+	r = p->try_hook(p->userdata, b, hook->name, &why);
 	if (r > 0)
 		r = 0;
 	if (r < 0) {
@@ -252,7 +250,7 @@ static int probe_one(struct probe_cache *c, const struct prober *p, enum backend
 	}
 	res = &c->v[c->n++];
 	res->backend = b;
-	res->hook = xstrdup(hook);
+	res->hook = *hook;
 	res->r = r;
 	res->reason = r < 0 ? xstrdup(text) : NULL;
 	if (r < 0)
@@ -261,49 +259,34 @@ static int probe_one(struct probe_cache *c, const struct prober *p, enum backend
 }
 
 /*
- * Try one alternative. Tracepoint alternatives joined by '+' are probed one
- * tracepoint at a time (each is cached on its own, since nodes share them)
- * and succeed when all attach. On failure a refusal "<backend>: <hook>:
- * <why>" naming the hook that failed is added to refusals.
+ * Try one alternative: its hooks are probed one at a time (each is cached
+ * on its own, since nodes share them) and it succeeds when all attach. On
+ * failure a refusal "<backend>: <hook>: <why>" naming the hook that failed
+ * is added to refusals.
  */
 static int try_alternative(struct probe_cache *c, const struct prober *p, enum backend b,
-			   const char *alt, struct strlist *refusals)
+			   const struct hook_list *alt, struct strlist *refusals)
 {
 	const char *why = NULL;
+	size_t i;
 	int r;
 
-	if (b != BACKEND_TRACEPOINT || !strchr(alt, '+')) {
-		r = probe_one(c, p, b, alt, &why);
-		if (r < 0)
-			strlist_add(refusals, xasprintf("%s: %s: %s", backend_name(b), alt, why));
-		return r;
-	}
-
-	for (const char *s = alt; *s;) {
-		size_t len = strcspn(s, "+");
-		_cleanup_free_ char *part = strndup(s, len);
-
-		if (!part)
-			abort();
-		r = probe_one(c, p, b, part, &why);
+	for (i = 0; i < alt->n; i++) {
+		r = probe_one(c, p, b, &alt->v[i], &why);
 		if (r < 0) {
-			strlist_add(refusals, xasprintf("%s: %s: %s", backend_name(b), part, why));
+			strlist_add(refusals,
+				    xasprintf("%s: %s: %s", backend_name(b), alt->v[i].name, why));
 			return r;
 		}
-		s += len;
-		if (*s == '+')
-			s++;
 	}
 	return 0;
 }
 
 static void node_reset(struct tree_node *n)
 {
-	free(n->hook);
+	tree_node_choose(n, BACKEND_NONE, NULL);
 	free(n->reason);
-	n->hook = NULL;
 	n->reason = NULL;
-	n->backend = BACKEND_NONE;
 }
 
 static bool node_has_hooks(const struct tree_node *n)
@@ -334,9 +317,8 @@ static void resolve_own_hooks(struct tree_node *n, struct probe_cache *c, const 
 	for (k = 0; k < order->n; k++) {
 		b = order->v[k];
 		for (size_t h = 0; h < n->n_hooks[b]; h++)
-			if (try_alternative(c, p, b, n->hooks[b][h], refusals) == 0) {
-				n->backend = b;
-				n->hook = xstrdup(n->hooks[b][h]);
+			if (try_alternative(c, p, b, &n->hooks[b][h], refusals) == 0) {
+				tree_node_choose(n, b, &n->hooks[b][h]);
 				return;
 			}
 	}
@@ -344,34 +326,28 @@ static void resolve_own_hooks(struct tree_node *n, struct probe_cache *c, const 
 
 /*
  * The hooks an inner node is measured through: those its children chose on
- * backend b, split at '+', each once, in child order, joined by '+'.
+ * backend b, each once, in child order. -E2BIG when they are more than one
+ * node may attach.
  */
-static char *children_hooks(const struct tree *t, const struct tree_node *n, enum backend b)
+static int children_hooks(const struct tree *t, const struct tree_node *n, enum backend b,
+			  struct hook_list *ret)
 {
-	struct strlist parts = {};
-	char *joined;
-	size_t i;
+	size_t i, j;
+	int r;
 
+	ret->n = 0;
 	for (i = 0; i < n->n_children; i++) {
 		const struct tree_node *ch = &t->nodes[n->children[i]];
 
-		if (ch->backend != b || !ch->hook)
+		if (ch->backend != b)
 			continue;
-		for (const char *s = ch->hook; *s;) {
-			size_t len = strcspn(s, "+");
-			char *part = strndup(s, len);
-
-			if (!part)
-				abort();
-			strlist_add(&parts, part);
-			s += len;
-			if (*s == '+')
-				s++;
+		for (j = 0; j < ch->chosen.n; j++) {
+			r = hook_list_add(ret, &ch->chosen.v[j]);
+			if (r < 0)
+				return r;
 		}
 	}
-	joined = strlist_join(&parts, "+");
-	strlist_clear(&parts);
-	return joined;
+	return 0;
 }
 
 /*
@@ -386,6 +362,7 @@ static void resolve_from_children(struct tree *t, struct tree_node *n,
 	size_t used[BACKEND_MAX] = {}, i, k, available = 0;
 	struct strlist missing = {};
 	_cleanup_free_ char *list = NULL;
+	struct hook_list hooks;
 	int b, best = BACKEND_NONE;
 
 	for (i = 0; i < n->n_children; i++) {
@@ -423,8 +400,15 @@ static void resolve_from_children(struct tree *t, struct tree_node *n,
 		strlist_add(refusals, xasprintf("no child is available: %s", list ? list : "none"));
 		return;
 	}
-	n->backend = best;
-	n->hook = children_hooks(t, n, best);
+	if (children_hooks(t, n, best, &hooks) < 0) {
+		strlist_add(
+		    refusals,
+		    xasprintf("%s: its children's hooks are more than %d, what one node may "
+			      "attach",
+			      backend_name(best), TREE_MAX_NODE_HOOKS));
+		return;
+	}
+	tree_node_choose(n, best, &hooks);
 	if (list)
 		strlist_add(refusals,
 			    xasprintf("measured through %zu of %zu children; unavailable: %s",

@@ -12,10 +12,11 @@
 
 struct prober {
 	/*
-	 * Try one hook (a function symbol, or a single tracepoint name: the
-	 * resolver splits '+'-joined alternatives): 0 when a program of this
-	 * backend loads and attaches to it here; else a negative errno and *ret_reason (malloc'ed)
-	 * saying why, e.g. "kprobe: kernel has no kprobe support (CONFIG_KPROBES off)".
+	 * Try one hook by its name (a function symbol, or one tracepoint: the
+	 * resolver tries an alternative's hooks one at a time): 0 when a
+	 * program of this backend loads and attaches to it here; else a
+	 * negative errno and *ret_reason (malloc'ed) saying why, e.g. "kprobe:
+	 * kernel has no kprobe support (CONFIG_KPROBES off)".
 	 */
 	int (*try_hook)(void *userdata, enum backend b, const char *hook, char **ret_reason);
 	void *userdata;
@@ -50,8 +51,9 @@ char *backend_order_to_string(const struct backend_order *o);
  * order (NULL or n == 0: the default) and no others. Rules:
  *  - A node with hooks tries the backends in order (default fentry, kprobe,
  *    tracepoint) and each backend's alternatives in file order; the first accepted is
- *    chosen (node->backend, node->hook). A tracepoint alternative joined by
- *    '+' is probed one tracepoint at a time and chosen when all attach.
+ *    chosen (tree_node_choose: node->backend, node->chosen, node->hook). An
+ *    alternative of several tracepoints is probed one tracepoint at a time
+ *    and chosen when all attach.
  *  - try_hook is called once per (backend, hook) for the whole tree; later
  *    uses of the same pair reuse its answer.
  *  - node->reason lists the refusals met before the choice, or all of them
@@ -61,13 +63,13 @@ char *backend_order_to_string(const struct backend_order *o);
  *  - An inner node without hooks, or whose hooks were all refused, is
  *    measured through its children's classes: available when at least one
  *    child is, backend = the one most of its available children use (ties:
- *    the earlier backend of the order), hook = the hooks the children on
- *    that backend chose, split at '+', each once, in child order, joined by
- *    '+' ("page_fault_user+rss_stat+mm_page_alloc": for tracepoints, a valid
- *    alternative; for fentry/kprobe, a list of functions that the probe must
- *    split); the reason names the children that are not available. When
+ *    the earlier backend of the order), chosen = the hooks the children on
+ *    that backend chose, each once, in child order (node->hook
+ *    "page_fault_user+rss_stat+mm_page_alloc"; for fentry/kprobe, a list of
+ *    functions); the reason names the children that are not available. When
  *    none is, the reason quotes each child's reason ("no child is
- *    available: id [reason], ...").
+ *    available: id [reason], ..."). Children's hooks beyond
+ *    TREE_MAX_NODE_HOOKS leave the node unavailable, and its reason says so.
  *  - A leaf without hooks is unavailable: "no hooks declared".
  *  - A backend left out of the order is never tried; a node that declares
  *    hooks for it starts its reason with "<backend>: not in the backends

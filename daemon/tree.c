@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The kernel code-path tree: parsing tree-data documents into struct tree,
+ * its hooks into struct hook_list (the one place that reads a hook's text),
  * and the queries the level loop needs. Pure: no logging, no globals beyond
  * constant tables.
  */
@@ -14,6 +15,8 @@
 
 _Static_assert(TREE_MAX_CHILDREN == ARGUS_MAX_SLOTS,
 	       "one level's nodes must fit the probe's slots");
+_Static_assert(TREE_MAX_NODE_HOOKS == ARGUS_FENTRY_PAIRS,
+	       "one node's functions must fit the probe's fentry pairs");
 _Static_assert(ARGUS_CLS_MAX <= 32, "class masks are unsigned");
 
 /* The names tree-data uses, from the class table of bpf/paths.h. */
@@ -102,7 +105,7 @@ static void node_clear(struct tree_node *n)
 	free(n->children);
 	strvn_free(n->metrics, n->n_metrics);
 	for (b = 0; b < BACKEND_MAX; b++)
-		strvn_free(n->hooks[b], n->n_hooks[b]);
+		free(n->hooks[b]);
 	free(n->hook);
 	free(n->reason);
 }
@@ -206,37 +209,125 @@ static const char *check_id(const char *id, int *ret_depth)
 }
 
 /* A function symbol, variants included: "do_wp_page", "do_wp_page.isra.0". */
-static bool valid_symbol(const char *s)
+static bool valid_symbol(const char *s, size_t len)
 {
 	size_t i;
 
-	if (!*s || s[0] == '.' || (s[0] >= '0' && s[0] <= '9'))
+	if (len == 0 || s[0] == '.' || (s[0] >= '0' && s[0] <= '9') || s[len - 1] == '.')
 		return false;
-	for (i = 0; s[i]; i++)
+	for (i = 0; i < len; i++)
 		if (!is_symbol_char(s[i]) || (s[i] == '.' && s[i + 1] == '.'))
 			return false;
-	return s[i - 1] != '.';
+	return true;
 }
 
-/* One tracepoint alternative: names of [A-Za-z0-9_] joined by '+'. */
-static bool valid_tracepoints(const char *s)
+/* A tracepoint name: [A-Za-z0-9_]+. */
+static bool valid_tracepoint(const char *s, size_t len)
 {
-	size_t parts = 1, len = 0, i;
+	size_t i;
 
-	for (i = 0; s[i]; i++) {
-		char c = s[i];
-
-		if (c == '+') {
-			if (len == 0 || ++parts > TREE_MAX_HOOK_PARTS)
-				return false;
-			len = 0;
-		} else if (c == '.' || !is_symbol_char(c)) {
+	if (len == 0)
+		return false;
+	for (i = 0; i < len; i++)
+		if (s[i] == '.' || !is_symbol_char(s[i]))
 			return false;
-		} else {
-			len++;
-		}
+	return true;
+}
+
+enum hook_kind hook_kind_of(enum backend b)
+{
+	return b == BACKEND_TRACEPOINT ? HOOK_TRACEPOINT : HOOK_FUNCTION;
+}
+
+int hook_list_parse(const char *text, enum hook_kind kind, struct hook_list *ret)
+{
+	struct hook_list l = {.n = 0};
+	const char *s = text;
+
+	for (;;) {
+		/* a function is one name: a '+' in it is not a symbol character */
+		size_t len = kind == HOOK_TRACEPOINT ? strcspn(s, "+") : strlen(s);
+		struct hook *h;
+
+		if (kind == HOOK_TRACEPOINT ? !valid_tracepoint(s, len) : !valid_symbol(s, len))
+			return -EINVAL;
+		if (len > TREE_MAX_HOOK_NAME_LEN || l.n == TREE_MAX_NODE_HOOKS)
+			return -E2BIG;
+		h = &l.v[l.n++];
+		h->kind = kind;
+		memcpy(h->name, s, len);
+		h->name[len] = 0;
+		s += len;
+		if (!*s)
+			break;
+		s++; /* the '+' */
 	}
-	return len > 0;
+	*ret = l;
+	return 0;
+}
+
+char *hook_list_join(const struct hook_list *l)
+{
+	size_t i, len = 1;
+	char *s, *p;
+
+	for (i = 0; i < l->n; i++)
+		len += strlen(l->v[i].name) + 1;
+	s = p = malloc(len);
+	if (!s)
+		abort();
+	*p = 0;
+	for (i = 0; i < l->n; i++) {
+		if (i > 0)
+			p = stpcpy(p, "+");
+		p = stpcpy(p, l->v[i].name);
+	}
+	return s;
+}
+
+bool hook_list_has(const struct hook_list *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+int hook_list_add(struct hook_list *l, const struct hook *h)
+{
+	if (hook_list_has(l, h->name))
+		return 0;
+	if (l->n == TREE_MAX_NODE_HOOKS)
+		return -E2BIG;
+	l->v[l->n++] = *h;
+	return 0;
+}
+
+static bool hook_list_equal(const struct hook_list *a, const struct hook_list *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].kind != b->v[i].kind || strcmp(a->v[i].name, b->v[i].name) != 0)
+			return false;
+	return true;
+}
+
+void tree_node_choose(struct tree_node *n, enum backend b, const struct hook_list *hooks)
+{
+	char *text = b == BACKEND_NONE ? NULL : hook_list_join(hooks);
+
+	free(n->hook);
+	n->hook = text;
+	n->backend = b;
+	if (b == BACKEND_NONE)
+		n->chosen.n = 0;
+	else
+		n->chosen = *hooks; /* hooks may be &n->chosen: an exact overlap */
 }
 
 static bool strv_contains(char *const *v, size_t n, const char *s)
@@ -338,32 +429,37 @@ static int parse_hooks(struct perr *e, size_t idx, struct tree_node *n, const js
 				    key, TREE_MAX_HOOKS);
 		if (json_array_size(arr) == 0)
 			continue;
-		n->hooks[b] = calloc(json_array_size(arr), sizeof(char *));
+		n->hooks[b] = calloc(json_array_size(arr), sizeof(struct hook_list));
 		if (!n->hooks[b])
 			return -ENOMEM;
 		json_array_foreach(arr, i, v)
 		{
 			const char *s = json_string_value(v);
-			bool ok;
+			struct hook_list *alt = &n->hooks[b][n->n_hooks[b]];
+			size_t k;
+			int r;
 
 			if (!s)
 				return fail(e, idx, n->id, "hooks",
 					    "\"%s\" entry %zu is not a string", key, i);
-			if (strlen(s) > TREE_MAX_HOOK_LEN)
-				return fail(e, idx, n->id, "hooks",
-					    "\"%s\" entry %zu is longer than %d characters", key, i,
-					    TREE_MAX_HOOK_LEN);
-			ok = b == BACKEND_TRACEPOINT ? valid_tracepoints(s) : valid_symbol(s);
-			if (!ok)
+			r = hook_list_parse(s, hook_kind_of(b), alt);
+			if (r == -E2BIG)
+				return fail(
+				    e, idx, n->id, "hooks",
+				    "\"%s\" entry %zu: a name longer than %d characters, or "
+				    "more than %d names",
+				    key, i, TREE_MAX_HOOK_NAME_LEN, TREE_MAX_NODE_HOOKS);
+			if (r < 0)
 				return fail(e, idx, n->id, "hooks",
 					    "\"%s\": invalid hook \"%.64s\"%s", key, s,
 					    b == BACKEND_TRACEPOINT
 						? " (tracepoint names joined by '+')"
 						: " (a function symbol)");
-			if (strv_contains(n->hooks[b], n->n_hooks[b], s))
-				return fail(e, idx, n->id, "hooks", "\"%s\": duplicate hook \"%s\"",
-					    key, s);
-			n->hooks[b][n->n_hooks[b]++] = xstrdup(s);
+			for (k = 0; k < n->n_hooks[b]; k++)
+				if (hook_list_equal(&n->hooks[b][k], alt))
+					return fail(e, idx, n->id, "hooks",
+						    "\"%s\": duplicate hook \"%s\"", key, s);
+			n->n_hooks[b]++;
 		}
 	}
 	return 0;
@@ -667,6 +763,20 @@ static json_t *strv_to_json(char *const *v, size_t n)
 	return a;
 }
 
+/* A backend's alternatives as tree-data writes them: ["page_fault_user+rss_stat", ...]. */
+static json_t *alternatives_to_json(const struct hook_list *v, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		_cleanup_free_ char *text = hook_list_join(&v[i]);
+
+		json_array_append_new(a, json_string(text));
+	}
+	return a;
+}
+
 static json_t *str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
@@ -696,7 +806,7 @@ json_t *tree_to_json(const struct tree *t)
 		hooks = json_object();
 		for (b = 0; b < BACKEND_MAX; b++)
 			json_object_set_new(hooks, backend_names[b],
-					    strv_to_json(n->hooks[b], n->n_hooks[b]));
+					    alternatives_to_json(n->hooks[b], n->n_hooks[b]));
 		if (available)
 			by_backend[n->backend]++;
 		else

@@ -32,9 +32,54 @@ enum backend backend_from_name(const char *s);
 #define TREE_MAX_ID_LEN 128	  /* whole dotted id */
 #define TREE_MAX_DESCRIPTION_LEN 1024
 #define TREE_MAX_HOOKS 16	  /* alternatives per backend */
-#define TREE_MAX_HOOK_LEN 256	  /* one alternative, '+'-joined tracepoints included */
-#define TREE_MAX_HOOK_PARTS 8	  /* tracepoints joined in one alternative */
+#define TREE_MAX_HOOK_NAME_LEN 63 /* one function or tracepoint name */
+#define TREE_MAX_NODE_HOOKS 24	  /* = ARGUS_FENTRY_PAIRS: what one node attaches fits a probe */
 #define TREE_MAX_CHILDREN 32	  /* = ARGUS_MAX_SLOTS: one level must fit the probe's slots */
+
+/* What a hook names; the backend says how it is attached. */
+enum hook_kind {
+	HOOK_FUNCTION,	 /* a kernel function: fentry/fexit, kprobe/kretprobe */
+	HOOK_TRACEPOINT, /* a tracepoint: tp_btf */
+};
+
+/* One attach point: "do_wp_page.isra.0", "page_fault_user". */
+struct hook {
+	enum hook_kind kind;
+	char name[TREE_MAX_HOOK_NAME_LEN + 1];
+};
+
+/*
+ * Hooks used together, all of which must attach: one alternative of
+ * tree-data (a function, or tracepoints joined by '+' there), or what a
+ * node chose. Parsed once, when the tree is loaded: its users read these,
+ * never the text.
+ */
+struct hook_list {
+	struct hook v[TREE_MAX_NODE_HOOKS];
+	size_t n;
+};
+
+/* The kind of hook a backend attaches to. */
+enum hook_kind hook_kind_of(enum backend b);
+/*
+ * Parse one alternative as tree-data writes it: a function symbol
+ * ([A-Za-z0-9_.], variants such as "do_wp_page.isra.0") for HOOK_FUNCTION,
+ * tracepoint names ([A-Za-z0-9_]) joined by '+' for HOOK_TRACEPOINT; each
+ * name at most TREE_MAX_HOOK_NAME_LEN characters, at most
+ * TREE_MAX_NODE_HOOKS of them. Pure. Returns 0 and *ret, or -EINVAL
+ * (malformed) / -E2BIG (too many or too long); *ret is written only on
+ * success.
+ */
+int hook_list_parse(const char *text, enum hook_kind kind, struct hook_list *ret);
+/* The text tree-data writes for l: its names joined by '+' (malloc'ed; "" when empty). */
+char *hook_list_join(const struct hook_list *l);
+/* Is one of l's hooks named name? */
+bool hook_list_has(const struct hook_list *l, const char *name);
+/*
+ * Append h unless a hook of that name is there already. -E2BIG when l is
+ * full (nothing is cut short).
+ */
+int hook_list_add(struct hook_list *l, const struct hook *h);
 
 struct tree_node {
 	char *id;	   /* "kernel_paging.anon_fault.minor" */
@@ -48,20 +93,25 @@ struct tree_node {
 	size_t n_metrics;
 	unsigned classes;  /* bit mask of enum argus_class; inner nodes: union of descendants */
 	/*
-	 * Ordered alternatives per backend. fentry/kprobe: function names, symbol
-	 * variants included ("do_wp_page", "do_wp_page.isra.0"). tracepoint: one
-	 * alternative may need several tracepoints, joined by '+'
-	 * ("page_fault_user+sched_switch"); all of them must attach.
+	 * Ordered alternatives per backend, parsed. fentry/kprobe: one function
+	 * each, symbol variants included ("do_wp_page", "do_wp_page.isra.0").
+	 * tracepoint: one alternative may need several tracepoints, joined by
+	 * '+' in tree-data ("page_fault_user+sched_switch"); all of them must
+	 * attach.
 	 */
-	char **hooks[BACKEND_MAX];
+	struct hook_list *hooks[BACKEND_MAX];
 	size_t n_hooks[BACKEND_MAX];
 
-	/* Resolution (resolve.c) */
-	enum backend backend;	/* chosen backend, BACKEND_NONE when unavailable */
-	char *hook;		/* chosen hook, NULL when unavailable; inner nodes measured
-				 * through their children: the children's hooks joined by '+'
-				 * (see tree_resolve) */
-	char *reason;		/* why unavailable; or why earlier backends were refused; NULL if none */
+	/* Resolution (resolve.c), written through tree_node_choose */
+	enum backend backend; /* chosen backend, BACKEND_NONE when unavailable */
+	/*
+	 * The hooks chosen, none when unavailable; an inner node measured
+	 * through its children: the hooks they chose (see tree_resolve).
+	 */
+	struct hook_list chosen;
+	/* The same as text, '+'-joined, for GET /tree and the trace; NULL when unavailable. */
+	char *hook;
+	char *reason; /* why unavailable; or why earlier backends were refused; NULL if none */
 };
 
 struct tree {
@@ -81,8 +131,8 @@ struct tree {
  * included); metrics a non-empty subset of "count", "time_ns"; every leaf
  * lists at least one class of the class table (ARGUS_CLASSES), an inner node lists none
  * (it gets the union of its descendants), and no class belongs to two
- * leaves; hook names are symbols ([A-Za-z0-9_.]) or, for tracepoints,
- * tracepoint names joined by '+'; no duplicates in any list; unknown fields
+ * leaves; hooks parse with hook_list_parse (function symbols, or for
+ * tracepoints names joined by '+'); no duplicates in any list; unknown fields
  * and backends are rejected. On error returns -EINVAL (-ENOMEM for
  * allocation failure) and, when ret_err is not NULL, *ret_err (malloc'ed)
  * names the offending node and field. *ret is written only on success.
@@ -102,6 +152,12 @@ const char *tree_class_name(int cls);
 int tree_class_from_name(const char *name);
 /* Does the node declare this metric ("count", "time_ns")? */
 bool tree_node_has_metric(const struct tree_node *n, const char *metric);
+/*
+ * Record a resolution's choice for n: backend b and its hooks (copied),
+ * n->hook their text. b == BACKEND_NONE (hooks ignored) makes n
+ * unavailable. The reason is left alone.
+ */
+void tree_node_choose(struct tree_node *n, enum backend b, const struct hook_list *hooks);
 
 /* Index of the node with this id, or -1 (also for NULL). */
 int tree_find(const struct tree *t, const char *id);

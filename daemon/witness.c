@@ -80,22 +80,6 @@ static void attach_name(const char *section, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)n, s);
 }
 
-/* Is name one of the '+'-joined parts of hooks? */
-static bool in_hooks(const char *hooks, const char *name)
-{
-	size_t len = strlen(name);
-	const char *s;
-
-	for (s = hooks ?: ""; *s;) {
-		size_t n = strcspn(s, "+");
-
-		if (n == len && strncmp(s, name, n) == 0)
-			return true;
-		s += n + (s[n] == '+');
-	}
-	return false;
-}
-
 static bool slot_may_use(const struct tree_node *n, const char *name)
 {
 	const char *comp[COMPANIONS_MAX];
@@ -103,7 +87,7 @@ static bool slot_may_use(const struct tree_node *n, const char *name)
 
 	if (!strcmp(name, "sched_process_fork") || !strcmp(name, "sched_process_exit"))
 		return true;
-	if (in_hooks(n->hook, name))
+	if (hook_list_has(&n->chosen, name))
 		return true;
 	nc = probe_companions(n->classes, comp, COMPANIONS_MAX);
 	for (i = 0; i < nc; i++)

@@ -109,10 +109,21 @@ static void check_shape(const struct tree *t)
 		}
 		for (b = 0; b < BACKEND_MAX; b++) {
 			FUZZ_CHECK(n->n_hooks[b] <= TREE_MAX_HOOKS, "%s hooks", n->id);
-			for (j = 0; j < n->n_hooks[b]; j++)
-				FUZZ_CHECK(*n->hooks[b][j] &&
-					       strlen(n->hooks[b][j]) <= TREE_MAX_HOOK_LEN,
-					   "%s hook", n->id);
+			for (j = 0; j < n->n_hooks[b]; j++) {
+				const struct hook_list *alt = &n->hooks[b][j];
+				size_t k;
+
+				FUZZ_CHECK(alt->n >= 1 && alt->n <= TREE_MAX_NODE_HOOKS &&
+					       (b == BACKEND_TRACEPOINT || alt->n == 1),
+					   "%s hook %zu", n->id, j);
+				for (k = 0; k < alt->n; k++) {
+					const struct hook *h = &alt->v[k];
+
+					FUZZ_CHECK(h->kind == hook_kind_of(b) && *h->name &&
+						       strlen(h->name) <= TREE_MAX_HOOK_NAME_LEN,
+						   "%s hook %zu", n->id, j);
+				}
+			}
 		}
 	}
 	FUZZ_CHECK(level1 <= TREE_MAX_CHILDREN, "%zu level-1 nodes", level1);
@@ -132,13 +143,21 @@ static void check_resolved(struct tree *t)
 	for (i = 0; i < t->n_nodes; i++) {
 		const struct tree_node *nd = &t->nodes[i];
 
-		if (nd->backend == BACKEND_NONE)
+		if (nd->backend == BACKEND_NONE) {
 			FUZZ_CHECK(nd->reason && *nd->reason, "%s: unavailable without a reason",
 				   nd->id);
-		else
+		} else {
+			char *text;
+
 			FUZZ_CHECK(nd->backend >= 0 && nd->backend < BACKEND_MAX && nd->hook &&
-				       *nd->hook,
+				       *nd->hook && nd->chosen.n >= 1,
 				   "%s: available without a hook", nd->id);
+			/* the text GET /tree shows is the parsed choice, joined */
+			text = hook_list_join(&nd->chosen);
+			FUZZ_CHECK(!strcmp(text, nd->hook), "%s: hook %s, chosen %s", nd->id,
+				   nd->hook, text);
+			free(text);
+		}
 	}
 	n = tree_active(t, -1, active, ARRAY_SIZE(active));
 	FUZZ_CHECK(gate_policy_for_level(t, active, n, 2, &pol) == 0, "gate policy");

@@ -623,6 +623,7 @@ int main(void)
 {
 	const char *src = getenv("ARGUS_SOURCE_DIR"), *build = getenv("ARGUS_BUILD_DIR");
 	char *err = NULL, path[512];
+	struct hook_list hooks;
 	int active[2];
 
 	if (!src || !build) {
@@ -643,10 +644,11 @@ int main(void)
 	active[0] = tree_find(tree, "kernel_paging.file_fault.page_cache");
 	active[1] = tree_find(tree, "kernel_paging.file_fault.major");
 	REQUIRE(active[0] >= 0 && active[1] >= 0);
-	tree->nodes[active[0]].backend = BACKEND_TRACEPOINT;
-	tree->nodes[active[0]].hook = strdup("page_fault_user+rss_stat");
-	tree->nodes[active[1]].backend = BACKEND_TRACEPOINT;
-	tree->nodes[active[1]].hook = strdup("page_fault_user+sched_switch+mm_filemap_add_to_page_cache");
+	REQUIRE(hook_list_parse("page_fault_user+rss_stat", HOOK_TRACEPOINT, &hooks) == 0);
+	tree_node_choose(&tree->nodes[active[0]], BACKEND_TRACEPOINT, &hooks);
+	REQUIRE(hook_list_parse("page_fault_user+sched_switch+mm_filemap_add_to_page_cache",
+				HOOK_TRACEPOINT, &hooks) == 0);
+	tree_node_choose(&tree->nodes[active[1]], BACKEND_TRACEPOINT, &hooks);
 	REQUIRE(gate_policy_for_level(tree, active, 2, 2, &policy) == 0);
 
 	test_compile();

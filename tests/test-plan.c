@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "daemon/measure.h"
-#include "daemon/probe.h"
+#include "daemon/probe_plan.h"
 #include "daemon/resolve.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
@@ -64,6 +64,16 @@ static void check_all_levels(struct tree *t, const char *kind)
 	CHECKF(r == 0 && plan.n_slots == n_leaves, "%s reference: r=%d", kind, r);
 }
 
+static bool listed(const char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
 static void test_fentry_kernel(void)
 {
 	struct tree *t = load(BACKEND_FENTRY);
@@ -110,9 +120,11 @@ static void test_tracepoint_kernel(void)
 {
 	struct tree *t = load(BACKEND_TRACEPOINT);
 	int nodes[TREE_MAX_NODES], anon = tree_find(t, "kernel_paging.anon_fault");
+	const char *tps[PROBE_MAX_LINKS];
 	struct probe_plan plan;
-	size_t n, i;
+	size_t n, i, j, n_tps;
 	unsigned all = 0;
+	json_t *desc, *progs;
 
 	check_all_levels(t, "tracepoint");
 	/* level 3 below anon_fault: four slots, each its own class */
@@ -126,6 +138,36 @@ static void test_tracepoint_kernel(void)
 		all |= plan.slots[i].classes;
 	}
 	CHECK(all == t->nodes[anon].classes);
+
+	/* level 1: the slots' own tracepoints first, in slot order, then companions, each once */
+	n = tree_active(t, -1, nodes, TREE_MAX_NODES);
+	REQUIRE(probe_plan_for(t, nodes, n, &plan) == 0);
+	REQUIRE(probe_plan_tracepoints(t, &plan, tps, ARRAY_SIZE(tps), &n_tps) == 0);
+	CHECK(n_tps > 6);
+	CHECK_STREQ(tps[0], "page_fault_user", "kernel_paging's first hook first");
+	for (i = 0; i < n_tps; i++)
+		for (j = 0; j < i; j++)
+			CHECKF(strcmp(tps[i], tps[j]) != 0, "%s twice", tps[i]);
+	for (i = 0; i < plan.n_slots; i++) {
+		const struct hook_list *h = &t->nodes[plan.slots[i].node].chosen;
+
+		for (j = 0; j < h->n; j++)
+			CHECKF(listed(tps, n_tps, h->v[j].name), "%s missing", h->v[j].name);
+	}
+	CHECK(listed(tps, n_tps, "sched_process_fork") &&
+	      listed(tps, n_tps, "hrtimer_expire_exit"));
+	CHECK(probe_plan_tracepoints(t, &plan, tps, 3, &n_tps) == -E2BIG);
+	REQUIRE(probe_plan_tracepoints(t, &plan, tps, ARRAY_SIZE(tps), &n_tps) == 0);
+	/* the trace lists the same programs, in the same order */
+	desc = probe_plan_describe(t, &plan);
+	progs = json_object_get(desc, "programs");
+	CHECK_EQ(json_array_size(progs), n_tps, "programs");
+	for (i = 0; i < n_tps && i < json_array_size(progs); i++) {
+		_cleanup_free_ char *want = xasprintf("tp_btf/%s", tps[i]);
+
+		CHECK_STREQ(json_string_value(json_array_get(progs, i)), want, "program");
+	}
+	json_decref(desc);
 	tree_free(t);
 }
 
@@ -181,16 +223,6 @@ static void test_fill_nodes(void)
 	CHECK(x && *x == 100);
 	mvec_free(&v);
 	tree_free(t);
-}
-
-static bool listed(const char *const *v, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i], s) == 0)
-			return true;
-	return false;
 }
 
 /* The class table: names agree everywhere, companions come by group, each once. */

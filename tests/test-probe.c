@@ -21,9 +21,11 @@
 #include <unistd.h>
 #include <linux/futex.h>
 
+#include "daemon/bpf_log.h"
 #include "daemon/log.h"
 #include "daemon/measure.h"
 #include "daemon/probe.h"
+#include "daemon/probe_try.h"
 #include "daemon/resolve.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
@@ -206,7 +208,7 @@ static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64
 	size_t n = 0, i;
 	struct probe_plan plan;
 	struct probe *p = NULL;
-	char *vlog = NULL;
+	char *vlog = NULL, *err = NULL;
 	int go[2], status, r;
 	struct rusage ru;
 	uint64_t t0;
@@ -218,10 +220,11 @@ static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64
 	r = probe_plan_for(tree, leaves, n, &plan);
 	if (r < 0)
 		return r;
-	r = probe_load(tree, &plan, &p, &vlog);
+	r = probe_load(tree, &plan, &p, &vlog, &err);
 	if (r < 0) {
-		fprintf(stderr, "probe_load: %s\n%s\n", strerror(-r), vlog ?: "");
+		fprintf(stderr, "probe_load: %s: %s\n%s\n", strerror(-r), err ?: "", vlog ?: "");
 		free(vlog);
+		free(err);
 		return r;
 	}
 	if (pipe(go) < 0)
@@ -239,7 +242,10 @@ static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64
 	close(go[0]);
 	r = probe_add_target(p, pid);
 	if (!r)
-		r = probe_attach(p);
+		r = probe_attach(p, &err);
+	if (r < 0)
+		fprintf(stderr, "probe_attach: %s: %s\n", strerror(-r), err ?: "");
+	free(err);
 	t0 = now_mono_ns();
 	(void)!write(go[1], "g", 1);
 	close(go[1]);
@@ -824,7 +830,7 @@ int main(void)
 	if (geteuid() != 0) {
 		tap_skip_all("test-probe needs root");
 	}
-	probe_setup_libbpf_logging();
+	bpf_log_setup();
 	REQUIRE(tree_load_file(path, &tree, &err) == 0);
 	REQUIRE(!forced || backend_order_parse(forced, &order) == 0);
 	REQUIRE(tree_resolve_backends(tree, &pr, &order) >= 0);

@@ -170,6 +170,13 @@ static void test_tracepoint_only(void)
 	n = node(t, "kernel_paging.anon_fault");
 	CHECK(n->backend == BACKEND_TRACEPOINT &&
 	      streq(n->hook, "page_fault_user+rss_stat+mm_page_alloc") && n->reason == NULL);
+	/* the choice parsed: one hook per tracepoint, each once */
+	CHECK(n->chosen.n == 3 && n->chosen.v[2].kind == HOOK_TRACEPOINT &&
+	      streq(n->chosen.v[0].name, "page_fault_user") &&
+	      streq(n->chosen.v[2].name, "mm_page_alloc"));
+	CHECK(node(t, "kernel_paging")->chosen.n == 6);
+	n = node(t, "kernel_paging.anon_fault.minor");
+	CHECK(n->chosen.n == 2 && streq(n->chosen.v[1].name, "rss_stat"));
 
 	for (i = 0; i < t->n_nodes; i++)
 		CHECKF(t->nodes[i].backend == BACKEND_TRACEPOINT, "%s", t->nodes[i].id);
@@ -319,6 +326,8 @@ static void test_fentry_everywhere(void)
 	CHECK(n->backend == BACKEND_FENTRY);
 	/* ... measured through the hooks its fentry children chose; zero_page is not on it. */
 	CHECK(streq(n->hook, "do_anonymous_page+wp_page_copy+do_huge_pmd_anonymous_page"));
+	CHECK(n->chosen.n == 3 && n->chosen.v[1].kind == HOOK_FUNCTION &&
+	      streq(n->chosen.v[1].name, "wp_page_copy"));
 	CHECK(node(t, "kernel_scheduler")->backend == BACKEND_FENTRY);
 
 	/* Tracepoints asked only for the nodes that have nothing else. */
@@ -658,6 +667,55 @@ static void test_order_reorders(void)
 	tree_free(t);
 }
 
+/*
+ * An inner node measured through children whose hooks together are more
+ * than one node may attach: unavailable, and its reason says so; the
+ * children keep theirs.
+ */
+static void test_children_beyond_bound(void)
+{
+	struct tree *t;
+	struct fake f = {.decide = decide_all};
+	struct prober p = {fake_try, &f};
+	_cleanup_free_ char *doc = NULL;
+	char alt[4][256];
+	size_t i, j;
+
+	for (i = 0; i < 4; i++) {
+		int off = 0;
+
+		/* 7 distinct tracepoints per child: 28 in all, more than TREE_MAX_NODE_HOOKS */
+		for (j = 0; j < 7; j++)
+			off += snprintf(alt[i] + off, sizeof(alt[i]) - off, "%st%zu_%zu",
+					j ? "+" : "", i, j);
+	}
+	doc = xasprintf("{'version': 'v', 'nodes': ["
+			" {'id': 'a', 'description': 'd', 'metrics': ['count']},"
+			" {'id': 'a.w', 'description': 'd', 'metrics': ['count'], 'classes': "
+			"['fork'], 'hooks': {'tracepoint': ['%s']}},"
+			" {'id': 'a.x', 'description': 'd', 'metrics': ['count'], 'classes': "
+			"['futex'], 'hooks': {'tracepoint': ['%s']}},"
+			" {'id': 'a.y', 'description': 'd', 'metrics': ['count'], 'classes': "
+			"['mmap_lock'], 'hooks': {'tracepoint': ['%s']}},"
+			" {'id': 'a.z', 'description': 'd', 'metrics': ['count'], 'classes': "
+			"['migrate'], 'hooks': {'tracepoint': ['%s']}}"
+			"]}",
+			alt[0], alt[1], alt[2], alt[3]);
+	t = load_text(doc);
+	CHECK(tree_resolve(t, &p) == 1);
+	check_probed_once(&f);
+	CHECK(f.n_calls == 28);
+	CHECK(t->nodes[0].backend == BACKEND_NONE && !t->nodes[0].hook &&
+	      t->nodes[0].chosen.n == 0);
+	CHECKF(t->nodes[0].reason && strstr(t->nodes[0].reason, "tracepoint: its children's hooks "
+								"are more than 24"),
+	       "%s", t->nodes[0].reason ?: "(none)");
+	for (i = 1; i < 5; i++)
+		CHECK(t->nodes[i].backend == BACKEND_TRACEPOINT && t->nodes[i].chosen.n == 7 &&
+		      streq(t->nodes[i].hook, alt[i - 1]));
+	tree_free(t);
+}
+
 int main(void)
 {
 	test_tracepoint_only();
@@ -665,6 +723,7 @@ int main(void)
 	test_fentry_everywhere();
 	test_subtree_refused();
 	test_inner_hooks_and_ties();
+	test_children_beyond_bound();
 	test_order_parse();
 	test_order_restricts();
 	test_order_reorders();

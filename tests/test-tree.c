@@ -53,6 +53,17 @@ static unsigned bit(int cls)
 	return 1u << cls;
 }
 
+/* Is alternative i of backend b of n, as tree-data writes it, text? */
+static bool alt_is(const struct tree_node *n, enum backend b, size_t i, const char *text)
+{
+	_cleanup_free_ char *joined = NULL;
+
+	if (i >= n->n_hooks[b])
+		return false;
+	joined = hook_list_join(&n->hooks[b][i]);
+	return strcmp(joined, text) == 0;
+}
+
 static void test_real_tree(void)
 {
 	static const struct {
@@ -150,11 +161,21 @@ static void test_real_tree(void)
 	/* Hooks: ordered alternatives, symbol variants for kprobe. */
 	idx = tree_find(t, "kernel_paging.anon_fault.minor");
 	CHECK(t->nodes[idx].n_hooks[BACKEND_FENTRY] == 1 &&
-	      strcmp(t->nodes[idx].hooks[BACKEND_FENTRY][0], "do_anonymous_page") == 0);
+	      alt_is(&t->nodes[idx], BACKEND_FENTRY, 0, "do_anonymous_page"));
 	CHECK(t->nodes[idx].n_hooks[BACKEND_KPROBE] == 3 &&
-	      strcmp(t->nodes[idx].hooks[BACKEND_KPROBE][1], "do_anonymous_page.isra.0") == 0);
+	      alt_is(&t->nodes[idx], BACKEND_KPROBE, 1, "do_anonymous_page.isra.0"));
 	CHECK(t->nodes[idx].n_hooks[BACKEND_TRACEPOINT] == 1 &&
-	      strcmp(t->nodes[idx].hooks[BACKEND_TRACEPOINT][0], "page_fault_user+rss_stat") == 0);
+	      alt_is(&t->nodes[idx], BACKEND_TRACEPOINT, 0, "page_fault_user+rss_stat"));
+	/* parsed at load: a function is one hook, a tracepoint alternative one per name */
+	CHECK(t->nodes[idx].hooks[BACKEND_KPROBE][1].n == 1 &&
+	      t->nodes[idx].hooks[BACKEND_KPROBE][1].v[0].kind == HOOK_FUNCTION &&
+	      strcmp(t->nodes[idx].hooks[BACKEND_KPROBE][1].v[0].name,
+		     "do_anonymous_page.isra.0") == 0);
+	CHECK(t->nodes[idx].hooks[BACKEND_TRACEPOINT][0].n == 2 &&
+	      t->nodes[idx].hooks[BACKEND_TRACEPOINT][0].v[1].kind == HOOK_TRACEPOINT &&
+	      strcmp(t->nodes[idx].hooks[BACKEND_TRACEPOINT][0].v[0].name, "page_fault_user") ==
+		  0 &&
+	      strcmp(t->nodes[idx].hooks[BACKEND_TRACEPOINT][0].v[1].name, "rss_stat") == 0);
 	idx = tree_find(t, "kernel_paging.anon_fault.zero_page");
 	CHECK(t->nodes[idx].n_hooks[BACKEND_FENTRY] == 0 &&
 	      t->nodes[idx].n_hooks[BACKEND_KPROBE] == 0);
@@ -167,6 +188,7 @@ static void test_real_tree(void)
 			CHECKF(t->nodes[i].n_hooks[BACKEND_TRACEPOINT] >= 1, "%s", t->nodes[i].id);
 	/* Before resolution nothing is chosen. */
 	CHECK(t->nodes[0].backend == BACKEND_NONE && !t->nodes[0].hook && !t->nodes[0].reason);
+	CHECK(t->nodes[0].chosen.n == 0);
 
 	tree_free(t);
 }
@@ -244,8 +266,8 @@ static void test_to_json(void)
 	int minor = tree_find(t, "kernel_paging.anon_fault.minor");
 
 	/* As after a resolution: one node on a tracepoint, one refused. */
-	t->nodes[minor].backend = BACKEND_TRACEPOINT;
-	t->nodes[minor].hook = xstrdup("page_fault_user+rss_stat");
+	tree_node_choose(&t->nodes[minor], BACKEND_TRACEPOINT,
+			 &t->nodes[minor].hooks[BACKEND_TRACEPOINT][0]);
 	t->nodes[minor].reason = xstrdup("fentry: do_anonymous_page: Operation not permitted");
 
 	j = tree_to_json(t);
@@ -284,6 +306,13 @@ static void test_to_json(void)
 	CHECK(strstr(json_string_value(json_object_get(n, "reason")), "Operation not permitted"));
 	CHECK(json_array_size(json_object_get(json_object_get(n, "hooks"), "kprobe")) == 3);
 	CHECK(json_array_size(json_object_get(json_object_get(n, "hooks"), "tracepoint")) == 1);
+	/* the alternatives as the file writes them */
+	CHECK(strcmp(json_string_value(json_array_get(
+			 json_object_get(json_object_get(n, "hooks"), "tracepoint"), 0)),
+		     "page_fault_user+rss_stat") == 0);
+	CHECK(strcmp(json_string_value(
+			 json_array_get(json_object_get(json_object_get(n, "hooks"), "kprobe"), 2)),
+		     "do_anonymous_page.constprop.0") == 0);
 
 	summary = json_object_get(j, "summary");
 	CHECK(json_integer_value(json_object_get(summary, "nodes")) == (json_int_t)t->n_nodes);
@@ -324,9 +353,94 @@ static void test_small_valid(void)
 	CHECK(t->nodes[0].classes ==
 	      (bit(ARGUS_CLS_ANON_MINOR) | bit(ARGUS_CLS_ANON_ZERO) | bit(ARGUS_CLS_ANON_COW)));
 	CHECK(t->nodes[3].n_hooks[BACKEND_KPROBE] == 2 && t->nodes[3].n_hooks[BACKEND_FENTRY] == 0);
-	CHECK(strcmp(t->nodes[3].hooks[BACKEND_TRACEPOINT][0], "p+q") == 0);
+	CHECK(alt_is(&t->nodes[3], BACKEND_TRACEPOINT, 0, "p+q"));
+	CHECK(t->nodes[3].hooks[BACKEND_TRACEPOINT][0].n == 2 &&
+	      strcmp(t->nodes[3].hooks[BACKEND_TRACEPOINT][0].v[1].name, "q") == 0);
+	CHECK(alt_is(&t->nodes[3], BACKEND_TRACEPOINT, 1, "r"));
+	CHECK(alt_is(&t->nodes[3], BACKEND_KPROBE, 1, "x.isra.0"));
 	CHECK(err == NULL);
 	tree_free(t);
+}
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* One alternative's text parsed into hooks: the one parser, its bounds, and back to text. */
+static void test_hooks(void)
+{
+	static const char *const malformed_tp[] = {"", "a.b", "a++b", "+a", "a+", "a-b", "a b"};
+	static const char *const malformed_fn[] = {"", "a+b", ".a", "a.", "a..b", "1a", "do-x"};
+	_cleanup_free_ char *name = NULL, *most = NULL, *too_many = NULL, *text = NULL;
+	struct tree_node n = {.backend = BACKEND_NONE};
+	struct hook_list l, m;
+	size_t i;
+
+	CHECK(hook_list_parse("page_fault_user+rss_stat", HOOK_TRACEPOINT, &l) == 0);
+	CHECK(l.n == 2 && l.v[0].kind == HOOK_TRACEPOINT && l.v[1].kind == HOOK_TRACEPOINT &&
+	      streq(l.v[0].name, "page_fault_user") && streq(l.v[1].name, "rss_stat"));
+	text = hook_list_join(&l);
+	CHECK(streq(text, "page_fault_user+rss_stat"));
+	CHECK(hook_list_has(&l, "rss_stat") && !hook_list_has(&l, "rss") &&
+	      !hook_list_has(&l, "page_fault_user+rss_stat"));
+	CHECK(hook_list_parse("do_wp_page.isra.0", HOOK_FUNCTION, &l) == 0);
+	CHECK(l.n == 1 && l.v[0].kind == HOOK_FUNCTION && streq(l.v[0].name, "do_wp_page.isra.0"));
+	CHECK(hook_kind_of(BACKEND_FENTRY) == HOOK_FUNCTION &&
+	      hook_kind_of(BACKEND_KPROBE) == HOOK_FUNCTION &&
+	      hook_kind_of(BACKEND_TRACEPOINT) == HOOK_TRACEPOINT);
+
+	/* malformed: -EINVAL, nothing written */
+	m.n = 7;
+	for (i = 0; i < ARRAY_SIZE(malformed_tp); i++)
+		CHECKF(hook_list_parse(malformed_tp[i], HOOK_TRACEPOINT, &m) == -EINVAL && m.n == 7,
+		       "tracepoints \"%s\"", malformed_tp[i]);
+	for (i = 0; i < ARRAY_SIZE(malformed_fn); i++)
+		CHECKF(hook_list_parse(malformed_fn[i], HOOK_FUNCTION, &m) == -EINVAL && m.n == 7,
+		       "function \"%s\"", malformed_fn[i]);
+
+	/* bounds: names of TREE_MAX_HOOK_NAME_LEN characters, TREE_MAX_NODE_HOOKS of them */
+	name = calloc(1, TREE_MAX_HOOK_NAME_LEN + 2);
+	REQUIRE(name);
+	memset(name, 'f', TREE_MAX_HOOK_NAME_LEN);
+	CHECK(hook_list_parse(name, HOOK_FUNCTION, &l) == 0 && l.n == 1 &&
+	      strlen(l.v[0].name) == TREE_MAX_HOOK_NAME_LEN);
+	name[TREE_MAX_HOOK_NAME_LEN] = 'f';
+	CHECK(hook_list_parse(name, HOOK_FUNCTION, &m) == -E2BIG && m.n == 7);
+	CHECK(hook_list_parse(name, HOOK_TRACEPOINT, &m) == -E2BIG && m.n == 7);
+	most = xstrdup("t0");
+	for (i = 1; i < TREE_MAX_NODE_HOOKS; i++) {
+		char *s = xasprintf("%s+t%zu", most, i);
+
+		free(most);
+		most = s;
+	}
+	CHECK(hook_list_parse(most, HOOK_TRACEPOINT, &l) == 0 && l.n == TREE_MAX_NODE_HOOKS);
+	free(text);
+	text = hook_list_join(&l);
+	CHECK(streq(text, most));
+	too_many = xasprintf("%s+t%d", most, TREE_MAX_NODE_HOOKS);
+	CHECK(hook_list_parse(too_many, HOOK_TRACEPOINT, &m) == -E2BIG && m.n == 7);
+
+	/* adding: each name once, never beyond the bound */
+	CHECK(hook_list_add(&l, &l.v[3]) == 0 && l.n == TREE_MAX_NODE_HOOKS);
+	CHECK(hook_list_add(&l, &(struct hook){HOOK_TRACEPOINT, "new"}) == -E2BIG &&
+	      l.n == TREE_MAX_NODE_HOOKS);
+	m.n = 0;
+	CHECK(hook_list_add(&m, &(struct hook){HOOK_TRACEPOINT, "a"}) == 0);
+	CHECK(hook_list_add(&m, &(struct hook){HOOK_TRACEPOINT, "b"}) == 0);
+	CHECK(hook_list_add(&m, &(struct hook){HOOK_TRACEPOINT, "a"}) == 0);
+	CHECK(m.n == 2 && streq(m.v[1].name, "b"));
+
+	/* a choice: the backend, its hooks, and their text */
+	REQUIRE(hook_list_parse("p+q", HOOK_TRACEPOINT, &l) == 0);
+	tree_node_choose(&n, BACKEND_TRACEPOINT, &l);
+	CHECK(n.backend == BACKEND_TRACEPOINT && n.chosen.n == 2 && streq(n.hook, "p+q"));
+	REQUIRE(hook_list_parse("x", HOOK_FUNCTION, &l) == 0);
+	tree_node_choose(&n, BACKEND_KPROBE, &l);
+	CHECK(n.backend == BACKEND_KPROBE && n.chosen.n == 1 && streq(n.hook, "x"));
+	tree_node_choose(&n, BACKEND_NONE, NULL);
+	CHECK(n.backend == BACKEND_NONE && n.chosen.n == 0 && n.hook == NULL);
 }
 
 static void expect_reject(const char *text, const char *want1, const char *want2, int line)
@@ -477,6 +591,35 @@ static void test_malformed(void)
 	    many);
 	REJECT(big, "(a)", "more than 16 alternatives");
 	free(TAKE_PTR(big));
+	/* a name longer than TREE_MAX_HOOK_NAME_LEN, more than TREE_MAX_NODE_HOOKS names */
+	free(TAKE_PTR(many));
+	many = calloc(1, TREE_MAX_HOOK_NAME_LEN + 2);
+	REQUIRE(many);
+	memset(many, 'f', TREE_MAX_HOOK_NAME_LEN + 1);
+	big = xasprintf(
+	    "{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	    "'classes': ['fork'], 'hooks': {'fentry': ['%s']}}]}",
+	    many);
+	REJECT(big, "(a)", "a name longer than 63 characters");
+	free(TAKE_PTR(big));
+	free(TAKE_PTR(many));
+	many = xstrdup("t0");
+	for (i = 1; i <= TREE_MAX_NODE_HOOKS; i++) {
+		char *m = xasprintf("%s+t%zu", many, i);
+
+		free(many);
+		many = m;
+	}
+	big = xasprintf(
+	    "{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	    "'classes': ['fork'], 'hooks': {'tracepoint': ['%s']}}]}",
+	    many);
+	REJECT(big, "(a)", "more than 24 names");
+	free(TAKE_PTR(big));
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'tracepoint': ['p+q', 'p+q']}}]}",
+	       "(a)", "duplicate hook \"p+q\"");
 
 	/* Unknown fields, at both levels. */
 	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
@@ -588,6 +731,7 @@ int main(void)
 	test_queries();
 	test_to_json();
 	test_small_valid();
+	test_hooks();
 	test_malformed();
 	test_load_file();
 	return tap_done("test-tree");

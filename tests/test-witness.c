@@ -29,6 +29,15 @@ static int node(const char *id)
 	return i;
 }
 
+/* As resolution would leave node i: backend b, on the hooks text names ('+'-joined). */
+static void choose(int i, enum backend b, const char *text)
+{
+	struct hook_list h;
+
+	REQUIRE(hook_list_parse(text, hook_kind_of(b), &h) == 0);
+	tree_node_choose(&tree->nodes[i], b, &h);
+}
+
 /* One node of a row: its id and the count and time the probe reports (or ABSENT). */
 struct reported {
 	const char *id;
@@ -367,25 +376,24 @@ static void test_slot_runs(void)
 		{ "kprobe/filemap_fault+0x10", 100000 }, { NULL, 1e9 },
 	};
 	double runs[ARGUS_MAX_SLOTS];
-	char *saved[2];
 
 	tap_subtest("slot-runs");
-	saved[0] = tree->nodes[major].hook;
-	saved[1] = tree->nodes[runq].hook;
-	tree->nodes[major].hook = "page_fault_user+sched_switch+mm_filemap_add_to_page_cache";
-	tree->nodes[runq].hook = "sched_wakeup+sched_wakeup_new+sched_switch";
+	choose(major, BACKEND_TRACEPOINT,
+	       "page_fault_user+sched_switch+mm_filemap_add_to_page_cache");
+	choose(runq, BACKEND_TRACEPOINT, "sched_wakeup+sched_wakeup_new+sched_switch");
 	witness_slot_runs(tree, &plan, progs, ARRAY_SIZE(progs), runs);
 	/* the major leaf: its hooks, sys_enter (a companion of faults), fork; not block_rq_issue */
 	CHECKF(runs[0] == 1000 + 500 + 70 + 3 + 20, "major: %.0f", runs[0]);
 	/* runqueue waits: switch, wakeup, fork; not the fault or syscall programs */
 	CHECKF(runs[1] == 500 + 3 + 20, "runqueue: %.0f", runs[1]);
-	tree->nodes[runq].hook = "sched_wakeup";
+	choose(runq, BACKEND_TRACEPOINT, "sched_wakeup");
 	/* kprobe on a node function counts for it, offset and all */
-	tree->nodes[major].hook = "filemap_fault";
+	choose(major, BACKEND_KPROBE, "filemap_fault");
 	witness_slot_runs(tree, &plan, progs, ARRAY_SIZE(progs), runs);
 	CHECKF(runs[0] == 100000 + 500 + 70 + 3 + 20 + 1000, "kprobe: %.0f", runs[0]);
-	tree->nodes[major].hook = saved[0];
-	tree->nodes[runq].hook = saved[1];
+	/* back to the unresolved tree the other tests use */
+	tree_node_choose(&tree->nodes[major], BACKEND_NONE, NULL);
+	tree_node_choose(&tree->nodes[runq], BACKEND_NONE, NULL);
 	tap_subtest_name = NULL;
 }
 

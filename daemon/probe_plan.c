@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Probe plans and the policy of the probe's event classes: which slots a
+ * level's nodes get, which tracepoints and functions the plan attaches
+ * (the nodes' chosen hooks and their classes' companions), and how a plan
+ * reads in the trace. See probe_plan.h.
+ */
+#include "daemon/probe_plan.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* Per class, from the one table of bpf/paths.h: name, companions, the class counted with it. */
+static const struct {
+	const char *name;
+	enum argus_companions companions;
+	enum argus_class counted_with;
+} classes[ARGUS_CLS_MAX] = {
+#define CLASS_ROW(id, nm, comp, with)                                                              \
+	[ARGUS_CLS_##id] = {#nm, ARGUS_COMPANIONS_##comp, ARGUS_CLS_##with},
+    ARGUS_CLASSES(CLASS_ROW)
+#undef CLASS_ROW
+};
+
+const char *probe_class_name(unsigned cls)
+{
+	return cls < ARGUS_CLS_MAX ? classes[cls].name : NULL;
+}
+
+/*
+ * The companion tracepoints of each group. Classes whose time is thread
+ * time inside a page fault need what bounds a fault and takes nested paths
+ * out of it, whatever level is probed: the same metric must mean the same
+ * thing in the reference and at every level.
+ */
+static const char *const fault_companions[] = {
+    "page_fault_user",
+    "rss_stat",
+    "mm_page_alloc",
+    "mm_filemap_fault",
+    "mm_filemap_map_pages",
+    "mm_filemap_add_to_page_cache",
+    "tlb_flush",
+    "sys_enter",
+    "mm_vmscan_direct_reclaim_begin",
+    "mm_vmscan_direct_reclaim_end",
+    "mm_compaction_begin",
+    "mm_compaction_end",
+    "mmap_lock_start_locking",
+    "mmap_lock_acquire_returned",
+};
+
+/*
+ * Block I/O time is iowait thread time, from switching out to the wakeup
+ * (both always attached): it needs every request phase.
+ */
+static const char *const block_companions[] = {"block_rq_insert", "block_rq_issue",
+					       "block_rq_complete"};
+
+/* Creation time is the parent's time in clone/fork/clone3. */
+static const char *const create_companions[] = {"sys_enter", "sys_exit"};
+
+/* Who ends a futex wait: one of the target's own tasks, or another (a timer among them). */
+static const char *const futex_companions[] = {"sched_waking", "hrtimer_expire_entry",
+					       "hrtimer_expire_exit"};
+
+static const struct {
+	const char *const *tracepoints;
+	size_t n;
+} companion_groups[ARGUS_COMPANIONS_MAX] = {
+    [ARGUS_COMPANIONS_FAULT] = {fault_companions, ARRAY_SIZE(fault_companions)},
+    [ARGUS_COMPANIONS_BLOCK] = {block_companions, ARRAY_SIZE(block_companions)},
+    [ARGUS_COMPANIONS_CREATE] = {create_companions, ARRAY_SIZE(create_companions)},
+    [ARGUS_COMPANIONS_FUTEX] = {futex_companions, ARRAY_SIZE(futex_companions)},
+};
+
+/*
+ * Always attached: following the target's processes, and its runqueue
+ * waits, which every path's time leaves out (they are runqueue time), so
+ * that a metric means the same at every level.
+ */
+static const char *const always[] = {"sched_process_fork", "sched_process_exit", "sched_switch",
+				     "sched_wakeup", "sched_wakeup_new"};
+
+unsigned probe_counted_with(unsigned cls_mask)
+{
+	unsigned also = 0, c;
+
+	for (c = 0; c < ARGUS_CLS_MAX; c++)
+		if ((cls_mask & (1u << c)) && classes[c].counted_with < ARGUS_CLS_MAX)
+			also |= 1u << classes[c].counted_with;
+	return cls_mask | also;
+}
+
+size_t probe_companions(unsigned cls_mask, const char **ret, size_t max)
+{
+	bool wanted[ARGUS_COMPANIONS_MAX] = {};
+	size_t n = 0, i;
+	unsigned c, g;
+
+	for (i = 0; i < ARRAY_SIZE(always) && n < max; i++)
+		ret[n++] = always[i];
+	for (c = 0; c < ARGUS_CLS_MAX; c++)
+		if (cls_mask & (1u << c))
+			wanted[classes[c].companions] = true;
+	/* in group order, each group once, as a plan lists its tracepoints */
+	for (g = ARGUS_COMPANIONS_NONE + 1; g < ARGUS_COMPANIONS_MAX; g++)
+		for (i = 0; wanted[g] && i < companion_groups[g].n && n < max; i++)
+			ret[n++] = companion_groups[g].tracepoints[i];
+	return n;
+}
+
+int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret)
+{
+	struct probe_plan plan = {};
+	size_t fn_hooks = 0, i;
+
+	for (i = 0; i < n; i++) {
+		const struct tree_node *node = &t->nodes[nodes[i]];
+		struct probe_slot *s;
+
+		if (node->backend == BACKEND_NONE || !node->hook)
+			continue;
+		if (plan.n_slots >= ARGUS_MAX_SLOTS)
+			return -E2BIG;
+		/* an inner node's functions are its children's, each an fentry/fexit pair */
+		if (node->backend == BACKEND_FENTRY) {
+			fn_hooks += node->chosen.n;
+			if (fn_hooks > ARGUS_FENTRY_PAIRS)
+				return -E2BIG;
+		}
+		s = &plan.slots[plan.n_slots++];
+		s->node = nodes[i];
+		s->backend = node->backend;
+		s->hook = node->hook;
+		s->classes = node->backend == BACKEND_TRACEPOINT ? node->classes : 0;
+	}
+	*ret = plan;
+	return 0;
+}
+
+/* Add name to v[0..*n) once; one too many is -E2BIG (never cut short). */
+static int tp_add(const char **v, size_t max, size_t *n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp(v[i], name) == 0)
+			return 0;
+	if (*n >= max)
+		return -E2BIG;
+	v[(*n)++] = name;
+	return 0;
+}
+
+int probe_plan_tracepoints(const struct tree *t, const struct probe_plan *plan, const char **ret,
+			   size_t max, size_t *ret_n)
+{
+	const char *comp[PROBE_MAX_LINKS];
+	unsigned cls_mask = 0;
+	size_t n = 0, n_comp, i, j;
+	int r;
+
+	for (i = 0; i < plan->n_slots; i++) {
+		const struct probe_slot *s = &plan->slots[i];
+		const struct hook_list *hooks = &t->nodes[s->node].chosen;
+
+		if (s->backend != BACKEND_TRACEPOINT)
+			continue;
+		for (j = 0; j < hooks->n; j++) {
+			r = tp_add(ret, max, &n, hooks->v[j].name);
+			if (r < 0)
+				return r;
+		}
+		cls_mask |= s->classes;
+	}
+	n_comp = probe_companions(cls_mask, comp, ARRAY_SIZE(comp));
+	for (i = 0; i < n_comp; i++) {
+		r = tp_add(ret, max, &n, comp[i]);
+		if (r < 0)
+			return r;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan)
+{
+	json_t *slots = json_array(), *progs = json_array();
+	const char *tps[PROBE_MAX_LINKS];
+	size_t n_tps, i;
+
+	for (i = 0; i < plan->n_slots; i++) {
+		const struct probe_slot *s = &plan->slots[i];
+		json_t *cls = json_array();
+		unsigned c;
+
+		for (c = 0; c < ARGUS_CLS_MAX; c++)
+			if (s->classes & (1u << c))
+				json_array_append_new(cls, json_string(classes[c].name));
+		json_array_append_new(slots, json_pack("{s:i,s:s,s:s,s:s,s:o}", "slot", (int)i,
+						       "node", t->nodes[s->node].id, "backend",
+						       backend_name(s->backend), "hook", s->hook,
+						       "classes", cls));
+		if (s->backend == BACKEND_KPROBE)
+			json_array_append_new(progs, json_sprintf("kprobe+kretprobe/%s", s->hook));
+		else if (s->backend == BACKEND_FENTRY)
+			json_array_append_new(progs, json_sprintf("fentry+fexit/%s", s->hook));
+	}
+	if (probe_plan_tracepoints(t, plan, tps, ARRAY_SIZE(tps), &n_tps) == 0)
+		for (i = 0; i < n_tps; i++)
+			json_array_append_new(progs, json_sprintf("tp_btf/%s", tps[i]));
+	return json_pack("{s:s,s:o,s:o}", "object", "paths.bpf.o", "slots", slots, "programs",
+			 progs);
+}

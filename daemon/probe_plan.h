@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Probe plans: which programs of the multiplexed probe (bpf/paths.bpf.c)
+ * one level attaches. A plan names the level's nodes and gives each a
+ * slot; the programs follow from the nodes' chosen hooks, and from the
+ * policy of the probe's event classes (the ARGUS_CLASSES table of
+ * bpf/paths.h): the companion tracepoints each class needs besides its
+ * node's hooks, and the classes counted with it. Pure: no kernel, no log.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "bpf/paths.h"
+#include "daemon/tree.h"
+
+/* Attachments of one probe, tracepoints and functions together. */
+#define PROBE_MAX_LINKS 96
+
+struct probe_slot {
+	int node;	      /* tree index; the node's chosen hooks are the slot's */
+	enum backend backend; /* from resolution */
+	const char *hook;     /* from resolution: the node's hooks as text, for the trace */
+	unsigned classes;     /* tracepoint backend: classes counted into this slot */
+};
+
+struct probe_plan {
+	struct probe_slot slots[ARGUS_MAX_SLOTS];
+	size_t n_slots;
+	/*
+	 * An authored object (LLM agent) instead of paths.bpf.o, already through
+	 * the safety gate; borrowed, NULL for the builtin probe. Slot i of its
+	 * counters is slots[i].node; slots carry no classes (nothing is derived
+	 * from class totals).
+	 */
+	const void *object;
+	size_t object_len;
+};
+
+/*
+ * Build the plan for a set of nodes (a level's active subtree, or every leaf
+ * for a reference). Unavailable nodes are left out. -E2BIG beyond
+ * ARGUS_MAX_SLOTS or ARGUS_FENTRY_PAIRS function hooks.
+ */
+int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret);
+/*
+ * The tracepoints a plan attaches: its tracepoint slots' hooks, then the
+ * companions of their classes (probe_companions), each once, in that
+ * order. Names borrowed from t and static tables. -E2BIG beyond max.
+ */
+int probe_plan_tracepoints(const struct tree *t, const struct probe_plan *plan, const char **ret,
+			   size_t max, size_t *ret_n);
+/*
+ * The plan for the trace: its slots, and the programs (tracepoints and
+ * functions) it attaches: ["tp_btf/page_fault_user", ...].
+ */
+json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan);
+
+/*
+ * The tracepoints attached with any plan counting these classes, besides
+ * the nodes' own hooks: process tracking always; the hooks that bound a
+ * page fault and take nested paths out of its time; the request phases
+ * and switches of iowait; the waker of a futex wait. Fills ret (at most
+ * max), returns the count.
+ * The safety gate allows the same set to authored probes.
+ */
+size_t probe_companions(unsigned classes, const char **ret, size_t max);
+/* classes, with the classes no node owns that their programs count too (paths.h) */
+unsigned probe_counted_with(unsigned classes);
+/* Class names, in enum order ("anon_minor", ...). */
+const char *probe_class_name(unsigned cls);

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Resolution's trials: one hook, for real, on this kernel. Each trial opens
+ * its own copy of the multiplexed object, autoloads the one program the
+ * backend needs, loads, attaches, and releases it all; the reason for a
+ * refusal comes from the step that failed. See probe_try.h.
+ */
+#include "daemon/probe_try.h"
+#include "daemon/bpf_log.h"
+#include "daemon/probe_skel.h"
+#include "daemon/util.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+/* Why a hook was refused; resolution prefixes the backend and hook. */
+static char *reason_errno(const char *what, int err)
+{
+	return xasprintf("%s: %s", what, strerror(err < 0 ? -err : err));
+}
+
+static int try_tracepoint(const char *tp, char **ret_reason)
+{
+	_cleanup_(paths_bpf_destroyp) struct paths_bpf *skel = NULL;
+	struct bpf_program *prog;
+	struct bpf_link *l;
+	int r;
+
+	r = probe_skel_open(NULL, 0, &skel);
+	if (r < 0) {
+		*ret_reason = reason_errno("open", r);
+		return r;
+	}
+	prog = probe_skel_tracepoint(skel, tp);
+	if (!prog) {
+		*ret_reason = xasprintf("%s: the probe has no classifier for it", tp);
+		return -ENOENT;
+	}
+	bpf_program__set_autoload(prog, true);
+	r = paths_bpf__load(skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		*ret_reason = reason_errno("load", r);
+		return r;
+	}
+	l = bpf_program__attach(prog);
+	if (!l) {
+		r = -errno ?: -EINVAL;
+		*ret_reason = reason_errno("attach", r);
+		return r;
+	}
+	bpf_link__destroy(l);
+	return 0;
+}
+
+static int try_kprobe(const char *fn, char **ret_reason)
+{
+	_cleanup_(paths_bpf_destroyp) struct paths_bpf *skel = NULL;
+	struct bpf_link *l;
+	int r;
+
+	/* the attach error is the authority; the PMU check below only words the reason */
+	r = probe_skel_open(NULL, 0, &skel);
+	if (r < 0) {
+		*ret_reason = reason_errno("open", r);
+		return r;
+	}
+	bpf_program__set_autoload(skel->progs.kprobe_entry, true);
+	r = paths_bpf__load(skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		*ret_reason = reason_errno("load", r);
+		return r;
+	}
+	l = bpf_program__attach_kprobe(skel->progs.kprobe_entry, false, fn);
+	if (!l) {
+		r = -errno ?: -EINVAL;
+		if (access("/sys/bus/event_source/devices/kprobe", F_OK) < 0)
+			*ret_reason = xasprintf("attach refused (%s): this kernel has no kprobe "
+						"PMU (CONFIG_KPROBES off?)",
+						strerror(-r));
+		else
+			*ret_reason = reason_errno("attach", r);
+		return r;
+	}
+	bpf_link__destroy(l);
+	return 0;
+}
+
+/*
+ * Is there a BTF function of that name? Asked before set_attach_target: when
+ * that fails, libbpf 1.1 keeps the kernel BTF it loaded until a load that
+ * never comes (it frees it in load, not in close). The kernel's BTF is
+ * parsed once per resolution when the caller gives a cache.
+ */
+static int kernel_has_func(struct probe_resolver *cache, const char *name)
+{
+	struct btf *own = NULL, *btf;
+	int id;
+
+	if (cache && !cache->vmlinux)
+		cache->vmlinux = btf__load_vmlinux_btf();
+	btf = cache ? cache->vmlinux : (own = btf__load_vmlinux_btf());
+	if (!btf)
+		return -errno ?: -ENOENT;
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+	btf__free(own);
+	return id > 0 ? 0 : -ENOENT;
+}
+
+void probe_resolver_clear(struct probe_resolver *r)
+{
+	if (!r)
+		return;
+	btf__free(r->vmlinux);
+	r->vmlinux = NULL;
+}
+
+static int try_fentry(struct probe_resolver *cache, const char *fn, char **ret_reason)
+{
+	_cleanup_(paths_bpf_destroyp) struct paths_bpf *skel = NULL;
+	struct bpf_program *fe;
+	struct bpf_link *l;
+	int r;
+
+	r = kernel_has_func(cache, fn);
+	if (r < 0) {
+		*ret_reason = xasprintf("no such function in the kernel's BTF");
+		return r;
+	}
+	r = probe_skel_open(NULL, 0, &skel);
+	if (r < 0) {
+		*ret_reason = reason_errno("open", r);
+		return r;
+	}
+	fe = skel->progs.fentry_0;
+	bpf_program__set_autoload(fe, true);
+	r = bpf_program__set_attach_target(fe, 0, fn);
+	if (r < 0) {
+		*ret_reason = reason_errno("no such function in BTF", r);
+		return r;
+	}
+	r = paths_bpf__load(skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		*ret_reason = reason_errno("load refused", r);
+		return r;
+	}
+	l = bpf_program__attach(fe);
+	if (!l) {
+		r = -errno ?: -EINVAL;
+		*ret_reason = reason_errno("attach", r);
+		return r;
+	}
+	bpf_link__destroy(l);
+	return 0;
+}
+
+int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason)
+{
+	int r;
+
+	/* refusals are expected here: libbpf's complaints go to debug, the reason says why */
+	bpf_log_quiet_begin();
+	switch (b) {
+	case BACKEND_FENTRY:
+		r = try_fentry(userdata, hook, ret_reason);
+		break;
+	case BACKEND_KPROBE:
+		r = try_kprobe(hook, ret_reason);
+		break;
+	case BACKEND_TRACEPOINT:
+		r = try_tracepoint(hook, ret_reason);
+		break;
+	default:
+		*ret_reason = xasprintf("unknown backend");
+		r = -EINVAL;
+	}
+	bpf_log_quiet_end();
+	return r;
+}
