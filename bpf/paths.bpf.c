@@ -116,6 +116,10 @@ struct thread_state {
 		struct span lock, futex;
 		__u32 futex_own; /* the futex wait was ended by one of the target's own tasks */
 	} sync;
+	struct {
+		struct span span; /* in a system call on a file of one kind (syscalls.bpf.h) */
+		__u32 cls;	  /* its class, from file_call_class() */
+	} file_call;
 };
 
 /* Phases of each target thread's last completed block request, by tid. */

@@ -46,6 +46,7 @@
 	/* kernel_sync */                                                                          \
 	X(FUTEX, futex, FUTEX, FUTEX_OWN)	  /* futex wait not ended by its own tasks */      \
 	X(MMAP_LOCK, mmap_lock, NONE, MAX)	  /* mmap_lock start_locking..acquire_returned */  \
+	X(PIPE, pipe, NONE, MAX)		  /* read and write calls on a pipe or FIFO */     \
 	/*                                                                                         \
 	 * Waits on the target's own tasks, owned by no node: a runqueue wait                      \
 	 * ended by one of its own threads (the CPU ran the target), a futex wait                  \

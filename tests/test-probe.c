@@ -124,6 +124,47 @@ WORKLOAD static void work_threads(void)
 		pthread_join(th[i], NULL);
 }
 
+#define NPIPE 40
+#define PIPE_GAP_US 2000
+
+static int pipe_fds[2];
+
+static void *pipe_writer(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < NPIPE; i++) {
+		usleep(PIPE_GAP_US);
+		if (write(pipe_fds[1], "x", 1) != 1)
+			_exit(6);
+	}
+	return NULL;
+}
+
+/*
+ * NPIPE round trips on a pipe between two of the target's threads: the
+ * reader waits about PIPE_GAP_US for each byte. Reads of a regular file
+ * and of /dev/zero beside them are not pipe calls.
+ */
+WORKLOAD static void work_pipe(void)
+{
+	int zero = open("/dev/zero", O_RDONLY), fd = open("/proc/self/stat", O_RDONLY);
+	pthread_t th;
+	char c, buf[64];
+	int i;
+
+	if (zero < 0 || fd < 0 || pipe(pipe_fds) < 0 ||
+	    pthread_create(&th, NULL, pipe_writer, NULL))
+		_exit(5);
+	for (i = 0; i < NPIPE; i++) {
+		if (read(pipe_fds[0], &c, 1) != 1 || read(zero, buf, sizeof(buf)) < 0 ||
+		    pread(fd, buf, sizeof(buf), 0) < 0)
+			_exit(7);
+	}
+	pthread_join(th, NULL);
+}
+
 static const char *data_file;
 
 WORKLOAD static void work_file_read(bool drop)
@@ -383,6 +424,23 @@ static void test_fork(void)
 	       c.cls[ARGUS_CLS_FORK].time_ns);
 	fprintf(stderr, "fork: %llu (%.0f ns each)\n", cls(&c, ARGUS_CLS_FORK),
 		(double)c.cls[ARGUS_CLS_FORK].time_ns / (cls(&c, ARGUS_CLS_FORK) ?: 1));
+}
+
+/* Every read and write on a pipe, and nothing else, counts in kernel_sync.pipe. */
+static void test_pipe(void)
+{
+	struct probe_counts c = {};
+	int r = run_probed(work_pipe, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	/* plus, when the child was slow to start, its read of the harness's start signal */
+	CHECKF(cls(&c, ARGUS_CLS_PIPE) == 2 * NPIPE || cls(&c, ARGUS_CLS_PIPE) == 2 * NPIPE + 1,
+	       "pipe calls %llu for %d reads and %d writes", cls(&c, ARGUS_CLS_PIPE), NPIPE, NPIPE);
+	/* each read waited for its byte: most of PIPE_GAP_US */
+	CHECKF(c.cls[ARGUS_CLS_PIPE].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
+	       "pipe time %llu ns", c.cls[ARGUS_CLS_PIPE].time_ns);
+	fprintf(stderr, "pipe: %llu calls, %.0f us each\n", cls(&c, ARGUS_CLS_PIPE),
+		(double)c.cls[ARGUS_CLS_PIPE].time_ns / 1000 / (cls(&c, ARGUS_CLS_PIPE) ?: 1));
 }
 
 /* The lives of the threads the target starts are summed; the first thread's is not. */
@@ -846,6 +904,7 @@ int main(void)
 	test_zero_page();
 	test_cow();
 	test_fork();
+	test_pipe();
 	test_file();
 	test_file_private_write();
 	test_runq_holders();

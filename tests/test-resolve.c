@@ -331,7 +331,7 @@ static void test_fentry_everywhere(void)
 	CHECK(node(t, "kernel_scheduler")->backend == BACKEND_FENTRY);
 
 	/* Tracepoints asked only for the nodes that have nothing else. */
-	CHECK(calls_of_backend(&f, BACKEND_TRACEPOINT) == 4);
+	CHECK_EQ(calls_of_backend(&f, BACKEND_TRACEPOINT), 6, "tracepoint trials");
 	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "page_fault_user") == 1);
 	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "sched_wakeup_new") == 1);
 	for (i = 0; i < t->n_nodes; i++)
@@ -365,7 +365,7 @@ static void test_subtree_refused(void)
 	json_auto_t *j = NULL;
 	json_t *jn;
 
-	CHECK(tree_resolve(t, &p) == 3);
+	CHECK_EQ(tree_resolve(t, &p), 4, "unavailable");
 	check_probed_once(&f);
 
 	n = node(t, "kernel_sync.futex");
@@ -392,8 +392,8 @@ static void test_subtree_refused(void)
 	CHECK(node(t, "kernel_paging.anon_fault.thp")->backend == BACKEND_TRACEPOINT);
 
 	j = tree_to_json(t);
-	CHECK(json_integer_value(json_object_get(json_object_get(j, "summary"), "unavailable")) ==
-	      3);
+	CHECK_EQ(json_integer_value(json_object_get(json_object_get(j, "summary"), "unavailable")), 4,
+		 "unavailable");
 	jn = json_array_get(json_object_get(j, "nodes"), tree_find(t, "kernel_sync"));
 	CHECK(json_is_false(json_object_get(jn, "available")));
 	CHECK(json_is_null(json_object_get(jn, "backend")) &&
@@ -578,7 +578,7 @@ static void test_order_restricts(void)
 	/* fentry alone: the nodes with only tracepoints become unavailable, and say why */
 	f.n_calls = 0;
 	o = order_of("fentry");
-	CHECK(tree_resolve_backends(t, &p, &o) == 2);
+	CHECK_EQ(tree_resolve_backends(t, &p, &o), 3, "unavailable with fentry alone");
 	check_probed_once(&f);
 	CHECK(calls_of_backend(&f, BACKEND_TRACEPOINT) == 0 &&
 	      calls_of_backend(&f, BACKEND_KPROBE) == 0);
