@@ -248,18 +248,12 @@ static json_t *nodes_json(const struct agent_level *lvl)
 	for (i = 0; i < lvl->n_active; i++) {
 		const struct tree_node *n = &lvl->tree->nodes[lvl->active[i]];
 		json_t *metrics = json_array(), *hooks = json_array();
-		size_t m;
-		const char *s;
+		size_t m, h;
 
 		for (m = 0; m < n->n_metrics; m++)
 			json_array_append_new(metrics, json_string(n->metrics[m]));
-		for (s = n->hook ?: ""; *s;) {
-			size_t len = strcspn(s, "+");
-
-			if (len)
-				json_array_append_new(hooks, json_stringn(s, len));
-			s += len + (s[len] == '+');
-		}
+		for (h = 0; h < n->chosen.n; h++)
+			json_array_append_new(hooks, json_string(n->chosen.v[h].name));
 		json_array_append_new(a, json_pack("{s:i,s:s,s:s,s:o,s:b,s:s,s:o}", "slot", (int)i,
 						   "id", n->id, "description", n->description ?: "",
 						   "metrics", metrics, "leaf",
