@@ -146,10 +146,6 @@ class Argusd:
                 self.proc.wait()
 
 
-REFERENCE_ATTEMPTS = 5
-REFERENCE_PAUSE_S = 10  # before attempt n+1: n times this
-
-
 def evidence(trace):
     """Per level: the decision, its reason, the wall score and the flagged metrics (top 4 by z)."""
     levels = []
@@ -276,35 +272,26 @@ def main():
         removed = evallib.fresh_data_files(v)
         if removed:
             log("removed data files %s before the reference of %s" % (" ".join(removed), v))
-        busy, waited = evallib.wait_quiet(a.quiet_limit, log=log)
         for _ in range(a.warmup):
             subprocess.run(evallib.victim_argv(a.build, v), stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, check=False,
                            preexec_fn=evallib.victim_preexec(v))
-        # argusd says when a reference is noisy (its wall time varies by more than
-        # 15%): record it again, as its warning tells a user to, a few times at most,
-        # each time after a longer pause for whatever disturbs the machine to settle
-        # (after a lasting perturber, its aftermath)
-        for attempt in range(1, REFERENCE_ATTEMPTS + 1):
-            job, secs = d.follow(d.submit("/references", {"workload": v, "repeats": a.repeats}))
-            if job["state"] != "succeeded":
-                raise RuntimeError("reference of %s: %s %s" % (v, job["state"], job.get("error")))
-            if not job["result"].get("warnings"):
-                break
-            cv = 100 * job["result"].get("wall_cv", 0)
-            if attempt == REFERENCE_ATTEMPTS:
-                log("reference %-14s still noisy (wall cv %.0f%%) after %d attempts: kept" % (
-                    v, cv, attempt))
-                break
-            pause = REFERENCE_PAUSE_S * attempt
-            log("reference %-14s noisy (wall cv %.0f%%), recording again in %d s" % (v, cv, pause))
-            time.sleep(pause)
-            evallib.wait_quiet(a.quiet_limit, log=log)
+        # argusd itself waits for a quiet machine before each reference run and
+        # records a noisy reference again (daemon/quiet.c, daemon/reference.c):
+        # the harness submits it once, as a user does, and keeps what argusd kept
+        job, secs = d.follow(d.submit("/references", {"workload": v, "repeats": a.repeats}))
+        if job["state"] != "succeeded":
+            raise RuntimeError("reference of %s: %s %s" % (v, job["state"], job.get("error")))
+        res = job["result"]
+        if res.get("warnings"):
+            log("reference %-14s still noisy (wall cv %.0f%%) after %d attempts: kept" % (
+                v, 100 * res.get("wall_cv", 0), res.get("attempts", 1)))
         rid = job["result"]["reference"]
         st, ref = d.call("GET", "/references/%d" % rid)
         refs[v] = ref.get("runs", [])
         rec = {"id": rid, "walls_s": [r["wall_s"] for r in job["result"]["runs"]],
-               "runs": refs[v], "busy_before": busy, "attempts": attempt,
+               "runs": refs[v], "attempts": res.get("attempts", 1),
+               "kept_attempt": res.get("kept_attempt", 1),
                "warnings": job["result"].get("warnings", [])}
         # the first one is the victim's signature (signatures.py); later ones follow lasting state
         if v in results["references"]:
