@@ -834,9 +834,6 @@ static bool decide_call(struct conversation *c, json_t *call, char **ret_result)
 	_cleanup_free_ char *err = NULL;
 	struct claim claim;
 
-	/* the decision's note and rationale: the reply's last decide call */
-	json_decref(st->args);
-	st->args = json_incref(args);
 	if (c->done || st->refused >= c->ph->max_tries) {
 		*ret_result = xstrdup("ignored: one decision per level");
 		return false;
@@ -856,6 +853,9 @@ static bool decide_call(struct conversation *c, json_t *call, char **ret_result)
 		return false;
 	}
 	st->accepted = claim;
+	/* the decision's note and rationale: the call that was accepted */
+	json_decref(st->args);
+	st->args = json_incref(args);
 	*ret_result = xstrdup("accepted");
 	return true;
 }

@@ -201,24 +201,49 @@ static char *fake_good_with(struct fake_llm *f, const json_t *data, const char *
 	"}\n"
 #define FAKE_BROKEN "#include \"argus_authored.h\"\nint broken( { return nonsense; }\n"
 
+/* A chat completion message with its tool calls (args2 NULL: one call) as a response body. */
+static char *fake_response(json_t *msg, bool calls);
+
 /* A chat completion carrying one tool call (or only text when tool is NULL). */
 static char *fake_completion(const char *tool, json_t *args, const char *text)
 {
 	_cleanup_free_ char *astr = args ? json_dumps(args, JSON_COMPACT) : NULL;
 	json_t *msg = json_pack("{s:s,s:s?}", "role", "assistant", "content", text);
-	json_t *resp;
-	char *out;
 
 	if (tool)
 		json_object_set_new(msg, "tool_calls",
 				    json_pack("[{s:s,s:s,s:{s:s,s:s}}]", "id", "call_1", "type",
 					      "function", "function", "name", tool, "arguments",
 					      astr ?: "{}"));
+	json_decref(args);
+	return fake_response(msg, tool != NULL);
+}
+
+/* Two calls of one tool in one reply. */
+static char *fake_completion2(const char *tool, json_t *args1, json_t *args2)
+{
+	_cleanup_free_ char *a1 = json_dumps(args1, JSON_COMPACT), *a2 = json_dumps(args2, JSON_COMPACT);
+	json_t *msg = json_pack("{s:s,s:n}", "role", "assistant", "content");
+
+	json_object_set_new(msg, "tool_calls",
+			    json_pack("[{s:s,s:s,s:{s:s,s:s}},{s:s,s:s,s:{s:s,s:s}}]", "id",
+				      "call_1", "type", "function", "function", "name", tool,
+				      "arguments", a1, "id", "call_2", "type", "function",
+				      "function", "name", tool, "arguments", a2));
+	json_decref(args1);
+	json_decref(args2);
+	return fake_response(msg, true);
+}
+
+static char *fake_response(json_t *msg, bool calls)
+{
+	json_t *resp;
+	char *out;
+
 	resp = json_pack("{s:s,s:s,s:[{s:i,s:o,s:s}],s:{s:i,s:i,s:i}}", "id", "fake", "object",
 			 "chat.completion", "choices", "index", 0, "message", msg,
-			 "finish_reason", tool ? "tool_calls" : "stop", "usage", "prompt_tokens",
+			 "finish_reason", calls ? "tool_calls" : "stop", "usage", "prompt_tokens",
 			 1000, "completion_tokens", 200, "total_tokens", 1200);
-	json_decref(args);
 	out = json_dumps(resp, JSON_COMPACT);
 	json_decref(resp);
 	return out;
@@ -418,7 +443,14 @@ static int fake_answer(struct fake_llm *f, const char *scenario, unsigned nreq, 
 			d = fake_unsupported_decision(v.data);
 		else
 			d = fake_good_decision(v.data);
-		*ret_body = fake_completion("decide", d, NULL);
+		if (!strcmp(scenario, "two_decisions")) {
+			/* a second decide call in the same reply, after the accepted one */
+			json_t *again = json_deep_copy(d);
+
+			json_object_set_new(again, "rationale", json_string("SECOND CALL, IGNORED"));
+			*ret_body = fake_completion2("decide", d, again);
+		} else
+			*ret_body = fake_completion("decide", d, NULL);
 	}
 	json_decref(v.owned);
 	return status;

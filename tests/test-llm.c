@@ -261,6 +261,33 @@ static void test_scenarios(void)
 	json_decref(steps);
 	json_decref(job);
 
+	/* two decide calls in one reply: the first is taken, and so are its rationale and note */
+	job = scenario("two_decisions", &steps);
+	CHECK_EQ(count_steps(steps, "llm_tool", "result", "accepted"), 1, "accepted calls");
+	CHECK_EQ(count_steps(steps, "llm_tool", "result", "ignored"), 1, "ignored calls");
+	{
+		_cleanup_free_ char *res = json_dumps(json_object_get(job, "result"), JSON_COMPACT);
+		json_t *s;
+		size_t i, decisions = 0;
+
+		CHECKF(res && !strstr(res, "SECOND CALL"),
+		       "the ignored call's rationale reached the result");
+		json_array_foreach(steps, i, s)
+		{
+			_cleanup_free_ char *text = NULL;
+
+			if (strcmp(json_string_value(json_object_get(s, "kind")) ?: "", "decision"))
+				continue;
+			decisions++;
+			text = json_dumps(s, JSON_COMPACT);
+			CHECKF(text && !strstr(text, "SECOND CALL") && strstr(text, "llm: "),
+			       "decision step: %.400s", text ?: "");
+		}
+		CHECK_EQ(decisions, 1, "decision steps");
+	}
+	json_decref(steps);
+	json_decref(job);
+
 	job = scenario("no_deviation", &steps);
 	CHECKF(count_steps(steps, "llm_tool", "result", "refused") == 3,
 	       "no deviation: refusals missing");
