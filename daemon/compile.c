@@ -62,20 +62,6 @@ static const char *const banned_prefixes[] = { "__has_", "___" };
 /* Encoding prefixes of literals, which do not change how a literal ends. */
 static const char *const literal_prefixes[] = { "L", "u", "U", "u8" };
 
-static int refuse(char **ret_err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int refuse(char **ret_err, int r, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	*ret_err = msg ?: xstrdup("source refused");
-	return r;
-}
-
 static bool is_ident(char ch)
 {
 	return isalnum((unsigned char)ch) || ch == '_';
@@ -174,7 +160,7 @@ static int clean_source(const char *src, size_t len, struct clean *ret, char **r
 
 	if (!a || !aline || !asp || !k.c || !k.line || !k.lit || !k.spliced) {
 		clean_free(&k);
-		return refuse(ret_err, -ENOMEM, "out of memory");
+		return set_error(ret_err, -ENOMEM, "out of memory");
 	}
 	splice_lines(src, len, a, aline, asp, &n);
 #define EMIT(ch, in_lit)                                                                           \
@@ -213,7 +199,7 @@ static int clean_source(const char *src, size_t len, struct clean *ret, char **r
 					unsigned l = aline[i];
 
 					clean_free(&k);
-					return refuse(ret_err, -EINVAL,
+					return set_error(ret_err, -EINVAL,
 						      "line %u: a literal right after a name or number "
 						      "(raw strings, odd prefixes) is not allowed",
 						      l);
@@ -273,7 +259,7 @@ static int check_directive(const struct clean *k, size_t p, size_t e, char **ret
 
 	for (i = p; i <= e && i < k->n; i++)
 		if (k->spliced[i])
-			return refuse(ret_err, -EINVAL,
+			return set_error(ret_err, -EINVAL,
 				      "line %u: a backslash-newline inside a preprocessor directive "
 				      "is not allowed: write each directive on one line",
 				      line);
@@ -283,12 +269,12 @@ static int check_directive(const struct clean *k, size_t p, size_t e, char **ret
 	name_len = q - p;
 	if (name_len == 0) {
 		if (p < e)
-			return refuse(ret_err, -EINVAL,
+			return set_error(ret_err, -EINVAL,
 				      "line %u: '#' must be followed by a directive name", line);
 		return 0; /* the null directive */
 	}
 	if (!in_list(k->c + p, name_len, allowed_directives, ARRAY_SIZE(allowed_directives)))
-		return refuse(ret_err, -EINVAL, "line %u: the directive #%.*s is not allowed", line,
+		return set_error(ret_err, -EINVAL, "line %u: the directive #%.*s is not allowed", line,
 			      (int)(name_len > 64 ? 64 : name_len), k->c + p);
 	if (name_len == 7 && strncmp(k->c + p, "include", 7) == 0) {
 		char close;
@@ -296,7 +282,7 @@ static int check_directive(const struct clean *k, size_t p, size_t e, char **ret
 
 		p = skip_blanks(k, q, e);
 		if (p >= e || (k->c[p] != '"' && k->c[p] != '<'))
-			return refuse(ret_err, -EINVAL,
+			return set_error(ret_err, -EINVAL,
 				      "line %u: #include must name a header literally (\"...\" or <...>)",
 				      line);
 		close = k->c[p] == '"' ? '"' : '>';
@@ -304,15 +290,15 @@ static int check_directive(const struct clean *k, size_t p, size_t e, char **ret
 		for (he = hs; he < e && k->c[he] != close; he++)
 			;
 		if (he >= e)
-			return refuse(ret_err, -EINVAL, "line %u: unterminated #include", line);
+			return set_error(ret_err, -EINVAL, "line %u: unterminated #include", line);
 		if (!in_list(k->c + hs, he - hs, allowed_headers, ARRAY_SIZE(allowed_headers)))
-			return refuse(ret_err, -EINVAL,
+			return set_error(ret_err, -EINVAL,
 				      "line %u: #include of %.*s is not allowed; only vmlinux.h, "
 				      "argus_authored.h, bpf/bpf_helpers.h, bpf/bpf_tracing.h and "
 				      "bpf/bpf_core_read.h",
 				      line, (int)(he - hs > 200 ? 200 : he - hs), k->c + hs);
 		if (skip_blanks(k, he + 1, e) < e)
-			return refuse(ret_err, -EINVAL, "line %u: nothing may follow the header name",
+			return set_error(ret_err, -EINVAL, "line %u: nothing may follow the header name",
 				      line);
 	} else if (name_len == 6 && strncmp(k->c + p, "pragma", 6) == 0) {
 		p = skip_blanks(k, q, e);
@@ -323,7 +309,7 @@ static int check_directive(const struct clean *k, size_t p, size_t e, char **ret
 			    (e - p == l || !is_ident(k->c[p + l])))
 				return 0;
 		}
-		return refuse(ret_err, -EINVAL,
+		return set_error(ret_err, -EINVAL,
 			      "line %u: only loop pragmas (#pragma unroll, #pragma clang loop) are "
 			      "allowed",
 			      line);
@@ -343,31 +329,31 @@ static int check_tokens(const struct clean *k, size_t p, size_t e, bool directiv
 		if (k->lit[p])
 			continue;
 		if (ch == '%' && p + 1 < e && k->c[p + 1] == ':')
-			return refuse(ret_err, -EINVAL, "line %u: digraphs (%%:) are not allowed",
+			return set_error(ret_err, -EINVAL, "line %u: digraphs (%%:) are not allowed",
 				      line);
 		if (ch == '#' && p + 1 < e && k->c[p + 1] == '#')
-			return refuse(ret_err, -EINVAL,
+			return set_error(ret_err, -EINVAL,
 				      "line %u: token pasting (##) is not allowed in authored probes",
 				      line);
 		if (ch == '#' && !directive)
-			return refuse(ret_err, -EINVAL,
+			return set_error(ret_err, -EINVAL,
 				      "line %u: '#' outside a preprocessor directive is not allowed",
 				      line);
 		if (ch == '\\')
-			return refuse(ret_err, -EINVAL,
+			return set_error(ret_err, -EINVAL,
 				      "line %u: a backslash outside a literal is not allowed", line);
 		if (!is_ident(ch) || (p > 0 && is_ident(k->c[p - 1]) && !k->lit[p - 1]))
 			continue;
 		for (q = p; q < e && is_ident(k->c[q]) && !k->lit[q]; q++)
 			;
 		if (in_list(k->c + p, q - p, banned_identifiers, ARRAY_SIZE(banned_identifiers)))
-			return refuse(ret_err, -EINVAL, "line %u: %.*s is not allowed", line,
+			return set_error(ret_err, -EINVAL, "line %u: %.*s is not allowed", line,
 				      (int)(q - p), k->c + p);
 		for (i = 0; i < ARRAY_SIZE(banned_prefixes); i++) {
 			size_t l = strlen(banned_prefixes[i]);
 
 			if (q - p >= l && strncmp(k->c + p, banned_prefixes[i], l) == 0)
-				return refuse(ret_err, -EINVAL,
+				return set_error(ret_err, -EINVAL,
 					      "line %u: %.*s is not allowed (names starting with %s "
 					      "are reserved)",
 					      line, (int)(q - p > 64 ? 64 : q - p), k->c + p,
@@ -392,9 +378,9 @@ int compile_check_source(const char *src, size_t len, size_t max, char **ret_err
 	int r;
 
 	if (len == 0)
-		return refuse(ret_err, -EINVAL, "the source is empty");
+		return set_error(ret_err, -EINVAL, "the source is empty");
 	if (len > max)
-		return refuse(ret_err, -E2BIG, "the source is %zu bytes; at most %zu are accepted",
+		return set_error(ret_err, -E2BIG, "the source is %zu bytes; at most %zu are accepted",
 			      len, max);
 	for (i = 0; i < len; i++) {
 		unsigned char ch = src[i];
@@ -404,15 +390,15 @@ int compile_check_source(const char *src, size_t len, size_t max, char **ret_err
 		} else if (ch == '\r') {
 			/* clang ends a line at a lone carriage return; the check would not */
 			if (i + 1 >= len || src[i + 1] != '\n')
-				return refuse(ret_err, -EINVAL,
+				return set_error(ret_err, -EINVAL,
 					      "line %u: a carriage return not followed by a newline "
 					      "is not allowed",
 					      line);
 		} else if (ch != '\t' && (ch < 0x20 || ch > 0x7e)) {
-			return refuse(ret_err, -EINVAL,
+			return set_error(ret_err, -EINVAL,
 				      "line %u: byte 0x%02x: only printable ASCII is accepted", line, ch);
 		} else if (is_trigraph(src, i, len)) {
-			return refuse(ret_err, -EINVAL, "line %u: trigraphs (??%c) are not allowed",
+			return set_error(ret_err, -EINVAL, "line %u: trigraphs (??%c) are not allowed",
 				      line, src[i + 2]);
 		}
 	}
@@ -521,7 +507,7 @@ int compile_check_dependencies(char *const *deps, size_t n, char **ret_err)
 		if (strncmp(d, COMPILE_INCLUDE_AT, l) == 0 && d[l] == '/' &&
 		    in_list(d + l + 1, strlen(d + l + 1), include_set, ARRAY_SIZE(include_set)))
 			continue;
-		return refuse(ret_err, -EPERM, "the preprocessor names %.256s, which is not an "
+		return set_error(ret_err, -EPERM, "the preprocessor names %.256s, which is not an "
 					       "allowed header",
 			      d);
 	}
@@ -612,13 +598,13 @@ static int workdir_make(const struct compile_opts *o, uid_t uid, gid_t gid, cons
 		r = -errno;
 		free(w->dir);
 		w->dir = NULL;
-		return refuse(ret_diag, r, "creating the compile directory: %s", strerror(-r));
+		return set_error(ret_diag, r, "creating the compile directory: %s", strerror(-r));
 	}
 	w->root = xasprintf("%s/root", w->dir);
 	w->work = xasprintf("%s/work", w->dir);
 	if (mkdir(w->root, 0755) < 0 || mkdir(w->work, 0700) < 0) {
 		r = -errno;
-		return refuse(ret_diag, r, "creating the compile directory: %s", strerror(-r));
+		return set_error(ret_diag, r, "creating the compile directory: %s", strerror(-r));
 	}
 	/*
 	 * The compiler's own, and root's through the group: argusd reads the
@@ -628,13 +614,13 @@ static int workdir_make(const struct compile_opts *o, uid_t uid, gid_t gid, cons
 	w->work_fd = open(w->work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (w->work_fd < 0 || fchown(w->work_fd, uid, 0) < 0 || fchmod(w->work_fd, 0770) < 0) {
 		r = -errno;
-		return refuse(ret_diag, r, "preparing the compile directory: %s", strerror(-r));
+		return set_error(ret_diag, r, "preparing the compile directory: %s", strerror(-r));
 	}
 	fd = openat(w->work_fd, "probe.bpf.c", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
 	if (fd < 0 || fchown(fd, uid, gid) < 0 || (r = write_all(fd, src, len)) < 0) {
 		r = -errno ?: -EIO;
-		return refuse(ret_diag, r, "writing the source: %s", strerror(-r));
+		return set_error(ret_diag, r, "writing the source: %s", strerror(-r));
 	}
 	return 0;
 }
@@ -727,7 +713,7 @@ static int run_sandboxed(const struct compile_opts *o, const struct workdir *w, 
 	pid_t pid;
 
 	if (!outbuf)
-		return refuse(ret_diag, -ENOMEM, "out of memory");
+		return set_error(ret_diag, -ENOMEM, "out of memory");
 	outbuf[0] = 0;
 	r = sandbox_new(&spec, &sb, ret_diag);
 	if (r < 0)
@@ -735,7 +721,7 @@ static int run_sandboxed(const struct compile_opts *o, const struct workdir *w, 
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		r = -errno;
 		sandbox_free(sb);
-		return refuse(ret_diag, r, "pipe: %s", strerror(-r));
+		return set_error(ret_diag, r, "pipe: %s", strerror(-r));
 	}
 	argv[0] = (char *)o->clang;
 	r = sandbox_spawn(sb, argv, envp, pipefd[1], &pid, ret_diag);
@@ -795,14 +781,14 @@ static int run_verdict(const struct compile_opts *o, struct run_result *res, cha
 	int st = res->status;
 
 	if (res->killed || (WIFSIGNALED(st) && (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL)))
-		return refuse(ret_diag, -ETIME,
+		return set_error(ret_diag, -ETIME,
 			      "the compiler ran past its limit (%u s CPU, %u s wall) and was killed",
 			      cpu_s, wall_s);
 	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXFSZ)
-		return refuse(ret_diag, -EFBIG, "the compiler's output file ran past its size limit");
+		return set_error(ret_diag, -EFBIG, "the compiler's output file ran past its size limit");
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		if (WIFEXITED(st) && WEXITSTATUS(st) >= 126)
-			return refuse(ret_diag, -ENOEXEC, "could not run the compiler %s (exit %d)",
+			return set_error(ret_diag, -ENOEXEC, "could not run the compiler %s (exit %d)",
 				      o->clang, WEXITSTATUS(st));
 		*ret_diag = res->output[0] ? TAKE_PTR(res->output)
 					   : xstrdup("the compiler failed without output");
@@ -814,7 +800,7 @@ static int run_verdict(const struct compile_opts *o, struct run_result *res, cha
 static int check_opts(const struct compile_opts *o, uid_t *uid, gid_t *gid, char **ret_diag)
 {
 	if (!o->clang || o->clang[0] != '/' || !o->include_dir || o->include_dir[0] != '/')
-		return refuse(ret_diag, -EINVAL,
+		return set_error(ret_diag, -EINVAL,
 			      "the compiler and the include directory must be absolute paths");
 	*uid = o->uid ?: SANDBOX_NOBODY;
 	*gid = o->gid ?: SANDBOX_NOBODY;
@@ -882,7 +868,7 @@ int compile_dependencies(const struct compile_opts *o, const char *src, size_t l
 	int r;
 
 	if (len == 0 || len > COMPILE_SOURCE_MAX)
-		return refuse(ret_diag, -E2BIG, "the source is %zu bytes; 1 to %d are accepted", len,
+		return set_error(ret_diag, -E2BIG, "the source is %zu bytes; 1 to %d are accepted", len,
 			      COMPILE_SOURCE_MAX);
 	r = check_opts(o, &uid, &gid, ret_diag);
 	if (r < 0)

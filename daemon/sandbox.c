@@ -67,20 +67,6 @@ struct sandbox {
 	size_t cache_len;
 };
 
-static int fail(char **ret_err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char **ret_err, int r, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	*ret_err = msg ?: xstrdup("sandbox: planning failed");
-	return r;
-}
-
 void sandbox_free(struct sandbox *s)
 {
 	size_t i;
@@ -132,11 +118,11 @@ static int add_op(struct sandbox *s, enum op_kind kind, const char *inside, cons
 	if (o) {
 		if (o->kind == kind && ((!o->src && !src) || (o->src && src && !strcmp(o->src, src))))
 			return 0;
-		return fail(ret_err, -EEXIST, "sandbox: %s is needed twice, as different things",
+		return set_error(ret_err, -EEXIST, "sandbox: %s is needed twice, as different things",
 			    inside);
 	}
 	if (s->n_ops >= SANDBOX_MAX_OPS)
-		return fail(ret_err, -E2BIG, "sandbox: more than %d paths", SANDBOX_MAX_OPS);
+		return set_error(ret_err, -E2BIG, "sandbox: more than %d paths", SANDBOX_MAX_OPS);
 	s->ops[s->n_ops] = (struct op){ .kind = kind,
 					.inside = xstrdup(inside),
 					.at = xasprintf("%s%s", s->root_dir, inside),
@@ -161,9 +147,9 @@ static int expose(struct sandbox *s, const char *path, unsigned depth, char **re
 	int r;
 
 	if (depth > SANDBOX_MAX_DEPTH)
-		return fail(ret_err, -ELOOP, "sandbox: too many symlinks resolving %s", path);
+		return set_error(ret_err, -ELOOP, "sandbox: too many symlinks resolving %s", path);
 	if (path[0] != '/')
-		return fail(ret_err, -EINVAL, "sandbox: %s is not an absolute path", path);
+		return set_error(ret_err, -EINVAL, "sandbox: %s is not an absolute path", path);
 	for (;;) {
 		_cleanup_free_ char *next = NULL;
 		struct stat st;
@@ -172,7 +158,7 @@ static int expose(struct sandbox *s, const char *path, unsigned depth, char **re
 		while (*p == '/')
 			p++;
 		if (!*p)
-			return fail(ret_err, -EISDIR, "sandbox: %s is a directory, not a file", path);
+			return set_error(ret_err, -EISDIR, "sandbox: %s is a directory, not a file", path);
 		n = strcspn(p, "/");
 		if (n == 1 && p[0] == '.') {
 			p += n;
@@ -189,14 +175,14 @@ static int expose(struct sandbox *s, const char *path, unsigned depth, char **re
 		next = xasprintf("%s/%.*s", cur, (int)n, p);
 		p += n;
 		if (lstat(next, &st) < 0)
-			return fail(ret_err, -errno, "sandbox: %s: %s", next, strerror(errno));
+			return set_error(ret_err, -errno, "sandbox: %s: %s", next, strerror(errno));
 		if (S_ISLNK(st.st_mode)) {
 			char target[PATH_MAX];
 			ssize_t l = readlink(next, target, sizeof(target) - 1);
 			_cleanup_free_ char *resolved = NULL;
 
 			if (l <= 0)
-				return fail(ret_err, l < 0 ? -errno : -EINVAL,
+				return set_error(ret_err, l < 0 ? -errno : -EINVAL,
 					    "sandbox: reading the symlink %s failed", next);
 			target[l] = 0;
 			r = add_op(s, OP_LINK, next, target, 0, ret_err);
@@ -217,7 +203,7 @@ static int expose(struct sandbox *s, const char *path, unsigned depth, char **re
 		while (*p == '/')
 			p++;
 		if (!S_ISREG(st.st_mode) || *p)
-			return fail(ret_err, -ENOTDIR, "sandbox: %s is not a regular file", next);
+			return set_error(ret_err, -ENOTDIR, "sandbox: %s is not a regular file", next);
 		r = add_op(s, OP_FILE, next, next, MS_RDONLY | MS_NOSUID | MS_NODEV, ret_err);
 		if (r < 0)
 			return r;
@@ -261,17 +247,17 @@ static int elf_read_facts(const char *path, struct elf_facts *f, char **ret_err)
 
 	memset(f, 0, sizeof(*f));
 	if (fd < 0)
-		return fail(ret_err, -errno, "sandbox: %s: %s", path, strerror(errno));
+		return set_error(ret_err, -errno, "sandbox: %s: %s", path, strerror(errno));
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(ret_err, -EINVAL, "sandbox: libelf is unusable");
+		return set_error(ret_err, -EINVAL, "sandbox: libelf is unusable");
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
-		return fail(ret_err, -ENOEXEC, "sandbox: %s is not an ELF file", path);
+		return set_error(ret_err, -ENOEXEC, "sandbox: %s is not an ELF file", path);
 	f->ident[0] = eh.e_ident[EI_CLASS];
 	f->ident[1] = eh.e_ident[EI_DATA];
 	memcpy(f->machine, &eh.e_machine, 2);
 	if (elf_getphdrnum(e, &nph) != 0)
-		return fail(ret_err, -ENOEXEC, "sandbox: %s: unreadable program headers", path);
+		return set_error(ret_err, -ENOEXEC, "sandbox: %s: unreadable program headers", path);
 	for (i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 		char buf[PATH_MAX];
@@ -280,10 +266,10 @@ static int elf_read_facts(const char *path, struct elf_facts *f, char **ret_err)
 		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_INTERP)
 			continue;
 		if (ph.p_filesz == 0 || ph.p_filesz >= sizeof(buf))
-			return fail(ret_err, -ENOEXEC, "sandbox: %s: bad interpreter", path);
+			return set_error(ret_err, -ENOEXEC, "sandbox: %s: bad interpreter", path);
 		n = pread(fd, buf, ph.p_filesz, ph.p_offset);
 		if (n != (ssize_t)ph.p_filesz)
-			return fail(ret_err, -EIO, "sandbox: %s: unreadable interpreter", path);
+			return set_error(ret_err, -EIO, "sandbox: %s: unreadable interpreter", path);
 		buf[n] = 0;
 		free(f->interp);
 		f->interp = xstrdup(buf);
@@ -309,11 +295,11 @@ static int elf_read_facts(const char *path, struct elf_facts *f, char **ret_err)
 				continue;
 			str = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
 			if (!str)
-				return fail(ret_err, -ENOEXEC, "sandbox: %s: bad dynamic section",
+				return set_error(ret_err, -ENOEXEC, "sandbox: %s: bad dynamic section",
 					    path);
 			if (dyn.d_tag == DT_NEEDED) {
 				if (f->n_needed >= SANDBOX_MAX_NEEDED)
-					return fail(ret_err, -E2BIG,
+					return set_error(ret_err, -E2BIG,
 						    "sandbox: %s needs too many libraries", path);
 				f->needed[f->n_needed++] = xstrdup(str);
 			} else if (dyn.d_tag == DT_RPATH) {
@@ -476,7 +462,7 @@ static int add_library(struct sandbox *s, const char *name, const struct elf_fac
 			found = search_path(s, defaults, name, origin);
 	}
 	if (!found)
-		return fail(ret_err, -ENOENT, "sandbox: the library %s (needed by %s) was not found",
+		return set_error(ret_err, -ENOENT, "sandbox: the library %s (needed by %s) was not found",
 			    name, req_real);
 	r = expose(s, found, 0, &real, ret_err);
 	if (r < 0)
@@ -492,12 +478,12 @@ static int scan_elf(struct sandbox *s, const char *real, unsigned depth, char **
 	int r;
 
 	if (depth > SANDBOX_MAX_DEPTH)
-		return fail(ret_err, -ELOOP, "sandbox: libraries nest too deeply at %s", real);
+		return set_error(ret_err, -ELOOP, "sandbox: libraries nest too deeply at %s", real);
 	for (i = 0; i < s->n_elves; i++)
 		if (strcmp(s->elves[i], real) == 0)
 			return 0;
 	if (s->n_elves >= SANDBOX_MAX_ELVES)
-		return fail(ret_err, -E2BIG, "sandbox: more than %d libraries", SANDBOX_MAX_ELVES);
+		return set_error(ret_err, -E2BIG, "sandbox: more than %d libraries", SANDBOX_MAX_ELVES);
 	s->elves[s->n_elves++] = xstrdup(real);
 	r = elf_read_facts(real, &f, ret_err);
 	if (r < 0)
@@ -514,7 +500,7 @@ static int scan_elf(struct sandbox *s, const char *real, unsigned depth, char **
 				goto out;
 		}
 	} else if (memcmp(s->ident, f.ident, 2) || memcmp(s->machine, f.machine, 2)) {
-		r = fail(ret_err, -ENOEXEC, "sandbox: %s is not for the program's machine", real);
+		r = set_error(ret_err, -ENOEXEC, "sandbox: %s is not for the program's machine", real);
 		goto out;
 	}
 	for (i = 0; i < f.n_needed; i++) {
@@ -560,13 +546,13 @@ static int add_bind(struct sandbox *s, const struct sandbox_bind *b, char **ret_
 	int r;
 
 	if (!b->host || b->host[0] != '/' || !b->inside || !valid_inside(b->inside))
-		return fail(ret_err, -EINVAL, "sandbox: a bind needs absolute paths");
+		return set_error(ret_err, -EINVAL, "sandbox: a bind needs absolute paths");
 	if (stat(b->host, &st) < 0 || !S_ISDIR(st.st_mode))
-		return fail(ret_err, -ENOTDIR, "sandbox: %s is not a directory", b->host);
+		return set_error(ret_err, -ENOTDIR, "sandbox: %s is not a directory", b->host);
 	for (i = 0; i < s->n_ops; i++)
 		if (under(s->ops[i].inside, b->inside) ||
 		    (s->ops[i].kind != OP_DIR && under(b->inside, s->ops[i].inside)))
-			return fail(ret_err, -EEXIST,
+			return set_error(ret_err, -EEXIST,
 				    "sandbox: %s would hide or be hidden by %s, which the program "
 				    "needs",
 				    b->inside, s->ops[i].inside);
@@ -591,22 +577,22 @@ int sandbox_new(const struct sandbox_spec *spec, struct sandbox **ret, char **re
 
 	if (!spec->program || spec->program[0] != '/' || !spec->root_dir ||
 	    spec->root_dir[0] != '/')
-		return fail(ret_err, -EINVAL, "sandbox: the program and the root need absolute paths");
+		return set_error(ret_err, -EINVAL, "sandbox: the program and the root need absolute paths");
 	if (spec->uid == 0 || spec->gid == 0)
-		return fail(ret_err, -EPERM, "sandbox: the program may not run as root");
+		return set_error(ret_err, -EPERM, "sandbox: the program may not run as root");
 	if (spec->n_binds > SANDBOX_MAX_BINDS)
-		return fail(ret_err, -E2BIG, "sandbox: more than %d binds", SANDBOX_MAX_BINDS);
+		return set_error(ret_err, -E2BIG, "sandbox: more than %d binds", SANDBOX_MAX_BINDS);
 	if (spec->cwd && (spec->cwd[0] != '/' || (spec->cwd[1] && !valid_inside(spec->cwd))))
-		return fail(ret_err, -EINVAL, "sandbox: bad working directory %s", spec->cwd);
+		return set_error(ret_err, -EINVAL, "sandbox: bad working directory %s", spec->cwd);
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return fail(ret_err, -ENOMEM, "out of memory");
+		return set_error(ret_err, -ENOMEM, "out of memory");
 	s->ops = calloc(SANDBOX_MAX_OPS, sizeof(*s->ops));
 	s->paths = calloc(SANDBOX_MAX_OPS + 1, sizeof(*s->paths));
 	s->elves = calloc(SANDBOX_MAX_ELVES, sizeof(*s->elves));
 	if (!s->ops || !s->paths || !s->elves) {
 		sandbox_free(s);
-		return fail(ret_err, -ENOMEM, "out of memory");
+		return set_error(ret_err, -ENOMEM, "out of memory");
 	}
 	s->root_dir = xstrdup(spec->root_dir);
 	s->cwd = xstrdup(spec->cwd ?: "/");
@@ -626,7 +612,7 @@ int sandbox_new(const struct sandbox_spec *spec, struct sandbox **ret, char **re
 		struct op *o = find_op(s, s->cwd);
 
 		if (!o || (o->kind != OP_DIR && o->kind != OP_BIND))
-			r = fail(ret_err, -ENOENT, "sandbox: the working directory %s is not in it",
+			r = set_error(ret_err, -ENOENT, "sandbox: the working directory %s is not in it",
 				 s->cwd);
 	}
 	free(s->cache);
@@ -975,12 +961,12 @@ int sandbox_spawn(const struct sandbox *s, char *const argv[], char *const envp[
 	pid_t pid;
 
 	if (geteuid() != 0)
-		return fail(ret_err, -EPERM, "sandbox: making it needs root");
+		return set_error(ret_err, -EPERM, "sandbox: making it needs root");
 	while (envp && envp[n_env])
 		n_env++;
 	env = calloc(n_env + 2, sizeof(char *));
 	if (!env)
-		return fail(ret_err, -ENOMEM, "out of memory");
+		return set_error(ret_err, -ENOMEM, "out of memory");
 	for (i = 0; i < n_env; i++)
 		env[i] = envp[i];
 	if (s->libpath)
@@ -989,14 +975,14 @@ int sandbox_spawn(const struct sandbox *s, char *const argv[], char *const envp[
 
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null_fd < 0)
-		return fail(ret_err, -errno, "sandbox: /dev/null: %s", strerror(errno));
+		return set_error(ret_err, -errno, "sandbox: /dev/null: %s", strerror(errno));
 	if (pipe2(errp, O_CLOEXEC) < 0)
-		return fail(ret_err, -errno, "sandbox: pipe: %s", strerror(errno));
+		return set_error(ret_err, -errno, "sandbox: pipe: %s", strerror(errno));
 	if (pipe2(gop, O_CLOEXEC) < 0) {
 		r = -errno;
 		close(errp[0]);
 		close(errp[1]);
-		return fail(ret_err, r, "sandbox: pipe: %s", strerror(-r));
+		return set_error(ret_err, r, "sandbox: pipe: %s", strerror(-r));
 	}
 	a.null_fd = null_fd;
 	a.err_fd = errp[1];
@@ -1010,7 +996,7 @@ int sandbox_spawn(const struct sandbox *s, char *const argv[], char *const envp[
 	err_r = errp[0];
 	go_w = gop[1];
 	if (pid < 0)
-		return fail(ret_err, r, "sandbox: fork: %s", strerror(-r));
+		return set_error(ret_err, r, "sandbox: fork: %s", strerror(-r));
 
 	r = read_report(err_r, &m);
 	if (r == 1 && m.step == STEP_READY) {
@@ -1025,12 +1011,12 @@ int sandbox_spawn(const struct sandbox *s, char *const argv[], char *const envp[
 		}
 		if (r < 0) {
 			kill_and_reap(pid);
-			return fail(ret_err, r, "sandbox: writing the id maps: %s", strerror(-r));
+			return set_error(ret_err, r, "sandbox: writing the id maps: %s", strerror(-r));
 		}
 		if (write(go_w, "g", 1) != 1) {
 			r = -errno;
 			kill_and_reap(pid);
-			return fail(ret_err, r, "sandbox: starting the child: %s", strerror(-r));
+			return set_error(ret_err, r, "sandbox: starting the child: %s", strerror(-r));
 		}
 		r = read_report(err_r, &m);
 	}
@@ -1043,5 +1029,5 @@ int sandbox_spawn(const struct sandbox *s, char *const argv[], char *const envp[
 		*ret_err = describe(s, &m);
 		return m.err ? -m.err : -EIO;
 	}
-	return fail(ret_err, r, "sandbox: the child did not report: %s", strerror(-r));
+	return set_error(ret_err, r, "sandbox: the child did not report: %s", strerror(-r));
 }

@@ -104,6 +104,17 @@ char *xasprintf(const char *fmt, ...)
 	return p;
 }
 
+int set_error(char **ret_err, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(ret_err, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	return r;
+}
+
 bool valid_name(const char *s, size_t max)
 {
 	size_t i;
