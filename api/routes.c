@@ -344,6 +344,16 @@ static void job_not_found(struct api_response *r, int64_t id)
 	api_response_error(r, 404, "not_found", msg);
 }
 
+/* A store lookup of job id that failed (q < 0) is answered: 404 when there is no such job, else 500. */
+static bool job_lookup_failed(struct api_response *r, int q, int64_t id)
+{
+	if (q == -ENOENT)
+		job_not_found(r, id);
+	else if (q < 0)
+		respond_internal(r, q);
+	return q < 0;
+}
+
 static void get_job(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
 		    const char *idstr, struct api_response *r)
 {
@@ -354,14 +364,8 @@ static void get_job(const struct api_ctx *ctx, struct api_stats *st, const struc
 	if (!parse_path_id(idstr, &id, r, "job"))
 		return;
 	q = store_job_get(ctx->store, id, &job);
-	if (q == -ENOENT) {
-		job_not_found(r, id);
+	if (job_lookup_failed(r, q, id))
 		return;
-	}
-	if (q < 0) {
-		respond_internal(r, q);
-		return;
-	}
 	respond_json(r, 200, job);
 }
 
@@ -391,14 +395,8 @@ static void get_trace(const struct api_ctx *ctx, struct api_stats *st,
 		}
 	}
 	q = store_trace_get(ctx->store, id, &trace);
-	if (q == -ENOENT) {
-		job_not_found(r, id);
+	if (job_lookup_failed(r, q, id))
 		return;
-	}
-	if (q < 0) {
-		respond_internal(r, q);
-		return;
-	}
 	if (html) {
 		q = store_job_get(ctx->store, id, &job);
 		if (q >= 0)
@@ -434,14 +432,8 @@ static void delete_job(const struct api_ctx *ctx, struct api_stats *st,
 		return;
 	}
 	q = store_job_get(ctx->store, id, &job);
-	if (q == -ENOENT) {
-		job_not_found(r, id);
+	if (job_lookup_failed(r, q, id))
 		return;
-	}
-	if (q < 0) {
-		respond_internal(r, q);
-		return;
-	}
 	submitter = json_string_value(json_object_get(job, "submitter"));
 	if (!access_may_cancel(req->caller, submitter)) {
 		_cleanup_free_ char *msg =
