@@ -807,25 +807,23 @@ static int check_opts(const struct compile_opts *o, uid_t *uid, gid_t *gid, char
 	return 0;
 }
 
-int compile_probe(const struct compile_opts *o, const char *src, size_t len, void **ret_obj,
-		  size_t *ret_len, char **ret_diag)
+/*
+ * Compile in the sandbox: a fresh work directory holding src, argv run
+ * there, its verdict, then the output file out (at most max bytes) read
+ * back into *ret_out. *ret_output gets the compiler's messages (NULL: not
+ * wanted). On failure *ret_diag says why; a too large output is named by
+ * size when say_size.
+ */
+static int run_in_workdir(const struct compile_opts *o, const char *src, size_t len, char **argv,
+			  const char *out, size_t max, const char *what, bool say_size,
+			  char **ret_out, size_t *ret_len, char **ret_output, char **ret_diag)
 {
-	char *argv[] = { NULL, "-target", "bpf", "-std=gnu11", "-O2", "-g", "-D__TARGET_ARCH_x86",
-			 "-nostdinc", "-I" COMPILE_INCLUDE_AT, "-Wall", "-Wno-unused-function",
-			 "-Wno-unused-variable", "-fno-color-diagnostics",
-			 "-fno-crash-diagnostics", "-ferror-limit=20", "-c", "probe.bpf.c", "-o",
-			 "probe.bpf.o", NULL };
 	struct workdir w = { .work_fd = -1 };
 	struct run_result res = {};
-	_cleanup_free_ char *obj = NULL;
-	size_t obj_len = 0;
-	uid_t uid;
-	gid_t gid;
+	uid_t uid = (uid_t)-1; /* set by check_opts */
+	gid_t gid = (gid_t)-1;
 	int r;
 
-	r = compile_check_source(src, len, COMPILE_SOURCE_MAX, ret_diag);
-	if (r < 0)
-		return r;
 	r = check_opts(o, &uid, &gid, ret_diag);
 	if (r < 0)
 		return r;
@@ -835,21 +833,42 @@ int compile_probe(const struct compile_opts *o, const char *src, size_t len, voi
 	if (r >= 0)
 		r = run_verdict(o, &res, ret_diag);
 	if (r >= 0) {
-		r = read_output(w.work_fd, "probe.bpf.o", uid, COMPILE_OBJECT_MAX, &obj, &obj_len);
-		if (r < 0)
-			*ret_diag = r == -EFBIG ? xasprintf("the object is larger than %d bytes",
-							     COMPILE_OBJECT_MAX)
-						: xasprintf("reading the object: %s", strerror(-r));
+		r = read_output(w.work_fd, out, uid, max, ret_out, ret_len);
+		if (r == -EFBIG && say_size)
+			*ret_diag = xasprintf("%s is larger than %zu bytes", what, max);
+		else if (r < 0)
+			*ret_diag = xasprintf("reading %s: %s", what, strerror(-r));
 	}
-	if (r >= 0) {
-		*ret_obj = TAKE_PTR(obj);
-		*ret_len = obj_len;
-		*ret_diag = res.output && res.output[0] ? TAKE_PTR(res.output) : NULL;
-		r = 0;
-	}
+	if (r >= 0 && ret_output)
+		*ret_output = TAKE_PTR(res.output);
 	free(res.output);
 	workdir_remove(&w);
-	return r;
+	return r < 0 ? r : 0;
+}
+
+int compile_probe(const struct compile_opts *o, const char *src, size_t len, void **ret_obj,
+		  size_t *ret_len, char **ret_diag)
+{
+	char *argv[] = { NULL, "-target", "bpf", "-std=gnu11", "-O2", "-g", "-D__TARGET_ARCH_x86",
+			 "-nostdinc", "-I" COMPILE_INCLUDE_AT, "-Wall", "-Wno-unused-function",
+			 "-Wno-unused-variable", "-fno-color-diagnostics",
+			 "-fno-crash-diagnostics", "-ferror-limit=20", "-c", "probe.bpf.c", "-o",
+			 "probe.bpf.o", NULL };
+	_cleanup_free_ char *obj = NULL, *output = NULL;
+	size_t obj_len = 0;
+	int r;
+
+	r = compile_check_source(src, len, COMPILE_SOURCE_MAX, ret_diag);
+	if (r < 0)
+		return r;
+	r = run_in_workdir(o, src, len, argv, "probe.bpf.o", COMPILE_OBJECT_MAX, "the object", true,
+			   &obj, &obj_len, &output, ret_diag);
+	if (r < 0)
+		return r;
+	*ret_obj = TAKE_PTR(obj);
+	*ret_len = obj_len;
+	*ret_diag = output && output[0] ? TAKE_PTR(output) : NULL;
+	return 0;
 }
 
 int compile_dependencies(const struct compile_opts *o, const char *src, size_t len,
@@ -859,38 +878,18 @@ int compile_dependencies(const struct compile_opts *o, const char *src, size_t l
 	char *argv[] = { NULL, "-target", "bpf", "-std=gnu11", "-D__TARGET_ARCH_x86", "-nostdinc",
 			 "-I" COMPILE_INCLUDE_AT, "-fno-color-diagnostics", "-fno-crash-diagnostics",
 			 "-ferror-limit=20", "-M", "-MG", "-MF", "probe.d", "probe.bpf.c", NULL };
-	struct workdir w = { .work_fd = -1 };
-	struct run_result res = {};
 	_cleanup_free_ char *text = NULL;
 	size_t text_len;
-	uid_t uid;
-	gid_t gid;
 	int r;
 
 	if (len == 0 || len > COMPILE_SOURCE_MAX)
 		return set_error(ret_diag, -E2BIG, "the source is %zu bytes; 1 to %d are accepted", len,
-			      COMPILE_SOURCE_MAX);
-	r = check_opts(o, &uid, &gid, ret_diag);
+				 COMPILE_SOURCE_MAX);
+	r = run_in_workdir(o, src, len, argv, "probe.d", COMPILE_DEPS_MAX, "the dependencies", false,
+			   &text, &text_len, NULL, ret_diag);
 	if (r < 0)
 		return r;
-	r = workdir_make(o, uid, gid, src, len, &w, ret_diag);
-	if (r >= 0)
-		r = run_sandboxed(o, &w, uid, gid, argv, &res, ret_diag);
-	if (r >= 0)
-		r = run_verdict(o, &res, ret_diag);
-	if (r >= 0) {
-		r = read_output(w.work_fd, "probe.d", uid, COMPILE_DEPS_MAX, &text, &text_len);
-		if (r < 0)
-			*ret_diag = xasprintf("reading the dependencies: %s", strerror(-r));
-	}
-	if (r >= 0) {
-		r = parse_deps(text, ret_deps, ret_n);
-		if (r < 0)
-			*ret_diag = xstrdup("the dependency list could not be parsed");
-		else
-			*ret_diag = NULL;
-	}
-	free(res.output);
-	workdir_remove(&w);
+	r = parse_deps(text, ret_deps, ret_n);
+	*ret_diag = r < 0 ? xstrdup("the dependency list could not be parsed") : NULL;
 	return r;
 }
