@@ -155,26 +155,56 @@ static int tp_add(const char **v, size_t max, size_t *n, const char *name)
 	return 0;
 }
 
+/* Add a tracepoint node's chosen hooks to v, and its classes to *cls_mask. */
+static int tp_add_node(const struct tree_node *node, const char **v, size_t max, size_t *n,
+		       unsigned *cls_mask)
+{
+	size_t j;
+	int r;
+
+	for (j = 0; j < node->chosen.n; j++) {
+		r = tp_add(v, max, n, node->chosen.v[j].name);
+		if (r < 0)
+			return r;
+	}
+	*cls_mask |= node->classes;
+	return 0;
+}
+
+/*
+ * Every plan attaches the tracepoints of every available leaf, as the
+ * reference does, whichever nodes have slots: a level's events cost the
+ * target what they cost while the reference was recorded, so that its wall
+ * time and its waits compare with the reference's. A lighter probe below
+ * level 1 would make the target faster than its reference, and hide a
+ * slowdown at the very level that must confirm it. Classes outside the
+ * slots are classified and count only in their class totals.
+ */
 int probe_plan_tracepoints(const struct tree *t, const struct probe_plan *plan, const char **ret,
 			   size_t max, size_t *ret_n)
 {
 	const char *comp[PROBE_MAX_LINKS];
 	unsigned cls_mask = 0;
-	size_t n = 0, n_comp, i, j;
+	size_t n = 0, n_comp, i;
 	int r;
 
 	for (i = 0; i < plan->n_slots; i++) {
 		const struct probe_slot *s = &plan->slots[i];
-		const struct hook_list *hooks = &t->nodes[s->node].chosen;
 
 		if (s->backend != BACKEND_TRACEPOINT)
 			continue;
-		for (j = 0; j < hooks->n; j++) {
-			r = tp_add(ret, max, &n, hooks->v[j].name);
-			if (r < 0)
-				return r;
-		}
-		cls_mask |= s->classes;
+		r = tp_add_node(&t->nodes[s->node], ret, max, &n, &cls_mask);
+		if (r < 0)
+			return r;
+	}
+	for (i = 0; i < t->n_nodes; i++) {
+		const struct tree_node *node = &t->nodes[i];
+
+		if (node->n_children > 0 || node->backend != BACKEND_TRACEPOINT || !node->hook)
+			continue;
+		r = tp_add_node(node, ret, max, &n, &cls_mask);
+		if (r < 0)
+			return r;
 	}
 	n_comp = probe_companions(cls_mask, comp, ARRAY_SIZE(comp));
 	for (i = 0; i < n_comp; i++) {

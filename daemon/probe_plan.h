@@ -45,9 +45,11 @@ struct probe_plan {
  */
 int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret);
 /*
- * The tracepoints a plan attaches: its tracepoint slots' hooks, then the
- * companions of their classes (probe_companions), each once, in that
- * order. Names borrowed from t and static tables. -E2BIG beyond max.
+ * The tracepoints a plan attaches: its tracepoint slots' hooks, then those
+ * of every other available tracepoint leaf (every plan costs the target
+ * what the reference's does), then the companions of all their classes
+ * (probe_companions), each once, in that order. Names borrowed from t and
+ * static tables. -E2BIG beyond max.
  */
 int probe_plan_tracepoints(const struct tree *t, const struct probe_plan *plan, const char **ret,
 			   size_t max, size_t *ret_n);

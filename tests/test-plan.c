@@ -39,31 +39,6 @@ static struct tree *load(enum backend b)
 	return t;
 }
 
-/* Every level of the tree and the reference must plan without running out of slots or pairs. */
-static void check_all_levels(struct tree *t, const char *kind)
-{
-	int nodes[TREE_MAX_NODES], leaves[TREE_MAX_NODES];
-	struct probe_plan plan;
-	size_t n, n_leaves = 0, i;
-	int r;
-
-	n = tree_active(t, -1, nodes, TREE_MAX_NODES);
-	r = probe_plan_for(t, nodes, n, &plan);
-	CHECKF(r == 0 && plan.n_slots == n, "%s level 1: r=%d slots=%zu of %zu", kind, r,
-	       plan.n_slots, n);
-	for (i = 0; i < t->n_nodes; i++) {
-		if (tree_is_leaf(t, i)) {
-			leaves[n_leaves++] = i;
-			continue;
-		}
-		n = tree_active(t, i, nodes, TREE_MAX_NODES);
-		r = probe_plan_for(t, nodes, n, &plan);
-		CHECKF(r == 0 && plan.n_slots == n, "%s below %s: r=%d", kind, t->nodes[i].id, r);
-	}
-	r = probe_plan_for(t, leaves, n_leaves, &plan);
-	CHECKF(r == 0 && plan.n_slots == n_leaves, "%s reference: r=%d", kind, r);
-}
-
 static bool listed(const char *const *v, size_t n, const char *s)
 {
 	size_t i;
@@ -72,6 +47,57 @@ static bool listed(const char *const *v, size_t n, const char *s)
 		if (strcmp(v[i], s) == 0)
 			return true;
 	return false;
+}
+
+/* The plan attaches the same tracepoints as the reference plan, whatever their order. */
+static void check_same_tracepoints(const struct tree *t, const struct probe_plan *plan,
+				   const char *const *ref, size_t n_ref, const char *what)
+{
+	const char *tps[PROBE_MAX_LINKS];
+	size_t n = 0, i;
+
+	REQUIRE(probe_plan_tracepoints(t, plan, tps, ARRAY_SIZE(tps), &n) == 0);
+	CHECKF(n == n_ref, "%s attaches %zu tracepoints, the reference %zu", what, n, n_ref);
+	for (i = 0; i < n_ref; i++)
+		CHECKF(listed(tps, n, ref[i]), "%s leaves out the reference's %s", what, ref[i]);
+}
+
+/*
+ * Every level of the tree and the reference must plan without running out
+ * of slots or pairs, and every level attaches the reference's tracepoints:
+ * a level costs the target what the reference did.
+ */
+static void check_all_levels(struct tree *t, const char *kind)
+{
+	int nodes[TREE_MAX_NODES], leaves[TREE_MAX_NODES];
+	const char *ref_tps[PROBE_MAX_LINKS];
+	struct probe_plan plan, ref;
+	size_t n, n_leaves = 0, n_ref_tps = 0, i;
+	int r;
+
+	for (i = 0; i < t->n_nodes; i++)
+		if (tree_is_leaf(t, i))
+			leaves[n_leaves++] = i;
+	r = probe_plan_for(t, leaves, n_leaves, &ref);
+	CHECKF(r == 0 && ref.n_slots == n_leaves, "%s reference: r=%d", kind, r);
+	REQUIRE(probe_plan_tracepoints(t, &ref, ref_tps, ARRAY_SIZE(ref_tps), &n_ref_tps) == 0);
+
+	n = tree_active(t, -1, nodes, TREE_MAX_NODES);
+	r = probe_plan_for(t, nodes, n, &plan);
+	CHECKF(r == 0 && plan.n_slots == n, "%s level 1: r=%d slots=%zu of %zu", kind, r,
+	       plan.n_slots, n);
+	check_same_tracepoints(t, &plan, ref_tps, n_ref_tps, "level 1");
+	for (i = 0; i < t->n_nodes; i++) {
+		_cleanup_free_ char *what = NULL;
+
+		if (tree_is_leaf(t, i))
+			continue;
+		n = tree_active(t, i, nodes, TREE_MAX_NODES);
+		r = probe_plan_for(t, nodes, n, &plan);
+		CHECKF(r == 0 && plan.n_slots == n, "%s below %s: r=%d", kind, t->nodes[i].id, r);
+		what = xasprintf("%s below %s", kind, t->nodes[i].id);
+		check_same_tracepoints(t, &plan, ref_tps, n_ref_tps, what);
+	}
 }
 
 static void test_fentry_kernel(void)
