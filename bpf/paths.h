@@ -64,6 +64,28 @@ enum argus_class {
 	ARGUS_CLS_MAX,
 };
 
+/*
+ * Classes of system calls whose time is spent on a file of one kind, by
+ * the call and the type of the file behind its first argument (a file
+ * descriptor): X(ID, type, calls) counts the calls of group
+ * ARGUS_CALLS_<calls> on a file of type ARGUS_FTYPE_<type> in class
+ * ARGUS_CLS_<ID>, from the call's entry to its return, less the runqueue
+ * waits inside it (bpf/syscalls.bpf.h). The first row that matches wins.
+ */
+#define ARGUS_FILE_CALLS(X)                                                                        \
+	X(PIPE, FIFO, RW) /* read, write, readv, writev on a pipe or FIFO */
+
+/* File types, as the S_IFMT bits of i_mode. */
+#define ARGUS_FTYPE_FIFO 0010000
+#define ARGUS_FTYPE_SOCK 0140000
+
+/* Groups of calls on a file descriptor (bpf/syscalls.bpf.h has their numbers). */
+enum argus_calls {
+	ARGUS_CALLS_RW = 1,		  /* read, write, readv, writev */
+	ARGUS_CALLS_MSG = 2,		  /* sendto, recvfrom, sendmsg, recvmsg, sendmmsg, recvmmsg */
+	ARGUS_CALLS_ANY = ARGUS_CALLS_RW | ARGUS_CALLS_MSG,
+};
+
 /* The tracepoints a class needs besides its node's hooks (their lists: daemon/probe_plan.c). */
 enum argus_companions {
 	ARGUS_COMPANIONS_NONE,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Syscalls: the end of a fault (the thread is back in the kernel), futex
- * waits, process creation, and calls on a file of one kind (a pipe), by
- * syscall number.
+ * waits, process creation, and calls on a file of one kind (the
+ * ARGUS_FILE_CALLS table of paths.h), by syscall number.
  * Part of the multiplexed probe: included by paths.bpf.c, after the
  * shared state (thread_state, account(), task_state(), spans) it uses.
  */
@@ -22,9 +22,14 @@
 #define NR_write 1
 #define NR_readv 19
 #define NR_writev 20
+#define NR_sendto 44
+#define NR_recvfrom 45
+#define NR_sendmsg 46
+#define NR_recvmsg 47
+#define NR_recvmmsg 299
+#define NR_sendmmsg 307
 
 #define FILE_TYPE_MASK 0170000 /* S_IFMT */
-#define FILE_TYPE_FIFO 0010000 /* S_IFIFO: a pipe or a named FIFO */
 
 /* The type bits of the file behind the current task's descriptor fd; 0 when there is none. */
 static __always_inline __u32 fd_file_type(long fd)
@@ -41,20 +46,34 @@ static __always_inline __u32 fd_file_type(long fd)
 	return BPF_CORE_READ(f, f_inode, i_mode) & FILE_TYPE_MASK;
 }
 
+/* The group of a call on a file descriptor (enum argus_calls), 0 for any other call. */
+static __always_inline __u32 fd_call_group(long id)
+{
+	if (id == NR_read || id == NR_write || id == NR_readv || id == NR_writev)
+		return ARGUS_CALLS_RW;
+	if (id == NR_sendto || id == NR_recvfrom || id == NR_sendmsg || id == NR_recvmsg ||
+	    id == NR_recvmmsg || id == NR_sendmmsg)
+		return ARGUS_CALLS_MSG;
+	return 0;
+}
+
 /*
- * The class of a system call whose time is spent on a file of one kind,
- * by the call and the type of its file descriptor (the first argument);
- * ARGUS_CLS_MAX for any other call. One line per kind of file.
+ * The class of a system call whose time is spent on a file of one kind
+ * (the ARGUS_FILE_CALLS table), by the call and the type of its file
+ * descriptor (the first argument); ARGUS_CLS_MAX for any other call.
  */
 static __always_inline __u32 file_call_class(long id, struct pt_regs *regs)
 {
-	__u32 type;
+	__u32 group = fd_call_group(id), type;
 
-	if (id != NR_read && id != NR_write && id != NR_readv && id != NR_writev)
+	if (!group)
 		return ARGUS_CLS_MAX;
 	type = fd_file_type(PT_REGS_PARM1_CORE(regs));
-	if (type == FILE_TYPE_FIFO)
-		return ARGUS_CLS_PIPE;
+#define FILE_CALL_ROW(cls, ftype, calls)                                                           \
+	if (type == ARGUS_FTYPE_##ftype && (group & ARGUS_CALLS_##calls))                          \
+		return ARGUS_CLS_##cls;
+	ARGUS_FILE_CALLS(FILE_CALL_ROW)
+#undef FILE_CALL_ROW
 	return ARGUS_CLS_MAX;
 }
 
