@@ -15,38 +15,44 @@
 
 /*
  * The event classes, one table from which everything about a class comes:
- * X(ID, name, companions, counted_with). ID names the constant ARGUS_CLS_<ID>
- * (the enum below, in table order), name is how tree-data refers to it
- * (unique; tree.c and probe_plan.c derive their name tables from it),
- * companions is the group of tracepoints that a plan counting the class
- * must attach besides the node's own hooks (enum argus_companions, lists in
- * daemon/probe_plan.c), and counted_with is a class that the probe counts along
- * with it and that no node owns (ARGUS_CLS_MAX: none).
+ * X(ID, name, companions, counted_with, file type, calls). ID names the
+ * constant ARGUS_CLS_<ID> (the enum below, in table order), name is how
+ * tree-data refers to it (unique; tree.c and probe_plan.c derive their name
+ * tables from it), companions is the group of tracepoints that a plan
+ * counting the class must attach besides the node's own hooks (enum
+ * argus_companions, lists in daemon/probe_plan.c), and counted_with is a
+ * class that the probe counts along with it and that no node owns
+ * (ARGUS_CLS_MAX: none). A class of system calls whose time is spent on a
+ * file of one kind has its file type (ARGUS_FTYPE_<type>) and its group of
+ * calls (ARGUS_CALLS_<calls>): it counts those calls on a file of that type,
+ * by the type of the descriptor in their first argument, from entry to
+ * return, less the runqueue waits inside (bpf/syscalls.bpf.h); the first
+ * such row that matches wins. Other classes have NONE, NONE.
  */
 #define ARGUS_CLASSES(X)                                                                           \
 	/* kernel_paging */                                                                        \
-	X(ANON_MINOR, anon_minor, FAULT, MAX)	  /* anonymous not-present write: a fresh page */  \
-	X(ANON_ZERO, anon_zero, FAULT, MAX)	  /* anonymous not-present read: the zero page */  \
-	X(ANON_COW, anon_cow, FAULT, MAX)	  /* write to a present read-only page: a copy */  \
-	X(ANON_THP, anon_thp, FAULT, MAX)	  /* served with a transparent huge page */        \
-	X(FILE_CACHE, file_cache, FAULT, MAX)	  /* file-backed, served from the page cache */    \
-	X(FILE_MAJOR, file_major, FAULT, MAX)	  /* file-backed, read from storage or slept */    \
-	X(TLB_SHOOTDOWN, tlb_shootdown, NONE, MAX) /* TLB flushes caused by or sent to it */       \
+	X(ANON_MINOR, anon_minor, FAULT, MAX, NONE, NONE) /* anonymous write: a fresh page */      \
+	X(ANON_ZERO, anon_zero, FAULT, MAX, NONE, NONE) /* anonymous read: the zero page */        \
+	X(ANON_COW, anon_cow, FAULT, MAX, NONE, NONE) /* write to a present page: a copy */        \
+	X(ANON_THP, anon_thp, FAULT, MAX, NONE, NONE) /* served with a huge page */                \
+	X(FILE_CACHE, file_cache, FAULT, MAX, NONE, NONE) /* file-backed, page cache */            \
+	X(FILE_MAJOR, file_major, FAULT, MAX, NONE, NONE) /* file-backed, storage or slept */      \
+	X(TLB_SHOOTDOWN, tlb_shootdown, NONE, MAX, NONE, NONE) /* TLB flushes */                   \
 	/* kernel_scheduler */                                                                     \
-	X(RUNQ_WAIT, runq_wait, NONE, RUNQ_OWN)	  /* runnable, not running, ended by others */     \
-	X(MIGRATE, migrate, NONE, MAX)		  /* moved between CPUs (load balancing) */        \
-	X(FORK, fork, CREATE, MAX)		  /* process and thread creation */                \
+	X(RUNQ_WAIT, runq_wait, NONE, RUNQ_OWN, NONE, NONE) /* runnable, not running */            \
+	X(MIGRATE, migrate, NONE, MAX, NONE, NONE) /* moved between CPUs */                        \
+	X(FORK, fork, CREATE, MAX, NONE, NONE) /* process and thread creation */                   \
 	/* kernel_memory_pressure */                                                               \
-	X(DIRECT_RECLAIM, direct_reclaim, NONE, MAX) /* direct reclaim begin..end */               \
-	X(COMPACTION, compaction, NONE, MAX)	  /* direct compaction begin..end */               \
-	X(KSWAPD, kswapd, NONE, MAX)		  /* the target woke kswapd */                     \
+	X(DIRECT_RECLAIM, direct_reclaim, NONE, MAX, NONE, NONE) /* begin..end */                  \
+	X(COMPACTION, compaction, NONE, MAX, NONE, NONE) /* direct, begin..end */                  \
+	X(KSWAPD, kswapd, NONE, MAX, NONE, NONE) /* the target woke kswapd */                      \
 	/* kernel_block_io */                                                                      \
-	X(BLOCK_QUEUE, block_queue, BLOCK, MAX)	  /* block request insert..issue */                \
-	X(BLOCK_DEVICE, block_device, BLOCK, MAX) /* block request issue..complete */              \
+	X(BLOCK_QUEUE, block_queue, BLOCK, MAX, NONE, NONE) /* request insert..issue */            \
+	X(BLOCK_DEVICE, block_device, BLOCK, MAX, NONE, NONE) /* request issue..complete */        \
 	/* kernel_sync */                                                                          \
-	X(FUTEX, futex, FUTEX, FUTEX_OWN)	  /* futex wait not ended by its own tasks */      \
-	X(MMAP_LOCK, mmap_lock, NONE, MAX)	  /* mmap_lock start_locking..acquire_returned */  \
-	X(PIPE, pipe, NONE, MAX)		  /* read and write calls on a pipe or FIFO */     \
+	X(FUTEX, futex, FUTEX, FUTEX_OWN, NONE, NONE) /* not ended by its own tasks */             \
+	X(MMAP_LOCK, mmap_lock, NONE, MAX, NONE, NONE) /* start_locking..acquired */               \
+	X(PIPE, pipe, NONE, MAX, FIFO, RW) /* reads and writes on a pipe */                        \
 	/*                                                                                         \
 	 * Waits on the target's own tasks, owned by no node: a runqueue wait                      \
 	 * ended by one of its own threads (the CPU ran the target), a futex wait                  \
@@ -54,35 +60,26 @@
 	 * where the thread it waited for lost time counts in that thread's                        \
 	 * paths). Counted with runq_wait and futex.                                               \
 	 */                                                                                        \
-	X(RUNQ_OWN, runq_own, NONE, MAX)                                                           \
-	X(FUTEX_OWN, futex_own, NONE, MAX)
+	X(RUNQ_OWN, runq_own, NONE, MAX, NONE, NONE)                                               \
+	X(FUTEX_OWN, futex_own, NONE, MAX, NONE, NONE)
 
 enum argus_class {
-#define ARGUS_CLASS_ENUM(id, name, companions, with) ARGUS_CLS_##id,
+#define ARGUS_CLASS_ENUM(id, name, companions, with, ftype, calls) ARGUS_CLS_##id,
 	ARGUS_CLASSES(ARGUS_CLASS_ENUM)
 #undef ARGUS_CLASS_ENUM
 	ARGUS_CLS_MAX,
 };
 
-/*
- * Classes of system calls whose time is spent on a file of one kind, by
- * the call and the type of the file behind its first argument (a file
- * descriptor): X(ID, type, calls) counts the calls of group
- * ARGUS_CALLS_<calls> on a file of type ARGUS_FTYPE_<type> in class
- * ARGUS_CLS_<ID>, from the call's entry to its return, less the runqueue
- * waits inside it (bpf/syscalls.bpf.h). The first row that matches wins.
- */
-#define ARGUS_FILE_CALLS(X)                                                                        \
-	X(PIPE, FIFO, RW) /* read, write, readv, writev on a pipe or FIFO */
-
-/* File types, as the S_IFMT bits of i_mode. */
+/* File types of a class's calls (its file type column), as the S_IFMT bits of i_mode. */
+#define ARGUS_FTYPE_NONE 0
 #define ARGUS_FTYPE_FIFO 0010000
 #define ARGUS_FTYPE_SOCK 0140000
 
-/* Groups of calls on a file descriptor (bpf/syscalls.bpf.h has their numbers). */
+/* Groups of calls on a file descriptor (its calls column; bpf/syscalls.bpf.h has their numbers). */
 enum argus_calls {
-	ARGUS_CALLS_RW = 1,		  /* read, write, readv, writev */
-	ARGUS_CALLS_MSG = 2,		  /* sendto, recvfrom, sendmsg, recvmsg, sendmmsg, recvmmsg */
+	ARGUS_CALLS_NONE = 0,
+	ARGUS_CALLS_RW = 1,  /* read, write, readv, writev */
+	ARGUS_CALLS_MSG = 2, /* sendto, recvfrom, sendmsg, recvmsg, sendmmsg, recvmmsg */
 	ARGUS_CALLS_ANY = ARGUS_CALLS_RW | ARGUS_CALLS_MSG,
 };
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Syscalls: the end of a fault (the thread is back in the kernel), futex
- * waits, process creation, and calls on a file of one kind (the
- * ARGUS_FILE_CALLS table of paths.h), by syscall number.
+ * waits, process creation, and calls on a file of one kind (the class
+ * table of paths.h), by syscall number.
  * Part of the multiplexed probe: included by paths.bpf.c, after the
  * shared state (thread_state, account(), task_state(), spans) it uses.
  */
@@ -59,8 +59,9 @@ static __always_inline __u32 fd_call_group(long id)
 
 /*
  * The class of a system call whose time is spent on a file of one kind
- * (the ARGUS_FILE_CALLS table), by the call and the type of its file
- * descriptor (the first argument); ARGUS_CLS_MAX for any other call.
+ * (the file type and calls columns of ARGUS_CLASSES), by the call and the
+ * type of its file descriptor (the first argument); ARGUS_CLS_MAX for any
+ * other call.
  */
 static __always_inline __u32 file_call_class(long id, struct pt_regs *regs)
 {
@@ -69,10 +70,10 @@ static __always_inline __u32 file_call_class(long id, struct pt_regs *regs)
 	if (!group)
 		return ARGUS_CLS_MAX;
 	type = fd_file_type(PT_REGS_PARM1_CORE(regs));
-#define FILE_CALL_ROW(cls, ftype, calls)                                                           \
-	if (type == ARGUS_FTYPE_##ftype && (group & ARGUS_CALLS_##calls))                          \
-		return ARGUS_CLS_##cls;
-	ARGUS_FILE_CALLS(FILE_CALL_ROW)
+#define FILE_CALL_ROW(id, name, companions, with, ftype, calls)                                    \
+	if (ARGUS_CALLS_##calls && type == ARGUS_FTYPE_##ftype && (group & ARGUS_CALLS_##calls))   \
+		return ARGUS_CLS_##id;
+	ARGUS_CLASSES(FILE_CALL_ROW)
 #undef FILE_CALL_ROW
 	return ARGUS_CLS_MAX;
 }

@@ -21,7 +21,7 @@ _Static_assert(ARGUS_CLS_MAX <= 32, "class masks are unsigned");
 
 /* The names tree-data uses, from the class table of bpf/paths.h. */
 static const char *const class_names[ARGUS_CLS_MAX] = {
-#define CLASS_NAME(id, name, companions, with) [ARGUS_CLS_##id] = #name,
+#define CLASS_NAME(id, name, companions, with, ftype, calls) [ARGUS_CLS_##id] = #name,
     ARGUS_CLASSES(CLASS_NAME)
 #undef CLASS_NAME
 };
