@@ -71,7 +71,8 @@ static __always_inline __u32 file_call_class(long id, struct pt_regs *regs)
 		return ARGUS_CLS_MAX;
 	type = fd_file_type(PT_REGS_PARM1_CORE(regs));
 #define FILE_CALL_ROW(id, name, companions, with, ftype, calls)                                    \
-	if (ARGUS_CALLS_##calls && type == ARGUS_FTYPE_##ftype && (group & ARGUS_CALLS_##calls))   \
+	if (ARGUS_CALLS_##calls != ARGUS_CALLS_NONE && type == ARGUS_FTYPE_##ftype &&              \
+	    (group & ARGUS_CALLS_##calls))                                                         \
 		return ARGUS_CLS_##id;
 	ARGUS_CLASSES(FILE_CALL_ROW)
 #undef FILE_CALL_ROW
