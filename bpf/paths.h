@@ -53,6 +53,7 @@
 	X(FUTEX, futex, FUTEX, FUTEX_OWN, NONE, NONE) /* not ended by its own tasks */             \
 	X(MMAP_LOCK, mmap_lock, NONE, MAX, NONE, NONE) /* start_locking..acquired */               \
 	X(PIPE, pipe, NONE, MAX, FIFO, RW) /* reads and writes on a pipe */                        \
+	X(SOCKET, socket, NONE, MAX, SOCK, ANY) /* reads, writes, sends, receives on a socket */   \
 	/*                                                                                         \
 	 * Waits on the target's own tasks, owned by no node: a runqueue wait                      \
 	 * ended by one of its own threads (the CPU ran the target), a futex wait                  \

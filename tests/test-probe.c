@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -160,6 +161,51 @@ WORKLOAD static void work_pipe(void)
 	for (i = 0; i < NPIPE; i++) {
 		if (read(pipe_fds[0], &c, 1) != 1 || read(zero, buf, sizeof(buf)) < 0 ||
 		    pread(fd, buf, sizeof(buf), 0) < 0)
+			_exit(7);
+	}
+	pthread_join(th, NULL);
+}
+
+static int sock_fds[2];
+
+static void *sock_writer(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < NPIPE; i++) {
+		usleep(PIPE_GAP_US);
+		if ((i % 2 ? write(sock_fds[1], "x", 1) : send(sock_fds[1], "x", 1, 0)) != 1)
+			_exit(6);
+	}
+	return NULL;
+}
+
+/*
+ * NPIPE round trips on a stream socket pair between two of the target's
+ * threads (send and write, recv and read in turn; the reader waits about
+ * PIPE_GAP_US for each byte), and NPIPE datagrams sent and received by one
+ * thread (sendmsg, recvmsg). A pipe written and read beside them, and
+ * /dev/zero, are not socket calls.
+ */
+WORKLOAD static void work_socket(void)
+{
+	int zero = open("/dev/zero", O_RDONLY), dgram[2], p[2];
+	char c, buf[64];
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	pthread_t th;
+	int i;
+
+	if (zero < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sock_fds) < 0 ||
+	    socketpair(AF_UNIX, SOCK_DGRAM, 0, dgram) < 0 || pipe(p) < 0 ||
+	    pthread_create(&th, NULL, sock_writer, NULL))
+		_exit(5);
+	for (i = 0; i < NPIPE; i++) {
+		if ((i % 2 ? read(sock_fds[0], &c, 1) : recv(sock_fds[0], &c, 1, 0)) != 1 ||
+		    sendmsg(dgram[0], &msg, 0) != 1 || recvmsg(dgram[1], &msg, 0) != 1 ||
+		    write(p[1], "x", 1) != 1 || read(p[0], &c, 1) != 1 ||
+		    read(zero, buf, sizeof(buf)) < 0)
 			_exit(7);
 	}
 	pthread_join(th, NULL);
@@ -441,6 +487,26 @@ static void test_pipe(void)
 	       "pipe time %llu ns", c.cls[ARGUS_CLS_PIPE].time_ns);
 	fprintf(stderr, "pipe: %llu calls, %.0f us each\n", cls(&c, ARGUS_CLS_PIPE),
 		(double)c.cls[ARGUS_CLS_PIPE].time_ns / 1000 / (cls(&c, ARGUS_CLS_PIPE) ?: 1));
+}
+
+/* Every call on a socket, stream or datagram, and nothing else, counts in kernel_sync.socket. */
+static void test_socket(void)
+{
+	struct probe_counts c = {};
+	int r = run_probed(work_socket, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_SOCKET) == 4 * NPIPE,
+	       "socket calls %llu for %d stream round trips and %d datagrams",
+	       cls(&c, ARGUS_CLS_SOCKET), NPIPE, NPIPE);
+	/* the pipe beside them, plus perhaps the harness's start signal */
+	CHECKF(cls(&c, ARGUS_CLS_PIPE) == 2 * NPIPE || cls(&c, ARGUS_CLS_PIPE) == 2 * NPIPE + 1,
+	       "pipe calls %llu", cls(&c, ARGUS_CLS_PIPE));
+	/* each stream read waited for its byte: most of PIPE_GAP_US */
+	CHECKF(c.cls[ARGUS_CLS_SOCKET].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
+	       "socket time %llu ns", c.cls[ARGUS_CLS_SOCKET].time_ns);
+	fprintf(stderr, "socket: %llu calls, %.0f us each\n", cls(&c, ARGUS_CLS_SOCKET),
+		(double)c.cls[ARGUS_CLS_SOCKET].time_ns / 1000 / (cls(&c, ARGUS_CLS_SOCKET) ?: 1));
 }
 
 /* The lives of the threads the target starts are summed; the first thread's is not. */
@@ -905,6 +971,7 @@ int main(void)
 	test_cow();
 	test_fork();
 	test_pipe();
+	test_socket();
 	test_file();
 	test_file_private_write();
 	test_runq_holders();
