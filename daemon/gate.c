@@ -665,6 +665,22 @@ static bool valid_attach_name(const char *s)
 	return true;
 }
 
+/*
+ * A C identifier, as the compiler makes program and map names: anything
+ * else (bytes that are not UTF-8 among them) would be hidden from the
+ * trace's list of what was loaded.
+ */
+static bool valid_identifier(const char *s)
+{
+	if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
 static int check_program(struct bpf_program *prog, const struct gate_policy *p, json_t *progs,
 			 size_t *n_progs, char **ret_err)
 {
@@ -674,6 +690,8 @@ static int check_program(struct bpf_program *prog, const struct gate_policy *p, 
 
 	if (++*n_progs > GATE_MAX_PROGRAMS)
 		return refuse(ret_err, -EPERM, "more than %d programs", GATE_MAX_PROGRAMS);
+	if (!valid_identifier(name))
+		return refuse(ret_err, -EPERM, "a program's name is not a C identifier");
 	for (i = 0; i < ARRAY_SIZE(section_kinds); i++)
 		if (strncmp(sec, section_kinds[i].prefix, strlen(section_kinds[i].prefix)) == 0) {
 			k = &section_kinds[i];
@@ -741,6 +759,8 @@ static int check_map(struct bpf_map *m, const struct gate_policy *p, struct map_
 	if (bpf_map__is_internal(m))
 		return refuse(ret_err, -EPERM,
 			      "global data %.64s is not allowed: use maps or local variables", name);
+	if (!valid_identifier(name))
+		return refuse(ret_err, -EPERM, "a map's name is not a C identifier");
 	if (bpf_map__inner_map(m))
 		return refuse(ret_err, -EPERM, "map %.64s: maps of maps are not allowed", name);
 	if (++t->declared > GATE_MAX_MAPS)
