@@ -50,8 +50,31 @@ static int stop(struct descent *ds, struct descent_step *ret, int node, enum cal
 	ret->node = node;
 	ret->action = action;
 	ret->why = why;
+	ret->abstain = node < 0 ? DESCENT_UNEXPLAINED : DESCENT_NAMED;
 	ds->done = true;
 	return 0;
+}
+
+/*
+ * Why a level's abstention names nothing, from the calibrated rule's reason
+ * on the run. An agent that abstained where the rule would have gone on
+ * (its reason is a path's): not slower, or slower and left unexplained.
+ */
+static enum descent_abstain level_abstain(const struct calib_decision *d)
+{
+	bool slower = d->wall >= 0 && (size_t)d->wall < d->n_scores && d->scores[d->wall].flagged;
+
+	switch (d->why) {
+	case CALIB_WHY_NOT_SLOWER:
+	case CALIB_WHY_BELOW_MIN_SLOWDOWN:
+		return DESCENT_NOT_SLOWER;
+	case CALIB_WHY_NOT_REPRODUCED:
+		return DESCENT_TRANSIENT;
+	case CALIB_WHY_UNEXPLAINED:
+		return DESCENT_UNEXPLAINED;
+	default:
+		return slower ? DESCENT_UNEXPLAINED : DESCENT_NOT_SLOWER;
+	}
 }
 
 /* Again: the same level is measured once more. */
@@ -148,8 +171,13 @@ int descent_next(struct descent *ds, const struct calib_decision *d, enum descen
 					 : "this level's run was not slower than the reference: "
 					   "measuring it once more"));
 	}
-	if (abstain)
-		return stop(ds, ret, -1, CALIB_ABSTAIN, abstain_why(ds, d, check));
+	if (abstain) {
+		stop(ds, ret, -1, CALIB_ABSTAIN, abstain_why(ds, d, check));
+		/* children flat twice below a subsystem: slower, and nothing below explains it */
+		ret->abstain =
+		    check == DESCENT_CHECK_PARENT_ONLY ? DESCENT_UNEXPLAINED : DESCENT_TRANSIENT;
+		return 0;
+	}
 	if (ds->confirming >= 0) {
 		/*
 		 * The second run of a leaf's level, slower again: the leaf stands
@@ -175,8 +203,12 @@ int descent_next(struct descent *ds, const struct calib_decision *d, enum descen
 		return again(ret, DESCENT_CONFIRM, d->node,
 			     xstrdup("a leaf is named on two runs: measuring the level once more"));
 	}
-	if (d->action != CALIB_DESCEND)
-		return stop(ds, ret, d->node, d->action, xstrdup(d->reason ?: ""));
+	if (d->action != CALIB_DESCEND) {
+		stop(ds, ret, d->node, d->action, xstrdup(d->reason ?: ""));
+		if (d->action == CALIB_ABSTAIN)
+			ret->abstain = level_abstain(d);
+		return 0;
+	}
 	ds->parent = d->node;
 	ds->remeasured = false;
 	ds->level++;
@@ -189,6 +221,20 @@ void descent_step_clear(struct descent_step *s)
 {
 	free(s->why);
 	*s = (struct descent_step){};
+}
+
+const char *descent_abstain_code(enum descent_abstain a)
+{
+	static const char *const codes[] = {
+	    [DESCENT_NAMED] = NULL,
+	    [DESCENT_NOT_SLOWER] = "not_slower",
+	    [DESCENT_UNEXPLAINED] = "unexplained",
+	    [DESCENT_TRANSIENT] = "transient",
+	    [DESCENT_REFERENCE_NOISY] = "reference_noisy",
+	};
+	_Static_assert(ARRAY_SIZE(codes) == DESCENT_ABSTAIN_MAX, "a code for every abstention");
+
+	return (unsigned)a < ARRAY_SIZE(codes) ? codes[a] : NULL;
 }
 
 const char *descent_kind_name(enum descent_kind k)

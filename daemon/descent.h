@@ -49,12 +49,23 @@ enum descent_kind {
 	DESCENT_STOP,
 };
 
+/* Why a descent that names nothing stopped: the result's "reason_code". */
+enum descent_abstain {
+	DESCENT_NAMED,			 /* not an abstention: a path was named */
+	DESCENT_NOT_SLOWER,		 /* the target was not slower than its reference */
+	DESCENT_UNEXPLAINED,		 /* slower, and no path explains the loss */
+	DESCENT_TRANSIENT,		 /* the slowdown did not last while argusd looked */
+	DESCENT_REFERENCE_NOISY,	 /* not slower, or not lasting, against a noisy reference */
+	DESCENT_ABSTAIN_MAX,
+};
+
 struct descent_step {
 	enum descent_kind kind;
 	int level;		  /* the level whose decision this step follows */
 	int node;		  /* STOP: the node named or -1; CONFIRM: the leaf; DESCEND: the parent */
 	enum calib_action action; /* STOP: commit or abstain */
 	char *why;		  /* the sentence for the trace or the report; NULL for DESCEND */
+	enum descent_abstain abstain; /* STOP naming nothing: why; else DESCENT_NAMED */
 };
 
 /* max_depth outside 1..TREE_MAX_DEPTH means TREE_MAX_DEPTH. */
@@ -93,3 +104,5 @@ int descent_next(struct descent *ds, const struct calib_decision *d, enum descen
 void descent_step_clear(struct descent_step *s);
 
 const char *descent_kind_name(enum descent_kind k);
+/* "not_slower", "unexplained", "transient", "reference_noisy"; NULL for DESCENT_NAMED. */
+const char *descent_abstain_code(enum descent_abstain a);

@@ -136,6 +136,7 @@ struct diag_state {
 	struct calib_params params;
 	struct mvec *ref;
 	size_t k;
+	bool workload; /* a workload argusd runs: its wall time is what a reference's noise is */
 	struct report rep;
 	/* the level whose authored probe the witness dropped: measured with the builtin from then on */
 	int dropped_level, dropped_parent;
@@ -528,9 +529,17 @@ static void record_step(struct diag_state *st, const struct descent_step *step)
 			      json_pack("{s:i,s:s,s:s}", "level", step->level, "node",
 					t->nodes[step->node].id, "reason", step->why));
 		break;
-	case DESCENT_STOP:
-		report_stop(&st->rep, step->node, step->action, step->why);
+	case DESCENT_STOP: {
+		enum descent_abstain why = step->abstain;
+
+		/* a slowdown not seen, or not lasting, against runs that disagree among themselves */
+		if ((why == DESCENT_NOT_SLOWER || why == DESCENT_TRANSIENT) && st->workload &&
+		    mvec_cv(st->ref, st->k, "target/wall_ns") > REFERENCE_NOISY_CV)
+			why = DESCENT_REFERENCE_NOISY;
+		report_stop(&st->rep, step->node, step->action, step->why,
+			    descent_abstain_code(why));
 		break;
+	}
 	}
 }
 
@@ -596,6 +605,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 		free(err);
 		goto out;
 	}
+	st.workload = tg.workload != NULL;
 	job_ctx_progress(ctx, 0.02, "checking the reference");
 	r = load_reference(&st, req, &tg, ret_error);
 	if (r < 0)

@@ -15,6 +15,13 @@
 #include "daemon/tree.h"
 #include "daemon/workload.h"
 
+/*
+ * The coefficient of variation of a workload's wall time above which its
+ * reference is noisy: recorded again when it is made, and named as the
+ * reason when a diagnosis against it names nothing (reason_code).
+ */
+#define REFERENCE_NOISY_CV 0.15
+
 struct diag_env {
 	const struct config *cfg;
 	const struct tree *tree;

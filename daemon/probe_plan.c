@@ -18,7 +18,7 @@ static const struct {
 	enum argus_companions companions;
 	enum argus_class counted_with;
 } classes[ARGUS_CLS_MAX] = {
-#define CLASS_ROW(id, nm, comp, with, ftype, calls)                                                              \
+#define CLASS_ROW(id, nm, comp, with, ftype, calls)                                                \
 	[ARGUS_CLS_##id] = {#nm, ARGUS_COMPANIONS_##comp, ARGUS_CLS_##with},
     ARGUS_CLASSES(CLASS_ROW)
 #undef CLASS_ROW

@@ -12,13 +12,10 @@
 #include "daemon/util.h"
 
 #include <errno.h>
-#include <math.h>
 #include <string.h>
 #include <time.h>
 
 #define REFERENCE_REPEATS_MAX 20
-/* Coefficient of variation of the wall time above which a reference is called noisy (and recorded again). */
-#define REFERENCE_NOISY_CV 0.15
 
 static json_t *backends_of(const struct tree *t)
 {
@@ -94,7 +91,7 @@ static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct p
 		       int attempt, size_t repeats, struct attempt *ret, json_t **ret_error)
 {
 	struct attempt a = {.runs = json_array()};
-	double wall_sum = 0, wall_sq = 0;
+	double wall_sum = 0;
 	size_t k;
 	int r = 0;
 
@@ -134,7 +131,6 @@ static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct p
 		a.vecs[a.n++] = mr.vec;
 		mr.vec = (struct mvec){};
 		wall_sum += mr.target.wall_ns;
-		wall_sq += (double)mr.target.wall_ns * mr.target.wall_ns;
 		json_array_append_new(a.runs, json_pack("{s:i,s:f,s:o*}", "run", (int)k + 1,
 							"wall_s", mr.target.wall_ns / 1e9,
 							"quiet", quiet));
@@ -145,10 +141,7 @@ static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct p
 		return r;
 	}
 	a.mean_ns = wall_sum / (double)repeats;
-	if (repeats > 1 && a.mean_ns > 0)
-		a.cv = sqrt(fmax(0, (wall_sq - (double)repeats * a.mean_ns * a.mean_ns) /
-				       (double)(repeats - 1))) /
-		       a.mean_ns;
+	a.cv = mvec_cv(a.vecs, a.n, "target/wall_ns");
 	*ret = a;
 	return 0;
 }

@@ -102,10 +102,11 @@ void report_level(struct report *r, int level, int parent, const struct calib_de
 			  d->reason ?: "", "scores", calib_scores_to_json(d)));
 }
 
-void report_stop(struct report *r, int node, int action, const char *reason)
+void report_stop(struct report *r, int node, int action, const char *reason, const char *code)
 {
 	r->stop_node = node;
 	r->stop_action = action;
+	r->stop_code = code;
 	free(r->stop_reason);
 	r->stop_reason = xstrdup(reason ?: "");
 }
@@ -240,6 +241,8 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 			"overhead", r->overhead, "timings", r->timings, "agent", r->agent,
 			"reference", (json_int_t)r->reference_id, "tau", p->tau, "calibrated",
 			p->calibrated);
+	if (!bottleneck)
+		json_object_set_new(res, "reason_code", json_string(r->stop_code ?: "unexplained"));
 	if (behind)
 		json_object_set(res, "waited_behind", r->rq_holders);
 	return res;

@@ -26,6 +26,7 @@ struct report {
 	int stop_node;
 	int stop_action; /* enum calib_action, -1 until stopped */
 	char *stop_reason;
+	const char *stop_code; /* why nothing was named (static), NULL when a path was */
 };
 
 void report_init(struct report *r, const struct tree *t);
@@ -37,12 +38,16 @@ void report_timing(struct report *r, int level, const char *what, uint64_t ns);
 /* The level's probe info from measure (borrowed); runs in order, the last one's holders kept. */
 void report_probe(struct report *r, int level, const json_t *probe);
 void report_level(struct report *r, int level, int parent, const struct calib_decision *d);
-/* Where the descent ended. node -1 with CALIB_ABSTAIN: no bottleneck. */
-void report_stop(struct report *r, int node, int action, const char *reason);
+/*
+ * Where the descent ended. node -1 with CALIB_ABSTAIN: no bottleneck, code
+ * saying why in a word (static: "not_slower", ...).
+ */
+void report_stop(struct report *r, int node, int action, const char *reason, const char *code);
 /*
  * The job's result: {"verdict", "path", "leaf", "summary", "reason",
  * "evidence", "levels", "unavailable", "warnings", "overhead", "timings",
- * "agent", "reference", "tau", "calibrated"}, and "waited_behind" when the
+ * "agent", "reference", "tau", "calibrated"}, "reason_code" when no path is
+ * named (not_slower, unexplained, transient, reference_noisy), and "waited_behind" when the
  * path names runqueue waiting and the last run saw any: the tasks on the
  * CPU when the target's waits ended ([{pid, comm, waits, wait_ns}], most
  * wait time first), also named in the summary.

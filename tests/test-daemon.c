@@ -219,6 +219,21 @@ static void test_diagnosis(void)
 	CHECKF(strcmp(job_state(job), "succeeded") == 0 &&
 		       strcmp(result_verdict(job) ?: "", "no_bottleneck") == 0,
 	       "unperturbed: %s", json_dumps(json_object_get(job, "result"), JSON_COMPACT));
+	{
+		/* and says why in a word: not slower, when level 1 already saw nothing */
+		json_t *res = json_object_get(job, "result");
+		const char *code = json_string_value(json_object_get(res, "reason_code"));
+		json_t *levels = json_object_get(res, "levels");
+		const char *first = json_string_value(
+		    json_object_get(json_array_get(levels, 0), "action"));
+
+		CHECKF(code && (!strcmp(code, "not_slower") || !strcmp(code, "unexplained") ||
+				!strcmp(code, "transient") || !strcmp(code, "reference_noisy")),
+		       "reason_code %s", code ?: "(none)");
+		if (json_array_size(levels) == 1 && first && !strcmp(first, "abstain"))
+			CHECK_STREQ(code ?: "", noisy ? "reference_noisy" : "not_slower",
+				    "reason_code of a level-1 abstention");
+	}
 	json_decref(job);
 
 	/* the page cache dropped in a loop on the other CPU */
@@ -231,6 +246,7 @@ static void test_diagnosis(void)
 		       strcmp(result_leaf(job) ?: "", "kernel_paging.file_fault.major") == 0,
 	       "perturbed: %s", json_dumps(json_object_get(job, "result"), JSON_COMPACT));
 	CHECK(json_array_size(json_object_get(json_object_get(job, "result"), "evidence")) > 0);
+	CHECK(!json_object_get(json_object_get(job, "result"), "reason_code"));
 
 	snprintf(path, sizeof(path), "/jobs/%lld/trace",
 		 (long long)json_integer_value(json_object_get(job, "id")));

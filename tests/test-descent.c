@@ -42,14 +42,24 @@ static enum descent_kind step(struct descent *ds, struct calib_decision d,
 	return ret_step->kind;
 }
 
-static void expect_stop(const struct descent_step *s, enum calib_action action, const char *id,
-			const char *why_part)
+static void expect_stop_code(const struct descent_step *s, enum calib_action action,
+			     const char *id, const char *why_part, enum descent_abstain code)
 {
 	CHECK_EQ(s->kind, DESCENT_STOP, "kind");
+	CHECK_EQ(s->abstain, code, "abstain");
+	CHECK_STREQ(descent_abstain_code(s->abstain) ?: "(named)",
+		    descent_abstain_code(code) ?: "(named)", "reason_code");
 	CHECK_EQ(s->action, action, "action");
 	CHECK_STREQ(s->node >= 0 ? t->nodes[s->node].id : "(none)", id ?: "(none)", "node");
 	CHECKF(s->why && strstr(s->why, why_part), "why \"%s\" lacks \"%s\"", s->why ?: "",
 	       why_part);
+}
+
+/* A stop that names a path. */
+static void expect_stop(const struct descent_step *s, enum calib_action action, const char *id,
+			const char *why_part)
+{
+	expect_stop_code(s, action, id, why_part, DESCENT_NAMED);
 }
 
 /* The common start: level 1 flags kernel_paging, level 2 anon_fault. */
@@ -95,7 +105,7 @@ static void test_max_depth(void)
 	/* The walk is over: no further step. */
 	descent_init(&ds, t, 1, true);
 	step(&ds, decision(CALIB_ABSTAIN, NULL), &s);
-	expect_stop(&s, CALIB_ABSTAIN, NULL, "the level's reason");
+	expect_stop_code(&s, CALIB_ABSTAIN, NULL, "the level's reason", DESCENT_NOT_SLOWER);
 	descent_step_clear(&s);
 	{
 		struct calib_decision d = decision(CALIB_ABSTAIN, NULL);
@@ -142,7 +152,8 @@ static void test_confirm_leaf(void)
 	step(&ds, decision(CALIB_COMMIT, "kernel_paging.anon_fault.minor"), &s);
 	descent_step_clear(&s);
 	step(&ds, unconfirmed(true), &s);
-	expect_stop(&s, CALIB_ABSTAIN, NULL, "which was to confirm kernel_paging.anon_fault.minor");
+	expect_stop_code(&s, CALIB_ABSTAIN, NULL, "which was to confirm kernel_paging.anon_fault.minor",
+			 DESCENT_TRANSIENT);
 	descent_step_clear(&s);
 
 	/* A leaf named at level 2 (a path without children) is confirmed the same way. */
@@ -191,7 +202,7 @@ static void test_remeasure(void)
 	descent_step_clear(&s);
 	CHECK(ds.remeasured && ds.level == 2);
 	step(&ds, unconfirmed(false), &s);
-	expect_stop(&s, CALIB_ABSTAIN, NULL, ", nor in the run before it");
+	expect_stop_code(&s, CALIB_ABSTAIN, NULL, ", nor in the run before it", DESCENT_TRANSIENT);
 	descent_step_clear(&s);
 
 	/* The second run confirms: the walk goes on, and a later level gets its own second run. */
@@ -223,7 +234,7 @@ static void test_refuted(void)
 	CHECK_EQ(descent_check(&ds, &d, &own), DESCENT_CHECK_REFUTED, "check");
 	CHECK_EQ(descent_check(&ds, &d, NULL), DESCENT_CHECK_CONFIRMED, "no own decision");
 	REQUIRE(descent_next(&ds, &d, DESCENT_CHECK_REFUTED, &s) == 0);
-	expect_stop(&s, CALIB_ABSTAIN, NULL, "the slowdown did not last");
+	expect_stop_code(&s, CALIB_ABSTAIN, NULL, "the slowdown did not last", DESCENT_TRANSIENT);
 	descent_step_clear(&s);
 	/* At level 1, and in the ablation, every decision is taken as it comes. */
 	descent_init(&ds, t, 3, true);
@@ -252,9 +263,10 @@ static void test_parent_only(void)
 	CHECK_STREQ(s.why, "none of the children deviated: measuring the level once more", "why");
 	descent_step_clear(&s);
 	step(&ds, d, &s);
-	expect_stop(&s, CALIB_ABSTAIN, NULL,
-		    "kernel_sync deviated in the level-1 run, but none of its children did in two "
-		    "runs of level 2");
+	expect_stop_code(&s, CALIB_ABSTAIN, NULL,
+			 "kernel_sync deviated in the level-1 run, but none of its children did in "
+			 "two runs of level 2",
+			 DESCENT_UNEXPLAINED);
 	descent_step_clear(&s);
 
 	/* Below a level-2 node two runs agree on: the commit to it stands at once. */
@@ -287,8 +299,56 @@ static void test_running_target(void)
 	/* Nothing deviates at level 1: the walk ends there, naming nothing. */
 	descent_init(&ds, t, 3, true);
 	step(&ds, decision(CALIB_ABSTAIN, NULL), &s);
-	expect_stop(&s, CALIB_ABSTAIN, NULL, "the level's reason");
+	expect_stop_code(&s, CALIB_ABSTAIN, NULL, "the level's reason", DESCENT_NOT_SLOWER);
 	descent_step_clear(&s);
+}
+
+/* Why a level-1 abstention names nothing, from the calibrated rule's reason on its run. */
+static void test_reason_codes(void)
+{
+	static const struct {
+		enum calib_why why;
+		bool slower;
+		enum descent_abstain code;
+	} cases[] = {
+	    {CALIB_WHY_NOT_SLOWER, false, DESCENT_NOT_SLOWER},
+	    {CALIB_WHY_BELOW_MIN_SLOWDOWN, false, DESCENT_NOT_SLOWER},
+	    {CALIB_WHY_UNEXPLAINED, true, DESCENT_UNEXPLAINED},
+	    {CALIB_WHY_NO_DEVIATION, true, DESCENT_UNEXPLAINED},
+	    {CALIB_WHY_NO_DEVIATION, false, DESCENT_NOT_SLOWER},
+	    /* an agent that abstained where the rule named a leaf */
+	    {CALIB_WHY_LEAF, true, DESCENT_UNEXPLAINED},
+	    {CALIB_WHY_LEAF, false, DESCENT_NOT_SLOWER},
+	};
+	struct descent ds;
+	struct descent_step s;
+	size_t i;
+
+	tap_subtest("reason_codes");
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct calib_score wall = {.metric = (char *)"target/wall_ns",
+					   .flagged = cases[i].slower};
+		struct calib_decision d = decision(CALIB_ABSTAIN, NULL);
+
+		d.why = cases[i].why;
+		d.scores = &wall;
+		d.n_scores = 1;
+		d.wall = 0;
+		descent_init(&ds, t, 3, true);
+		REQUIRE(descent_next(&ds, &d, descent_check(&ds, &d, NULL), &s) == 0);
+		CHECKF(s.kind == DESCENT_STOP && s.abstain == cases[i].code,
+		       "case %zu (%s, %s): %s", i, calib_why_name(cases[i].why),
+		       cases[i].slower ? "slower" : "not slower",
+		       descent_abstain_code(s.abstain) ?: "(named)");
+		descent_step_clear(&s);
+	}
+	/* nothing measurable at level 1: no path explains anything */
+	descent_init(&ds, t, 3, true);
+	descent_nothing_measurable(&ds, &s);
+	CHECK_EQ(s.abstain, DESCENT_UNEXPLAINED, "nothing measurable");
+	descent_step_clear(&s);
+	CHECK(descent_abstain_code(DESCENT_NAMED) == NULL);
+	CHECK_STREQ(descent_abstain_code(DESCENT_REFERENCE_NOISY), "reference_noisy", "code");
 }
 
 static void test_nothing_measurable(void)
@@ -325,6 +385,7 @@ int main(void)
 	test_refuted();
 	test_parent_only();
 	test_running_target();
+	test_reason_codes();
 	test_nothing_measurable();
 	tree_free(tree);
 	return tap_done("test-descent");

@@ -74,6 +74,12 @@ static void test_slice(const char *src, const char *build)
 
 	o = run_outcome(runs, "pf_anon_write:null_sleep");
 	CHECKF(o && strcmp(o, "abstain") == 0, "null cell: %s", o ?: "(none)");
+	/* ... and says why in a word */
+	o = json_string_value(
+	    json_object_get(cell_run(runs, "pf_anon_write:null_sleep"), "reason_code"));
+	CHECKF(o && (!strcmp(o, "not_slower") || !strcmp(o, "unexplained") ||
+		     !strcmp(o, "transient") || !strcmp(o, "reference_noisy")),
+	       "null cell's reason_code %s", o ?: "(none)");
 	o = run_outcome(runs, "pf_page_cache:cache_dropper");
 	CHECKF(is_correct_commit(o), "pf_page_cache:cache_dropper: %s", o ?: "(none)");
 	o = run_outcome(runs, "pf_zero_page:cpu_hog");

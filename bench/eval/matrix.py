@@ -251,6 +251,7 @@ def main():
         run["ttd_s"] = ttd
         res = job.get("result") or {}
         run["verdict"] = res.get("verdict")
+        run["reason_code"] = res.get("reason_code")
         run["path"] = res.get("path")
         run["timings"] = res.get("timings")
         if res.get("waited_behind"):
