@@ -7,6 +7,12 @@
  * Prints the median cost per fault of each configuration, its difference
  * from the unprobed loop (the probe's cost per fault) and the ratio.
  *
+ * Then what the rest of the host pays: while a probe measures a target
+ * that sleeps on CPU C, a process argusd is not diagnosing makes system
+ * calls (getppid) and context switches (a byte bounced between two of its
+ * processes over pipes) on the other CPU; the cost of each, unprobed and
+ * under each probe, alternated the same way.
+ *
  *   bench-overhead [--pages N] [--rounds R] [--cpu C] [--tree FILE]
  */
 #include <errno.h>
@@ -16,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,10 +38,10 @@
 #define PAGE 4096
 #define MAX_ROUNDS 200
 
-enum config { CFG_NONE, CFG_LEVEL1, CFG_ANON_L3, CFG_REFERENCE, CFG_MAX };
+enum config { CFG_NONE, CFG_LEVEL1, CFG_ANON_L3, CFG_REFERENCE, CFG_REFERENCE_STATS, CFG_MAX };
 static const char *const config_names[CFG_MAX] = {
 	"no probe", "level 1 (all subsystems)", "level 3 (anon_fault leaves)",
-	"reference (every leaf)"
+	"reference (every leaf)", "reference, bpf_stats on"
 };
 
 static struct tree *tree;
@@ -58,6 +65,7 @@ static size_t config_nodes(enum config c, int *nodes)
 		return tree_active(tree, tree_find(tree, "kernel_paging.anon_fault"), nodes,
 				   TREE_MAX_NODES);
 	case CFG_REFERENCE:
+	case CFG_REFERENCE_STATS:
 		for (i = 0; i < tree->n_nodes; i++)
 			if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
 				nodes[n++] = i;
@@ -67,39 +75,80 @@ static size_t config_nodes(enum config c, int *nodes)
 	}
 }
 
+/*
+ * The probe of a configuration, loaded (NULL for no probe); *ret_stats the
+ * fd that keeps kernel.bpf_stats_enabled on, as argusd has it while it
+ * measures (-1: off; close it after the run).
+ */
+static int load_config(enum config c, struct probe **ret, int *ret_stats)
+{
+	int nodes[TREE_MAX_NODES], r;
+	struct probe_plan plan;
+	_cleanup_free_ char *err = NULL;
+	size_t n = config_nodes(c, nodes);
+
+	*ret = NULL;
+	*ret_stats = -1;
+	if (!n)
+		return 0;
+	if (c == CFG_REFERENCE_STATS) {
+		*ret_stats = probe_stats_enable();
+		if (*ret_stats < 0)
+			return *ret_stats;
+	}
+	r = probe_plan_for(tree, nodes, n, &plan);
+	if (!r)
+		r = probe_load(tree, &plan, ret, NULL, &err);
+	if (r < 0 && err)
+		fprintf(stderr, "bench-overhead: loading the probe: %s\n", err);
+	return r;
+}
+
+/* Target pid, attached; the message on failure. */
+static int attach_to(struct probe *p, pid_t pid)
+{
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	if (!p)
+		return 0;
+	r = probe_add_target(p, pid);
+	if (!r)
+		r = probe_attach(p, &err);
+	if (r < 0 && err)
+		fprintf(stderr, "bench-overhead: attaching the probe: %s\n", err);
+	return r;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 /* One run: ns per fault of the touch loop, measured inside the child. */
 static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 {
-	int nodes[TREE_MAX_NODES], go[2], res[2], status, r = 0;
-	struct probe_plan plan;
+	int go[2], res[2], status, stats, r;
 	struct probe *p = NULL;
-	_cleanup_free_ char *err = NULL;
-	size_t n = config_nodes(c, nodes);
 	uint64_t ns = 0;
 	pid_t pid;
 
-	if (n) {
-		r = probe_plan_for(tree, nodes, n, &plan);
-		if (!r)
-			r = probe_load(tree, &plan, &p, NULL, &err);
-		if (r < 0) {
-			if (err)
-				fprintf(stderr, "bench-overhead: loading the probe: %s\n", err);
-			return r;
-		}
-	}
+	r = load_config(c, &p, &stats);
+	if (r < 0)
+		return r;
 	if (pipe(go) < 0 || pipe(res) < 0)
 		return -errno;
 	pid = fork();
 	if (pid == 0) {
-		cpu_set_t set;
 		uint64_t t0, t1;
 		char *m, ch;
 		size_t i;
 
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
+		pin(cpu);
 		if (read(go[0], &ch, 1) != 1)
 			_exit(2);
 		m = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -116,13 +165,7 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 	}
 	close(go[0]);
 	close(res[1]);
-	if (p) {
-		r = probe_add_target(p, pid);
-		if (!r)
-			r = probe_attach(p, &err);
-		if (r < 0 && err)
-			fprintf(stderr, "bench-overhead: attaching the probe: %s\n", err);
-	}
+	r = attach_to(p, pid);
 	(void)!write(go[1], "g", 1);
 	close(go[1]);
 	if (read(res[0], &ns, sizeof(ns)) != sizeof(ns))
@@ -130,10 +173,117 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 	close(res[0]);
 	waitpid(pid, &status, 0);
 	probe_free(p);
+	if (stats >= 0)
+		close(stats);
 	if (r < 0)
 		return r;
 	*ret_ns = (double)ns / pages;
 	return 0;
+}
+
+#define BYSTANDER_CALLS 200000
+#define BYSTANDER_BOUNCES 20000
+
+/* ns per getppid, and per context switch of a byte bounced over two pipes, here on cpu. */
+static int bystander(int cpu, double *ret_call, double *ret_switch)
+{
+	int ab[2], ba[2], i;
+	uint64_t t0;
+	char ch = 'x';
+	pid_t peer;
+
+	pin(cpu);
+	t0 = now_mono_ns();
+	for (i = 0; i < BYSTANDER_CALLS; i++)
+		syscall(SYS_getppid);
+	*ret_call = (double)(now_mono_ns() - t0) / BYSTANDER_CALLS;
+	if (pipe(ab) < 0 || pipe(ba) < 0)
+		return -errno;
+	peer = fork();
+	if (peer == 0) {
+		pin(cpu);
+		for (i = 0; i < BYSTANDER_BOUNCES; i++)
+			if (read(ab[0], &ch, 1) != 1 || write(ba[1], &ch, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	t0 = now_mono_ns();
+	for (i = 0; i < BYSTANDER_BOUNCES; i++)
+		if (write(ab[1], &ch, 1) != 1 || read(ba[0], &ch, 1) != 1)
+			break;
+	/* two switches per bounce, each with a read and a write around it */
+	*ret_switch = (double)(now_mono_ns() - t0) / (2.0 * BYSTANDER_BOUNCES);
+	waitpid(peer, NULL, 0);
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	return i == BYSTANDER_BOUNCES ? 0 : -EIO;
+}
+
+/* One run of the bystander on another CPU while a probe measures a sleeping target on cpu. */
+static int run_bystander(enum config c, int cpu, int other, double *ret_call, double *ret_switch)
+{
+	int go[2], res[2], status, stats, r;
+	struct probe *p = NULL;
+	double v[2] = {};
+	pid_t target, by;
+
+	r = load_config(c, &p, &stats);
+	if (r < 0)
+		return r;
+	if (pipe(go) < 0)
+		return -errno;
+	target = fork();
+	if (target == 0) {
+		char ch;
+
+		pin(cpu);
+		close(go[1]);
+		(void)!read(go[0], &ch, 1); /* sleeps until the end */
+		_exit(0);
+	}
+	close(go[0]);
+	r = attach_to(p, target);
+	if (r >= 0 && pipe(res) < 0)
+		r = -errno;
+	if (r >= 0) {
+		by = fork();
+		if (by == 0) {
+			close(res[0]);
+			if (bystander(other, &v[0], &v[1]) < 0)
+				_exit(1);
+			(void)!write(res[1], v, sizeof(v));
+			_exit(0);
+		}
+		close(res[1]);
+		if (read(res[0], v, sizeof(v)) != sizeof(v))
+			r = -EIO;
+		close(res[0]);
+		waitpid(by, &status, 0);
+	}
+	close(go[1]);
+	waitpid(target, &status, 0);
+	probe_free(p);
+	if (stats >= 0)
+		close(stats);
+	*ret_call = v[0];
+	*ret_switch = v[1];
+	return r;
+}
+
+static void print_table(const char *unit, double samples[CFG_MAX][MAX_ROUNDS], size_t rounds)
+{
+	int c;
+
+	printf("%-30s %14s %14s %8s\n", "configuration", unit, "probe ns", "ratio");
+	for (c = 0; c < CFG_MAX; c++)
+		qsort(samples[c], rounds, sizeof(double), cmp_double);
+	for (c = 0; c < CFG_MAX; c++) {
+		double med = samples[c][rounds / 2], base = samples[CFG_NONE][rounds / 2];
+
+		printf("%-30s %14.0f %14.0f %8.2f\n", config_names[c], med, med - base, med / base);
+	}
 }
 
 int main(int argc, char **argv)
@@ -146,7 +296,8 @@ int main(int argc, char **argv)
 	const char *src = getenv("ARGUS_SOURCE_DIR");
 	_cleanup_free_ char *tree_path = xasprintf("%s/tree-data/tree.json", src ?: ".");
 	struct prober pr = { .try_hook = probe_try_hook };
-	static double samples[CFG_MAX][MAX_ROUNDS];
+	static double samples[CFG_MAX][MAX_ROUNDS], calls[CFG_MAX][MAX_ROUNDS],
+	    switches[CFG_MAX][MAX_ROUNDS];
 	size_t pages = 50000, rounds = 15, k;
 	int cpu = 0, c, r;
 	char *err = NULL;
@@ -196,18 +347,27 @@ int main(int argc, char **argv)
 			}
 		}
 
+	for (k = 0; k < rounds; k++)
+		for (c = 0; c < CFG_MAX; c++) {
+			enum config cfg = (c + k) % CFG_MAX;
+
+			r = run_bystander(cfg, cpu, cpu ? 0 : 1, &calls[cfg][k], &switches[cfg][k]);
+			if (r < 0) {
+				fprintf(stderr, "bench-overhead: bystander under %s: %s\n",
+					config_names[cfg], strerror(-r));
+				return 1;
+			}
+		}
+
 	printf("page-fault loop: %zu fresh anonymous pages per run, %zu rounds, CPU %d, "
 	       "configurations alternated\n",
 	       pages, rounds, cpu);
-	printf("%-30s %14s %14s %8s\n", "configuration", "ns per fault", "probe ns/fault",
-	       "ratio");
-	for (c = 0; c < CFG_MAX; c++)
-		qsort(samples[c], rounds, sizeof(double), cmp_double);
-	for (c = 0; c < CFG_MAX; c++) {
-		double med = samples[c][rounds / 2], base = samples[CFG_NONE][rounds / 2];
-
-		printf("%-30s %14.0f %14.0f %8.2f\n", config_names[c], med, med - base, med / base);
-	}
+	print_table("ns per fault", samples, rounds);
+	printf("\na process argusd is not diagnosing, on CPU %d, while the probe measures a "
+	       "sleeping target on CPU %d: %d getppid calls and %d pipe bounces per run\n",
+	       cpu ? 0 : 1, cpu, BYSTANDER_CALLS, BYSTANDER_BOUNCES);
+	print_table("ns per call", calls, rounds);
+	print_table("ns per switch", switches, rounds);
 	tree_free(tree);
 	return 0;
 }
