@@ -172,6 +172,21 @@ static char *strip(char *s)
 	return s;
 }
 
+/*
+ * Cut a comment off a value: a '#' at the start of the value or after a
+ * blank begins one ("60   # per request"); one inside a word stays ("a#b").
+ */
+static void cut_comment(char *value)
+{
+	char *p;
+
+	for (p = value; *p; p++)
+		if (*p == '#' && (p == value || p[-1] == ' ' || p[-1] == '\t')) {
+			*p = 0;
+			return;
+		}
+}
+
 int config_load_file(struct config *c, const char *path, char **ret_err)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -199,6 +214,7 @@ int config_load_file(struct config *c, const char *path, char **ret_err)
 		}
 		*eq = 0;
 		key = strip(line);
+		cut_comment(eq + 1);
 		value = strip(eq + 1);
 		r = config_set(c, key, value, &err);
 		if (r < 0) {

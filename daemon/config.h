@@ -54,8 +54,11 @@ struct config {
 /* Defaults, with paths relative to the given prefixes. */
 void config_defaults(struct config *c);
 /*
- * Apply a config file. Unknown keys and bad values are -EINVAL with
- * *ret_err naming the line. A missing file is -ENOENT.
+ * Apply a config file: "key = value" lines; blank lines and lines whose
+ * first character is '#' are skipped, and a '#' at the start of a value or
+ * after a blank begins a comment to the end of the line. Unknown keys and
+ * bad values are -EINVAL with *ret_err naming the line. A missing file is
+ * -ENOENT.
  */
 int config_load_file(struct config *c, const char *path, char **ret_err);
 /* Set one key from a string (used by the file parser and by overrides). */
