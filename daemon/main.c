@@ -29,6 +29,7 @@
 #include "daemon/jobs.h"
 #include "daemon/llm_client.h"
 #include "daemon/log.h"
+#include "daemon/paths-config.h"
 #include "daemon/probe_try.h"
 #include "daemon/resolve.h"
 #include "daemon/store.h"
@@ -50,7 +51,10 @@ static void usage(FILE *f)
 		   "      --victims-dir DIR     bundled victim programs\n"
 		   "      --tree FILE           tree-data file\n"
 		   "      --schema-dir DIR      schema files\n"
+		   "      --check-config        check the configuration, the tree and the\n"
+		   "                            workload definitions, then exit (0: usable)\n"
 		   "  -v, --verbose             debug logging\n"
+		   "      --version             the version, then exit\n"
 		   "  -h, --help                this text\n");
 }
 
@@ -122,9 +126,9 @@ static int load_tree(const struct config *cfg, struct tree **ret)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct config *cfg)
+static int parse_args(int argc, char **argv, struct config *cfg, bool *ret_check_only)
 {
-	enum { OPT_VICTIMS = 0x100, OPT_TREE, OPT_SCHEMA };
+	enum { OPT_VICTIMS = 0x100, OPT_TREE, OPT_SCHEMA, OPT_CHECK, OPT_VERSION };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -134,6 +138,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "tree", required_argument, NULL, OPT_TREE },
 		{ "schema-dir", required_argument, NULL, OPT_SCHEMA },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -172,6 +178,12 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case 'v':
 			log_set_max_level(LOG_DEBUG);
 			break;
+		case OPT_CHECK:
+			*ret_check_only = true;
+			break;
+		case OPT_VERSION:
+			printf("argusd %s\n", ARGUS_VERSION);
+			exit(0);
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -313,6 +325,84 @@ static void check_workloads(struct workload_registry *reg, const char *victims_d
 	}
 }
 
+/* The workload definitions, each checked; *ret_skipped counts definitions refused. */
+static int load_workloads(const struct config *cfg, struct workload_registry **ret,
+			  size_t *ret_skipped)
+{
+	size_t i;
+	int r;
+
+	r = workload_registry_load(cfg->workloads_dir, ret);
+	if (r < 0)
+		return log_error_errno(r, "workloads %s: %m", cfg->workloads_dir);
+	for (i = 0; i < (*ret)->n_errors; i++)
+		log_warning("workload skipped: %s", (*ret)->errors[i]);
+	check_workloads(*ret, cfg->victims_dir);
+	log_info("%zu workloads registered from %s", (*ret)->n, cfg->workloads_dir);
+	*ret_skipped = (*ret)->n_errors;
+	return 0;
+}
+
+/* The LLM agent's endpoint (refused when unsafe), compiler and headers (warned about). */
+static int check_llm(const struct config *cfg)
+{
+	_cleanup_free_ char *hdr = NULL, *why = NULL, *shown = NULL;
+	int r;
+
+	if (!cfg->llm_url)
+		return 0;
+	r = llm_url_check(cfg->llm_url, cfg->llm_allow_insecure, &why);
+	if (r < 0) {
+		log_error("configuration: %s", why);
+		return r;
+	}
+	hdr = xasprintf("%s/argus_authored.h", cfg->bpf_include_dir);
+	if (access(hdr, R_OK) < 0)
+		log_warning_errno(errno,
+				  "llm agent: %s: %m; authored probes will not compile "
+				  "(bpf_include_dir)",
+				  hdr);
+	if (access(cfg->bpf_clang, X_OK) < 0)
+		log_warning_errno(errno, "llm agent: compiler %s: %m (bpf_clang)", cfg->bpf_clang);
+	/* redacted: the URL's userinfo or query may carry credentials */
+	shown = llm_url_redact(cfg->llm_url);
+	log_info("llm agent: endpoint %s, model %s", shown, cfg->llm_model ?: "(unset)");
+	return 0;
+}
+
+/*
+ * --check-config: what start-up checks before it serves (the configuration,
+ * the LLM endpoint, the tree resolved on this kernel, the workload
+ * definitions), without the state directory or a listener, so that it runs
+ * beside a running argusd. 0 when argusd would start with everything.
+ */
+static int check_only(const struct config *cfg)
+{
+	struct tree *tree = NULL;
+	struct workload_registry *reg = NULL;
+	size_t skipped = 0, unusable = 0, i;
+	int r;
+
+	r = check_llm(cfg);
+	if (r >= 0)
+		r = load_tree(cfg, &tree);
+	if (r >= 0)
+		r = load_workloads(cfg, &reg, &skipped);
+	if (r < 0) {
+		tree_free(tree);
+		return r;
+	}
+	for (i = 0; i < reg->n; i++)
+		unusable += reg->items[i]->unusable != NULL;
+	printf("argusd %s: tree %s, %zu workloads (%zu skipped, %zu unusable): %s\n",
+	       ARGUS_VERSION, tree->version, reg->n, skipped, unusable,
+	       skipped || unusable ? "not all usable" : "ok");
+	r = skipped || unusable ? -EINVAL : 0;
+	workload_registry_free(reg);
+	tree_free(tree);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
@@ -327,13 +417,13 @@ int main(int argc, char **argv)
 	struct utsname uts;
 	struct diag_env env;
 	struct api_ctx api;
-	bool curl_ready = false;
+	bool curl_ready = false, check = false;
 	sigset_t mask;
 	size_t i;
 	int r;
 
 	config_defaults(&cfg);
-	r = parse_args(argc, argv, &cfg);
+	r = parse_args(argc, argv, &cfg, &check);
 	if (r < 0)
 		goto out;
 	if (geteuid() != 0)
@@ -348,8 +438,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	r = read_api_token(&cfg, &token);
-	if (r < 0)
+	if (r < 0 || check) {
+		if (r >= 0)
+			r = check_only(&cfg);
 		goto out;
+	}
 
 	/* signals first, so that a SIGTERM during start-up is not lost */
 	sigemptyset(&mask);
@@ -375,43 +468,18 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	curl_ready = true;
-	if (cfg.llm_url) {
-		_cleanup_free_ char *hdr = xasprintf("%s/argus_authored.h", cfg.bpf_include_dir);
-		_cleanup_free_ char *why = NULL, *shown = NULL;
-
-		r = llm_url_check(cfg.llm_url, cfg.llm_allow_insecure, &why);
-		if (r < 0) {
-			log_error("configuration: %s", why);
-			goto out;
-		}
-
-		if (access(hdr, R_OK) < 0)
-			log_warning_errno(errno,
-					  "llm agent: %s: %m; authored probes will not compile "
-					  "(bpf_include_dir)",
-					  hdr);
-		if (access(cfg.bpf_clang, X_OK) < 0)
-			log_warning_errno(errno, "llm agent: compiler %s: %m (bpf_clang)",
-					  cfg.bpf_clang);
-		/* redacted: the URL's userinfo or query may carry credentials */
-		shown = llm_url_redact(cfg.llm_url);
-		log_info("llm agent: endpoint %s, model %s", shown, cfg.llm_model ?: "(unset)");
-	}
+	r = check_llm(&cfg);
+	if (r < 0)
+		goto out;
 
 	sd_notify(0, "STATUS=Resolving the kernel code-path tree");
 	r = load_tree(&cfg, &tree);
 	if (r < 0)
 		goto out;
 
-	r = workload_registry_load(cfg.workloads_dir, &reg);
-	if (r < 0) {
-		log_error_errno(r, "workloads %s: %m", cfg.workloads_dir);
+	r = load_workloads(&cfg, &reg, &i);
+	if (r < 0)
 		goto out;
-	}
-	for (i = 0; i < reg->n_errors; i++)
-		log_warning("workload skipped: %s", reg->errors[i]);
-	check_workloads(reg, cfg.victims_dir);
-	log_info("%zu workloads registered from %s", reg->n, cfg.workloads_dir);
 
 	dbpath = xasprintf("%s/argusd.db", cfg.state_dir);
 	r = store_open(dbpath, cfg.schema_dir, &store);

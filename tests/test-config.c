@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * The configuration file: comments after values, the README's own
- * example, and refusals that name the line.
+ * example, and refusals that name the line; argusd --check-config and
+ * --version.
  */
 #include "daemon/config.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
 
 #include <errno.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,10 +120,79 @@ static void test_readme_examples(void)
 	CHECKF(blocks >= 1, "%d ini blocks in the README", blocks);
 }
 
+/* Run argusd with args, its output to out; the exit status, or -1. */
+static int run_argusd(const char *args, const char *out)
+{
+	const char *build = getenv("ARGUS_BUILD_DIR"), *src = getenv("ARGUS_SOURCE_DIR");
+	_cleanup_free_ char *cmd = xasprintf("%s/argusd --tree %s/tree-data/tree.json "
+					     "--victims-dir %s/bench/victims %s >%s 2>&1",
+					     build ?: ".", src ?: ".", build ?: ".", args, out);
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* --check-config says whether argusd would start, and does not need the state directory. */
+static void test_check_config(void)
+{
+	_cleanup_free_ char *good = write_temp("tau = 3   # the paper's\n"),
+			    *bad = write_temp("tau = 3x\n"), *out = write_temp(""),
+			    *args = NULL, *text = NULL;
+
+	char dir[] = "/tmp/argus-config-wl-XXXXXX";
+	_cleanup_free_ char *wl = NULL, *cmd = NULL;
+
+	tap_subtest("check_config");
+	/* no workload definitions: nothing to refuse, whoever may enter the checkout */
+	REQUIRE(mkdtemp(dir));
+	args = xasprintf("--check-config --config %s --workloads-dir %s "
+			 "--state-dir /nonexistent/argus-state",
+			 good, dir);
+	CHECK_EQ(run_argusd(args, out), 0, "a good configuration");
+	REQUIRE(read_file_bounded(out, 1 << 16, &text, NULL) >= 0);
+	CHECKF(strstr(text, "ok") && strstr(text, "workloads"), "said: %s", text);
+	free(text);
+	text = NULL;
+	free(args);
+	args = xasprintf("--check-config --config %s --workloads-dir %s", bad, dir);
+	CHECK_EQ(run_argusd(args, out), 1, "a bad value");
+	REQUIRE(read_file_bounded(out, 1 << 16, &text, NULL) >= 0);
+	CHECKF(strstr(text, "line 1") && strstr(text, "tau"), "said: %s", text);
+	free(text);
+	text = NULL;
+	free(args);
+	args = xasprintf("--check-config --config %s --workloads-dir /nonexistent/argus-workloads",
+			 good);
+	CHECK(run_argusd(args, out) != 0);
+	/* a workload whose program does not exist is unusable: argusd would start without it */
+	wl = xasprintf("%s/gone.json", dir);
+	cmd = xasprintf("printf '%%s' '{\"name\": \"gone\", \"argv\": [\"no_such_program\"], "
+			"\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 10}' >%s",
+			wl);
+	REQUIRE(system(cmd) == 0);
+	free(args);
+	args = xasprintf("--check-config --config %s --workloads-dir %s", good, dir);
+	CHECK_EQ(run_argusd(args, out), 1, "an unusable workload");
+	REQUIRE(read_file_bounded(out, 1 << 16, &text, NULL) >= 0);
+	CHECKF(strstr(text, "1 unusable") && strstr(text, "gone"), "said: %s", text);
+	free(text);
+	text = NULL;
+	unlink(wl);
+	rmdir(dir);
+	CHECK_EQ(run_argusd("--version", out), 0, "--version");
+	REQUIRE(read_file_bounded(out, 1 << 16, &text, NULL) >= 0);
+	CHECKF(strncmp(text, "argusd ", 7) == 0 && text[7] >= '0' && text[7] <= '9', "said: %s",
+	       text);
+	unlink(good);
+	unlink(bad);
+	unlink(out);
+}
+
 int main(void)
 {
 	test_comments();
 	test_refusals();
 	test_readme_examples();
+	test_check_config();
 	return tap_done("test-config");
 }
