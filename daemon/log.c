@@ -2,12 +2,39 @@
 #include "daemon/log.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int max_level = LOG_INFO;
+
+/*
+ * Whether stderr is the journal's stream ($JOURNAL_STREAM names its device
+ * and inode): there a "<N>" prefix gives each line its priority; on a
+ * terminal or in a file, lines are plain, warnings and errors so marked.
+ */
+static bool to_journal(void)
+{
+	static int known = -1;
+
+	if (known < 0) {
+		const char *js = getenv("JOURNAL_STREAM");
+		unsigned long long dev, ino;
+		struct stat st;
+
+		known = js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+			fstat(STDERR_FILENO, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+	}
+	return known;
+}
+
+static const char *plain_prefix(int level)
+{
+	return level <= LOG_ERR ? "error: " : level == LOG_WARNING ? "warning: " : "";
+}
 
 void log_set_max_level(int level)
 {
@@ -31,7 +58,8 @@ int log_internal(int level, int err, const char *file, int line, const char *fmt
 		goto out;
 
 	errno = err;
-	n = snprintf(buf, sizeof(buf), "<%d>", level);
+	n = to_journal() ? snprintf(buf, sizeof(buf), "<%d>", level)
+			 : snprintf(buf, sizeof(buf), "%s", plain_prefix(level));
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
 	va_end(ap);

@@ -158,6 +158,8 @@ static void test_check_config(void)
 	CHECK_EQ(run_argusd(args, out), 1, "a bad value");
 	REQUIRE(read_file_bounded(out, 1 << 16, &text, NULL) >= 0);
 	CHECKF(strstr(text, "line 1") && strstr(text, "tau"), "said: %s", text);
+	/* to a file, not the journal: a plain line, marked as an error, no "<3>" */
+	CHECKF(strncmp(text, "error: ", 7) == 0, "said: %s", text);
 	free(text);
 	text = NULL;
 	free(args);
