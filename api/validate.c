@@ -379,10 +379,26 @@ static bool valid_subject(const char *s)
 	return valid_name(s, WORKLOAD_NAME_MAX);
 }
 
+/* A time as jobs carry it, "2026-12-01T15:04:05Z", or a day, "2026-12-01" (its start). */
+static bool valid_time(const char *s)
+{
+	static const char day[] = "dddd-dd-dd", full[] = "dddd-dd-ddTdd:dd:ddZ";
+	size_t len = strlen(s), i;
+	const char *form = len == strlen(day) ? day : len == strlen(full) ? full : NULL;
+
+	if (!form)
+		return false;
+	for (i = 0; i < len; i++)
+		if (form[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != form[i])
+			return false;
+	return true;
+}
+
 int validate_job_query(const struct query_arg *args, size_t n, struct job_filter *ret,
 		       struct api_error *err)
 {
-	static const char *const allowed[] = {"state", "kind", "workload", "limit", "before", NULL};
+	static const char *const allowed[] = {"state", "kind",	"workload", "subject", "since",
+					      "until", "limit", "before",   NULL};
 	static const char *const states[] = {"queued",	  "running",	 "succeeded", "failed",
 					     "cancelled", "interrupted", NULL};
 	static const char *const kinds[] = {"diagnose", "reference", NULL};
@@ -390,7 +406,8 @@ int validate_job_query(const struct query_arg *args, size_t n, struct job_filter
 	size_t i;
 	int r;
 
-	r = check_query(args, n, allowed, "state, kind, workload, limit, before", err);
+	r = check_query(args, n, allowed,
+			"state, kind, workload, subject, since, until, limit, before", err);
 	if (r < 0)
 		return r;
 	for (i = 0; i < n; i++) {
@@ -414,6 +431,19 @@ int validate_job_query(const struct query_arg *args, size_t n, struct job_filter
 						     "([a-z0-9_.-], at most %d characters)",
 						     WORKLOAD_NAME_MAX);
 			f.workload = v;
+		} else if (strcmp(k, "subject") == 0) {
+			if (!valid_subject(v))
+				return api_error_set(err, 400, "bad_field",
+						     "\"subject\" must be a workload name, "
+						     "pid:N or unit:NAME.service");
+			f.subject = v;
+		} else if (strcmp(k, "since") == 0 || strcmp(k, "until") == 0) {
+			if (!valid_time(v))
+				return api_error_set(err, 400, "bad_field",
+						     "\"%s\" must be a UTC time as jobs carry it "
+						     "(2026-12-01T15:04:05Z) or a day (2026-12-01)",
+						     k);
+			*(k[0] == 's' ? &f.since : &f.until) = v;
 		} else if (strcmp(k, "limit") == 0) {
 			r = parse_limit(v, &f.limit, err);
 			if (r < 0)

@@ -545,9 +545,12 @@ int store_job_list(struct store *s, const struct job_filter *f, json_t **ret)
 	STORE_LOCKED(s);
 	/* Fetch one row more than asked to know whether a next page exists. */
 	r = prepare(s,
-		    "SELECT " JOB_COLUMNS " FROM jobs"
+		    "SELECT " JOB_COLUMNS ", json_extract(result, '$.verdict'),"
+		    " json_extract(result, '$.path') FROM jobs"
 		    " WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR kind = ?2)"
 		    " AND (?3 IS NULL OR workload = ?3) AND (?4 <= 0 OR id < ?4)"
+		    " AND (?6 IS NULL OR subject = ?6) AND (?7 IS NULL OR created >= ?7)"
+		    " AND (?8 IS NULL OR created < ?8)"
 		    " ORDER BY id DESC LIMIT ?5",
 		    &stmt);
 	if (r < 0)
@@ -555,14 +558,23 @@ int store_job_list(struct store *s, const struct job_filter *f, json_t **ret)
 	if (bind_text(stmt, 1, f->state) < 0 || bind_text(stmt, 2, f->kind) < 0 ||
 	    bind_text(stmt, 3, f->workload) < 0 ||
 	    sqlite3_bind_int64(stmt, 4, f->before_id) != SQLITE_OK ||
-	    sqlite3_bind_int(stmt, 5, f->limit + 1) != SQLITE_OK)
+	    sqlite3_bind_int(stmt, 5, f->limit + 1) != SQLITE_OK ||
+	    bind_text(stmt, 6, f->subject) < 0 || bind_text(stmt, 7, f->since) < 0 ||
+	    bind_text(stmt, 8, f->until) < 0)
 		return -EINVAL;
 
 	jobs = json_array();
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		json_t *j;
+
 		if (n == f->limit)
 			break;
-		json_array_append_new(jobs, job_summary(stmt));
+		j = job_summary(stmt);
+		if (sqlite3_column_type(stmt, JOB_COLUMNS_N) != SQLITE_NULL) {
+			json_object_set_new(j, "verdict", column_string(stmt, JOB_COLUMNS_N));
+			json_object_set_new(j, "path", column_json(stmt, JOB_COLUMNS_N + 1));
+		}
+		json_array_append_new(jobs, j);
 		last = sqlite3_column_int64(stmt, 0);
 		n++;
 	}

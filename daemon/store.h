@@ -61,10 +61,16 @@ struct job_filter {
 	const char *state;    /* NULL: any */
 	const char *kind;     /* NULL: any */
 	const char *workload; /* NULL: any (matches request.workload) */
+	const char *subject;  /* NULL: any (a workload name, "pid:N", "unit:NAME") */
+	const char *since;    /* NULL, or created at or after (ISO 8601 UTC, as "created") */
+	const char *until;    /* NULL, or created before */
 	int64_t before_id;    /* > 0: only ids below (paging, newest first) */
 	int limit;	      /* 1..500 */
 };
-/* {"jobs": [...newest first, without result/request bodies...], "next_before": id|null} */
+/*
+ * {"jobs": [...newest first, without result/request bodies...], "next_before": id|null};
+ * a finished diagnosis's entry carries its "verdict" and "path" too.
+ */
 int store_job_list(struct store *s, const struct job_filter *f, json_t **ret);
 /* Ids of queued jobs, oldest first. */
 int store_jobs_queued(struct store *s, int64_t **ret_ids, size_t *ret_n);

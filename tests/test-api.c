@@ -633,6 +633,32 @@ static void test_list_and_paging(void)
 	CHECK(get("/jobs?workload=checkout&state=succeeded", &r) == 200);
 	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 3);
 
+	/* a diagnosis's entry carries its verdict and path; a reference's has none */
+	CHECK(get("/jobs?kind=diagnose", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 2);
+	{
+		json_t *e = json_array_get(json_object_get(r.json, "jobs"), 0);
+
+		CHECK_STREQ(json_string_value(json_object_get(e, "verdict")) ?: "(none)",
+			    "no_bottleneck", "verdict in the list");
+		CHECK(json_is_array(json_object_get(e, "path")));
+	}
+	CHECK(get("/jobs?kind=reference", &r) == 200);
+	CHECK(!json_object_get(json_array_get(json_object_get(r.json, "jobs"), 0), "verdict"));
+	/* by subject, and by when they were created */
+	CHECK(get("/jobs?subject=checkout", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 3);
+	CHECK(get("/jobs?subject=pid:1", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 0);
+	CHECK(get("/jobs?since=2000-01-01&until=2999-01-01T00:00:00Z", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 3);
+	CHECK(get("/jobs?until=2000-01-01", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 0);
+	CHECK(get("/jobs?since=2999-01-01T00:00:00Z", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "jobs")) == 0);
+	CHECK(get("/jobs?since=yesterday", &r) == 400);
+	CHECK(get("/jobs?subject=a%20b", &r) == 400);
+
 	/* pages of 2 over the 3 jobs: 2 + 1, newest first, no overlap */
 	for (;;) {
 		json_t *jobs;
