@@ -8,6 +8,9 @@
  */
 #include "api/routes.h"
 #include "api/trace_html.h"
+#include "daemon/jobs.h"
+#include "daemon/paths-config.h"
+#include "daemon/tree.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -612,6 +615,42 @@ static void get_healthz(const struct api_ctx *ctx, struct api_stats *st,
 			       ctx->kernel_release));
 }
 
+/* Diagnoses by verdict and node named, and job durations by kind, since start. */
+static void write_result_metrics(FILE *f, struct jobs *jobs)
+{
+	static const char *const kinds[] = {"diagnose", "reference"};
+	json_auto_t *by_verdict = jobs_diagnoses(jobs);
+	const char *verdict, *node;
+	json_t *nodes, *n;
+	size_t k, i;
+
+	fputs("# HELP argusd_diagnoses_total Diagnoses finished since start, by verdict and the "
+	      "node named (empty: none).\n"
+	      "# TYPE argusd_diagnoses_total counter\n",
+	      f);
+	json_object_foreach (by_verdict, verdict, nodes)
+		json_object_foreach (nodes, node, n)
+			fprintf(f, "argusd_diagnoses_total{verdict=\"%s\",node=\"%s\"} %" JSON_INTEGER_FORMAT
+				   "\n",
+				verdict, node, json_integer_value(n));
+	fputs("# HELP argusd_job_duration_seconds How long finished jobs ran, by kind.\n"
+	      "# TYPE argusd_job_duration_seconds histogram\n",
+	      f);
+	for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+		unsigned long le[JOBS_DURATION_BOUNDS], count;
+		double sum;
+
+		jobs_durations(jobs, kinds[k], le, &count, &sum);
+		for (i = 0; i < JOBS_DURATION_BOUNDS; i++)
+			fprintf(f, "argusd_job_duration_seconds_bucket{kind=\"%s\",le=\"%g\"} %lu\n",
+				kinds[k], jobs_duration_bounds[i], le[i]);
+		fprintf(f, "argusd_job_duration_seconds_bucket{kind=\"%s\",le=\"+Inf\"} %lu\n",
+			kinds[k], count);
+		fprintf(f, "argusd_job_duration_seconds_sum{kind=\"%s\"} %.3f\n", kinds[k], sum);
+		fprintf(f, "argusd_job_duration_seconds_count{kind=\"%s\"} %lu\n", kinds[k], count);
+	}
+}
+
 static void get_metrics(const struct api_ctx *ctx, struct api_stats *st,
 			const struct api_request *req, const char *idstr, struct api_response *r)
 {
@@ -667,6 +706,18 @@ static void get_metrics(const struct api_ctx *ctx, struct api_stats *st,
 		"# TYPE argusd_uptime_seconds gauge\n"
 		"argusd_uptime_seconds %.3f\n",
 		uptime_s(ctx));
+	fprintf(f,
+		"# HELP process_start_time_seconds Start time of the process since the epoch.\n"
+		"# TYPE process_start_time_seconds gauge\n"
+		"process_start_time_seconds %.3f\n",
+		now_real_ns() / 1e9 - uptime_s(ctx));
+	fprintf(f,
+		"# HELP argusd_build_info The version of argusd and of its tree, as labels.\n"
+		"# TYPE argusd_build_info gauge\n"
+		"argusd_build_info{version=\"%s\",tree_version=\"%s\"} 1\n",
+		ARGUS_VERSION, ctx->tree && ctx->tree->version ? ctx->tree->version : "");
+	if (ctx->jobs)
+		write_result_metrics(f, ctx->jobs);
 	if (fclose(TAKE_PTR(f)) != 0) {
 		free(text);
 		respond_internal(r, -ENOMEM);

@@ -45,6 +45,11 @@ struct jobs {
 	pthread_t thread;
 
 	unsigned long n_succeeded, n_failed, n_cancelled;
+	json_t *diagnoses; /* {verdict: {node: count}} (jobs_diagnoses) */
+	struct {
+		unsigned long le[JOBS_DURATION_BOUNDS], n;
+		double sum;
+	} durations[2]; /* diagnose, reference */
 
 	/* retention, run by the worker between jobs (jobs_set_retention) */
 	struct store_retention retention;
@@ -164,6 +169,38 @@ json_t *job_error(const char *code, const char *fmt, ...)
 	return json_pack("{s:s,s:s}", "code", code, "message", msg ?: code);
 }
 
+const double jobs_duration_bounds[JOBS_DURATION_BOUNDS] = {1, 5, 10, 30, 60, 120, 300, 900};
+
+/* The result's verdict and named node into the counters, and the job's duration; j->lock held. */
+static void count_finished(struct jobs *j, const struct job_ctx *ctx, const json_t *res)
+{
+	int k = strcmp(ctx->kind, "diagnose") == 0 ? 0 : strcmp(ctx->kind, "reference") == 0 ? 1 : -1;
+	const char *verdict = json_string_value(json_object_get(res, "verdict"));
+	json_t *path = json_object_get(res, "path"), *by;
+	const char *node = json_string_value(json_array_get(path, json_array_size(path) - 1));
+	double s;
+	size_t i;
+
+	if (k < 0 || !ctx->started_ns)
+		return;
+	s = (now_mono_ns() - ctx->started_ns) / 1e9;
+	for (i = 0; i < JOBS_DURATION_BOUNDS; i++)
+		j->durations[k].le[i] += s <= jobs_duration_bounds[i];
+	j->durations[k].n++;
+	j->durations[k].sum += s;
+	if (k != 0 || !verdict || !json_is_array(path))
+		return;
+	if (!j->diagnoses)
+		j->diagnoses = json_object();
+	by = json_object_get(j->diagnoses, verdict);
+	if (!by) {
+		by = json_object();
+		json_object_set_new(j->diagnoses, verdict, by);
+	}
+	json_object_set_new(by, node ?: "",
+			    json_integer(json_integer_value(json_object_get(by, node ?: "")) + 1));
+}
+
 /* Record the runner's outcome; the state follows jobs.h. */
 static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, json_t *error)
 {
@@ -194,6 +231,7 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 		j->n_failed++;
 	else
 		j->n_cancelled++;
+	count_finished(j, ctx, r >= 0 ? res : NULL);
 	pthread_mutex_unlock(&j->lock);
 
 	q = store_job_update(j->store, ctx->id, state, r >= 0 ? 1 : -1, state, res,
@@ -207,6 +245,29 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 	else
 		log_info("job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
 	sd_notifyf(0, "STATUS=Idle; job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
+}
+
+json_t *jobs_diagnoses(struct jobs *j)
+{
+	json_t *copy;
+
+	pthread_mutex_lock(&j->lock);
+	copy = j->diagnoses ? json_deep_copy(j->diagnoses) : json_object();
+	pthread_mutex_unlock(&j->lock);
+	return copy;
+}
+
+void jobs_durations(struct jobs *j, const char *kind,
+		    unsigned long ret_le[static JOBS_DURATION_BOUNDS], unsigned long *ret_n,
+		    double *ret_sum)
+{
+	int k = strcmp(kind, "diagnose") == 0 ? 0 : 1;
+
+	pthread_mutex_lock(&j->lock);
+	memcpy(ret_le, j->durations[k].le, sizeof(j->durations[k].le));
+	*ret_n = j->durations[k].n;
+	*ret_sum = j->durations[k].sum;
+	pthread_mutex_unlock(&j->lock);
 }
 
 static void run_one(struct jobs *j, struct job_ctx *ctx)
@@ -550,5 +611,6 @@ void jobs_stop(struct jobs *j)
 	pthread_cond_destroy(&j->wake);
 	pthread_mutex_destroy(&j->lock);
 	free(j->queue);
+	json_decref(j->diagnoses);
 	free(j);
 }

@@ -93,5 +93,18 @@ bool jobs_busy(struct jobs *j);
 /* Counters for /metrics: jobs finished by final state since start. */
 void jobs_counts(struct jobs *j, unsigned long *succeeded, unsigned long *failed,
 		 unsigned long *cancelled);
+/*
+ * Diagnoses finished since start, by verdict and the node named (the
+ * path's last; "" for none): {"bottleneck": {"kernel_...": N}, ...}.
+ * And the durations of finished jobs of a kind ("diagnose", "reference"),
+ * for a histogram: the count of those at most bounds[i] seconds, their
+ * number and sum. Bounded: one entry per verdict and tree node.
+ */
+json_t *jobs_diagnoses(struct jobs *j);
+#define JOBS_DURATION_BOUNDS 8
+extern const double jobs_duration_bounds[JOBS_DURATION_BOUNDS];
+void jobs_durations(struct jobs *j, const char *kind,
+		    unsigned long ret_le[static JOBS_DURATION_BOUNDS], unsigned long *ret_n,
+		    double *ret_sum);
 /* Stop intake, cancel the running job, wait for the worker to end. NULL is fine. */
 void jobs_stop(struct jobs *j);

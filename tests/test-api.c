@@ -807,6 +807,40 @@ static void test_metrics(void)
 	CHECK(strstr(r.body, "argusd_http_requests_total{code=\"403\"} 2\n"));
 	CHECK(strstr(r.body, "argusd_http_requests_total{code=\"415\"} 3\n"));
 	CHECK(strstr(r.body, "# TYPE argusd_uptime_seconds gauge\n"));
+	CHECK(strstr(r.body, "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds "));
+	CHECK(strstr(r.body, "argusd_build_info{version=\""));
+	/* the fake runner's diagnoses named nothing: as many as the job list has succeeded */
+	CHECK(strstr(r.body, "# TYPE argusd_diagnoses_total counter\n"));
+	CHECK(strstr(r.body, "# TYPE argusd_job_duration_seconds histogram\n"));
+	{
+		struct reply l = {};
+		_cleanup_free_ char *want = NULL, *count = NULL, *inf = NULL;
+		size_t n;
+
+		CHECK(get("/jobs?kind=diagnose&state=succeeded", &l) == 200);
+		n = json_array_size(json_object_get(l.json, "jobs"));
+		CHECK(n >= 2);
+		want = xasprintf("argusd_diagnoses_total{verdict=\"no_bottleneck\",node=\"\"} %zu\n", n);
+		count = xasprintf("argusd_job_duration_seconds_count{kind=\"diagnose\"} %zu\n", n);
+		inf = xasprintf("argusd_job_duration_seconds_bucket{kind=\"diagnose\",le=\"+Inf\"} %zu\n",
+				n);
+		CHECKF(strstr(r.body, want), "%s", want);
+		CHECKF(strstr(r.body, count), "%s", count);
+		CHECKF(strstr(r.body, inf), "%s", inf);
+		reply_clear(&l);
+	}
+	{
+		/* cumulative buckets: never fewer below a larger bound */
+		const char *p = r.body;
+		long prev = 0, v;
+
+		while ((p = strstr(p, "argusd_job_duration_seconds_bucket{kind=\"reference\",le=\""))) {
+			p = strchr(p, '}');
+			v = p ? atol(p + 2) : -1;
+			CHECK(v >= prev);
+			prev = v;
+		}
+	}
 	{
 		const char *p = strstr(r.body, "argusd_jobs_finished_total{state=\"succeeded\"} ");
 		CHECK(p &&
@@ -841,8 +875,24 @@ static void test_metrics(void)
 		CHECKF(*value == ' ', "%s", line);
 		strtod(value + 1, &end);
 		CHECKF(end != value + 1 && *end == 0, "%s", line);
-		help = xasprintf("# HELP %s ", name);
-		type = xasprintf("# TYPE %s ", name);
+		/* a histogram's samples are its family's name with _bucket, _sum or _count */
+		if (!strstr(r.body, help = xasprintf("# HELP %s ", name))) {
+			static const char *const suffixes[] = {"_bucket", "_sum", "_count"};
+			size_t k;
+
+			for (k = 0; k < ARRAY_SIZE(suffixes); k++) {
+				size_t l = strlen(name), sl = strlen(suffixes[k]);
+
+				if (l > sl && strcmp(name + l - sl, suffixes[k]) == 0) {
+					name[l - sl] = 0;
+					break;
+				}
+			}
+			free(help);
+			help = xasprintf("# HELP %s ", name);
+			type = xasprintf("# TYPE %s histogram\n", name);
+		} else
+			type = xasprintf("# TYPE %s ", name);
 		CHECKF(strstr(r.body, help) && strstr(r.body, type), "%s", name);
 		samples++;
 	}
