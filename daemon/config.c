@@ -3,6 +3,7 @@
 #include "daemon/paths-config.h"
 #include "daemon/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,46 @@ int config_load_file(struct config *c, const char *path, char **ret_err)
 		}
 	}
 	return 0;
+}
+
+static int select_conf(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
+}
+
+int config_load_with_dropins(struct config *c, const char *path, bool missing_ok,
+			     char **ret_err)
+{
+	_cleanup_free_ char *dir = xasprintf("%s.d", path);
+	struct dirent **names = NULL;
+	int r, n, i;
+
+	r = config_load_file(c, path, ret_err);
+	if (r == -ENOENT && missing_ok) {
+		free(*ret_err);
+		*ret_err = NULL;
+	} else if (r < 0)
+		return r;
+	n = scandir(dir, &names, select_conf, alphasort);
+	if (n < 0) {
+		int err = errno;
+
+		if (err == ENOENT)
+			return 0;
+		*ret_err = xasprintf("%s: %s", dir, strerror(err));
+		return -err;
+	}
+	for (i = 0, r = 0; i < n; i++) {
+		_cleanup_free_ char *file = xasprintf("%s/%s", dir, names[i]->d_name);
+
+		if (r >= 0)
+			r = config_load_file(c, file, ret_err);
+		free(names[i]);
+	}
+	free(names);
+	return r;
 }
 
 void config_free(struct config *c)

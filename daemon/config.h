@@ -61,6 +61,13 @@ void config_defaults(struct config *c);
  * -ENOENT.
  */
 int config_load_file(struct config *c, const char *path, char **ret_err);
+/*
+ * Apply path, then every "*.conf" of the directory path + ".d" in name
+ * order (drop-ins: a later one wins). A missing path is -ENOENT unless
+ * missing_ok; a missing drop-in directory is no error.
+ */
+int config_load_with_dropins(struct config *c, const char *path, bool missing_ok,
+			     char **ret_err);
 /* Set one key from a string (used by the file parser and by overrides). */
 int config_set(struct config *c, const char *key, const char *value, char **ret_err);
 void config_free(struct config *c);

@@ -197,11 +197,9 @@ static int parse_args(int argc, char **argv, struct config *cfg, bool *ret_check
 	if (optind < argc)
 		return log_error_errno(EINVAL, "unexpected argument '%s'", argv[optind]);
 
-	r = config_load_file(cfg, config_file ?: DEFAULT_CONFIG, &err);
-	if (r == -ENOENT && !config_file) {
-		free(err);
-		err = NULL;
-	} else if (r < 0) {
+	/* the default file may be missing (defaults apply); one named on the command line may not */
+	r = config_load_with_dropins(cfg, config_file ?: DEFAULT_CONFIG, !config_file, &err);
+	if (r < 0) {
 		log_error("configuration: %s", err);
 		free(err);
 		return r;

@@ -9,6 +9,7 @@
 #include "tests/tap.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,72 @@ static void test_readme_examples(void)
 	CHECKF(blocks >= 1, "%d ini blocks in the README", blocks);
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+	_cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+
+	REQUIRE(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Drop-ins, the files FILE.d/NAME.conf in name order after the file; nothing else there is read. */
+static void test_dropins(void)
+{
+	char dir[] = "/tmp/argus-config-dropins-XXXXXX";
+	_cleanup_free_ char *main_file = NULL, *dropins = NULL, *cmd = NULL;
+	struct config c;
+	char *err = NULL;
+
+	tap_subtest("dropins");
+	REQUIRE(mkdtemp(dir));
+	main_file = xasprintf("%s/argusd.conf", dir);
+	dropins = xasprintf("%s/argusd.conf.d", dir);
+	put(dir, "argusd.conf", "tau = 3\nllm_max_calls = 5\nllm_timeout_s = 9\n");
+	/* no drop-in directory: the file alone */
+	config_defaults(&c);
+	CHECK(config_load_with_dropins(&c, main_file, false, &err) == 0 && !err);
+	CHECK_EQ(c.llm_max_calls, 5u, "without drop-ins");
+	config_free(&c);
+	REQUIRE(mkdir(dropins, 0755) == 0);
+	put(dropins, "20-late.conf", "llm_max_calls = 7\n");
+	put(dropins, "10-early.conf", "llm_max_calls = 6\ntau = 4\n");
+	put(dropins, "30-notes.txt", "this is not configuration\n");
+	put(dropins, ".hidden.conf", "llm_timeout_s = 1\n");
+	config_defaults(&c);
+	CHECK(config_load_with_dropins(&c, main_file, false, &err) == 0);
+	CHECKF(!err, "%s", err ?: "");
+	CHECK_EQ(c.llm_max_calls, 7u, "the last drop-in wins");
+	CHECK(c.tau == 4);
+	CHECK_EQ(c.llm_timeout_s, 9u, "hidden and other files are not read");
+	config_free(&c);
+	/* a bad drop-in names its file and line */
+	put(dropins, "40-bad.conf", "\ntau = x\n");
+	config_defaults(&c);
+	CHECK(config_load_with_dropins(&c, main_file, false, &err) == -EINVAL);
+	CHECKF(err && strstr(err, "40-bad.conf") && strstr(err, "line 2"), "%s", err ?: "");
+	config_free(&c);
+	free(err);
+	err = NULL;
+	/* a missing file: refused unless it may be missing, when the drop-ins still apply */
+	unlink(main_file);
+	config_defaults(&c);
+	CHECK(config_load_with_dropins(&c, main_file, false, &err) == -ENOENT);
+	config_free(&c);
+	free(err);
+	err = NULL;
+	cmd = xasprintf("rm -f '%s/40-bad.conf'", dropins);
+	REQUIRE(system(cmd) == 0);
+	config_defaults(&c);
+	CHECK(config_load_with_dropins(&c, main_file, true, &err) == 0 && !err);
+	CHECK_EQ(c.llm_max_calls, 7u, "drop-ins without the file");
+	config_free(&c);
+	free(cmd);
+	cmd = xasprintf("rm -rf '%s'", dir);
+	REQUIRE(system(cmd) == 0);
+}
+
 /* Run argusd with args, its output to out; the exit status, or -1. */
 static int run_argusd(const char *args, const char *out)
 {
@@ -195,6 +262,7 @@ int main(void)
 	test_comments();
 	test_refusals();
 	test_readme_examples();
+	test_dropins();
 	test_check_config();
 	return tap_done("test-config");
 }
