@@ -734,8 +734,16 @@ static void test_own_waits(void)
 			       c.rq_holders[i].comm);
 			own_waits += c.rq_holders[i].waits;
 		}
-	CHECKF(own_waits >= 1 && own_waits <= cls(&c, ARGUS_CLS_RUNQ_OWN),
-	       "own holders ended %llu waits of %llu", own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN));
+	/*
+	 * Only the PROBE_RQ_HOLDERS_TOP holders of the longest waits are kept:
+	 * on a busy machine foreign ones can push the target's own, whose
+	 * waits are short, out of the list; when it is not full, none was cut.
+	 */
+	CHECKF(own_waits <= cls(&c, ARGUS_CLS_RUNQ_OWN), "own holders ended %llu waits of %llu",
+	       own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN));
+	if (c.n_rq_holders < PROBE_RQ_HOLDERS_TOP)
+		CHECKF(own_waits >= 1, "own holders ended %llu waits of %llu (%zu holders kept)",
+		       own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN), c.n_rq_holders);
 }
 
 /* On CPU 0 at the lowest priority: behind a hog there, every wakeup waits for the CPU. */
