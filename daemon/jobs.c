@@ -239,11 +239,21 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 	if (q < 0)
 		log_error_errno(q, "job %lld: cannot record final state %s: %m", (long long)ctx->id,
 				state);
-	else if (r < 0 && strcmp(state, "failed") == 0)
-		log_warning("job %lld (%s) failed: %s", (long long)ctx->id, ctx->kind,
-			    json_string_value(json_object_get(err, "message")));
-	else
-		log_info("job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
+	else {
+		json_t *path = json_object_get(res, "path");
+
+		log_job_finished(&(struct log_job){
+		    .id = ctx->id,
+		    .kind = ctx->kind,
+		    .subject = json_string_value(json_object_get(ctx->request, "subject")),
+		    .state = state,
+		    .verdict = r >= 0 ? json_string_value(json_object_get(res, "verdict")) : NULL,
+		    .node = json_string_value(json_array_get(path, json_array_size(path) - 1)),
+		    .error = strcmp(state, "failed") == 0
+				 ? json_string_value(json_object_get(err, "message"))
+				 : NULL,
+		});
+	}
 	sd_notifyf(0, "STATUS=Idle; job %lld (%s) %s", (long long)ctx->id, ctx->kind, state);
 }
 

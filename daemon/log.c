@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <systemd/sd-journal.h>
 
 static int max_level = LOG_INFO;
 
@@ -74,4 +77,52 @@ int log_internal(int level, int err, const char *file, int line, const char *fmt
 out:
 	errno = saved;
 	return err ? -err : 0;
+}
+
+void log_job_finished(const struct log_job *j)
+{
+	int level = j->error ? LOG_WARNING : LOG_INFO;
+	char text[1024], fields[8][160];
+	struct iovec iov[9];
+	size_t n = 0, i;
+	const struct {
+		const char *name, *value;
+	} extra[] = {
+	    {"JOB_KIND", j->kind},    {"SUBJECT", j->subject}, {"JOB_STATE", j->state},
+	    {"VERDICT", j->verdict}, {"NODE", j->node},
+	};
+
+	snprintf(text, sizeof(text), "job %lld (%s%s%s) %s%s%s%s%s%s%s", j->id, j->kind ?: "?",
+		 j->subject ? ", " : "", j->subject ?: "", j->state ?: "?",
+		 j->verdict ? ": " : "", j->verdict ?: "", j->node && *j->node ? " at " : "",
+		 j->node && *j->node ? j->node : "", j->error ? ": " : "", j->error ?: "");
+	if (level > max_level)
+		return;
+	if (!to_journal()) {
+		log_internal(level, 0, __FILE__, __LINE__, "%s", text);
+		return;
+	}
+	snprintf(fields[n], sizeof(fields[n]), "PRIORITY=%d", level);
+	n++;
+	snprintf(fields[n], sizeof(fields[n]), "MESSAGE_ID=%s", LOG_JOB_FINISHED_ID);
+	n++;
+	snprintf(fields[n], sizeof(fields[n]), "JOB_ID=%lld", j->id);
+	n++;
+	for (i = 0; i < sizeof(extra) / sizeof(extra[0]) && n < 8; i++)
+		if (extra[i].value && *extra[i].value) {
+			snprintf(fields[n], sizeof(fields[n]), "%s=%s", extra[i].name, extra[i].value);
+			n++;
+		}
+	for (i = 0; i < n; i++)
+		iov[i] = (struct iovec){fields[i], strlen(fields[i])};
+	/* the message last, whole: it may be longer than a field buffer */
+	{
+		static const char prefix[] = "MESSAGE=";
+		char msg[sizeof(prefix) + sizeof(text)];
+
+		snprintf(msg, sizeof(msg), "%s%s", prefix, text);
+		iov[n++] = (struct iovec){msg, strlen(msg)};
+		if (sd_journal_sendv(iov, (int)n) < 0)
+			log_internal(level, 0, __FILE__, __LINE__, "%s", text);
+	}
 }

@@ -674,6 +674,7 @@ check_watchdog() {
 
 # POST a reference and follow the job; the reference id in $REF.
 REF=""
+REF_JOB=""
 record_reference() {
 	local body id state
 
@@ -692,6 +693,7 @@ record_reference() {
 	done
 	[ "$state" = succeeded ] || fail "reference job $id: $state $(jq -c .error <<<"$body")"
 	REF=$(jq -r .result.reference <<<"$body")
+	REF_JOB=$id
 }
 
 check_reference() {
@@ -704,6 +706,7 @@ check_reference() {
 	[ "$HTTP_CODE" = 200 ] || fail "GET /references/$REF answered $HTTP_CODE"
 	echo "$body" >"$WORK/reference.json"
 	ok "reference $REF of $WORKLOAD (3 runs) recorded under systemd in $(($(date +%s) - t0)) s"
+	check_job_entry "$REF_JOB" reference
 	# A real measurement: the probe saw the workload's copy-on-write faults
 	# (pf_cow's node), at least half of the page faults perf counted for it.
 	counts=$(jq -r '[.runs[] | "\(.["kernel_paging.anon_fault.cow/count"])/\(.["perf/page_faults"])"]
@@ -713,6 +716,26 @@ check_reference() {
 		ok "the probe counted $WORKLOAD's COW faults in every run (cow/page faults: $counts)"
 	else
 		fail_later "the probe counted $WORKLOAD's COW faults in every run (cow/page faults: $counts)"
+	fi
+}
+
+# A finished job has its own journal entry, found by its fields.
+check_job_entry() {
+	local id=$1 kind=$2 entry
+
+	for _ in $(seq 50); do
+		entry=$(in_ct 30 journalctl -u argusd "JOB_ID=$id" -o json --no-pager 2>/dev/null |
+			tail -n 1 || true)
+		[ -n "$entry" ] && break
+		sleep 0.1
+	done
+	if jq -e --arg kind "$kind" --arg wl "$WORKLOAD" \
+		'.MESSAGE_ID == "11778bd5f9bf403899d9591239e9d909" and .JOB_KIND == $kind and
+		 .SUBJECT == $wl and .JOB_STATE == "succeeded" and .PRIORITY == "6"' \
+		<<<"$entry" >/dev/null 2>&1; then
+		ok "journal: job $id's entry found by JOB_ID, with MESSAGE_ID, JOB_KIND, SUBJECT, JOB_STATE"
+	else
+		fail_later "journal: job $id's entry by JOB_ID with its fields (got: ${entry:-nothing})"
 	fi
 }
 
