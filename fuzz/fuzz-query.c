@@ -137,7 +137,8 @@ static const char *value_of(const struct query_arg *args, size_t n, const char *
 
 static void check_job_query(const struct query_arg *args, size_t n)
 {
-	static const char *const allowed[] = {"state", "kind", "workload", "limit", "before", NULL};
+	static const char *const allowed[] = {"state", "kind",	"workload", "subject", "since",
+					      "until", "limit", "before",   NULL};
 	static const char *const states[] = {"queued", "running",   "succeeded",
 					     "failed", "cancelled", "interrupted"};
 	struct job_filter f = {.limit = -7, .before_id = -7};
@@ -175,6 +176,19 @@ static void check_job_query(const struct query_arg *args, size_t n)
 	FUZZ_CHECK(!f.workload || (pointed_into(f.workload, args, n) &&
 				   valid_name(f.workload, WORKLOAD_NAME_MAX)),
 		   "workload");
+	FUZZ_CHECK(f.subject == value_of(args, n, "subject"), "subject");
+	FUZZ_CHECK(!f.subject || strchr(f.subject, ':') || valid_name(f.subject, WORKLOAD_NAME_MAX),
+		   "subject %s", f.subject);
+	FUZZ_CHECK(f.since == value_of(args, n, "since") && f.until == value_of(args, n, "until"),
+		   "since, until");
+	/* a time as jobs carry it, or a day: compared as text with "created" */
+	for (i = 0; i < 2; i++) {
+		const char *t = i ? f.until : f.since;
+
+		FUZZ_CHECK(!t || ((strlen(t) == 10 || (strlen(t) == 20 && t[10] == 'T' && t[19] == 'Z')) &&
+				  t[4] == '-' && t[7] == '-' && !strchr(t, ' ') && !strchr(t, '\'')),
+			   "time %s", t);
+	}
 }
 
 static void check_reference_query(const struct query_arg *args, size_t n)
