@@ -23,11 +23,36 @@ static char *reason_errno(const char *what, int err)
 	return xasprintf("%s: %s", what, strerror(err < 0 ? -err : err));
 }
 
+/*
+ * Load the object and attach prog (bpf_program__attach), then let go of the
+ * link; the reason names the step that failed, the load as load_step says.
+ */
+static int load_and_attach(struct paths_bpf *skel, struct bpf_program *prog, const char *load_step,
+			   char **ret_reason)
+{
+	struct bpf_link *l;
+	int r;
+
+	r = paths_bpf__load(skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		*ret_reason = reason_errno(load_step, r);
+		return r;
+	}
+	l = bpf_program__attach(prog);
+	if (!l) {
+		r = -errno ?: -EINVAL;
+		*ret_reason = reason_errno("attach", r);
+		return r;
+	}
+	bpf_link__destroy(l);
+	return 0;
+}
+
 static int try_tracepoint(const char *tp, char **ret_reason)
 {
 	_cleanup_(paths_bpf_destroyp) struct paths_bpf *skel = NULL;
 	struct bpf_program *prog;
-	struct bpf_link *l;
 	int r;
 
 	r = probe_skel_open(NULL, 0, &skel);
@@ -41,20 +66,7 @@ static int try_tracepoint(const char *tp, char **ret_reason)
 		return -ENOENT;
 	}
 	bpf_program__set_autoload(prog, true);
-	r = paths_bpf__load(skel);
-	if (r < 0) {
-		r = -errno ?: r;
-		*ret_reason = reason_errno("load", r);
-		return r;
-	}
-	l = bpf_program__attach(prog);
-	if (!l) {
-		r = -errno ?: -EINVAL;
-		*ret_reason = reason_errno("attach", r);
-		return r;
-	}
-	bpf_link__destroy(l);
-	return 0;
+	return load_and_attach(skel, prog, "load", ret_reason);
 }
 
 static int try_kprobe(const char *fn, char **ret_reason)
@@ -124,7 +136,6 @@ static int try_fentry(struct probe_resolver *cache, const char *fn, char **ret_r
 {
 	_cleanup_(paths_bpf_destroyp) struct paths_bpf *skel = NULL;
 	struct bpf_program *fe;
-	struct bpf_link *l;
 	int r;
 
 	r = kernel_has_func(cache, fn);
@@ -144,20 +155,7 @@ static int try_fentry(struct probe_resolver *cache, const char *fn, char **ret_r
 		*ret_reason = reason_errno("no such function in BTF", r);
 		return r;
 	}
-	r = paths_bpf__load(skel);
-	if (r < 0) {
-		r = -errno ?: r;
-		*ret_reason = reason_errno("load refused", r);
-		return r;
-	}
-	l = bpf_program__attach(fe);
-	if (!l) {
-		r = -errno ?: -EINVAL;
-		*ret_reason = reason_errno("attach", r);
-		return r;
-	}
-	bpf_link__destroy(l);
-	return 0;
+	return load_and_attach(skel, fe, "load refused", ret_reason);
 }
 
 int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason)
