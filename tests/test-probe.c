@@ -128,16 +128,17 @@ WORKLOAD static void work_threads(void)
 #define NPIPE 40
 #define PIPE_GAP_US 2000
 
-static int pipe_fds[2];
+static int pipe_fds[2], sock_fds[2];
 
-static void *pipe_writer(void *arg)
+/* NPIPE bytes, PIPE_GAP_US apart, into *arg's write end: on a socket, send and write in turn. */
+static void *gap_writer(void *arg)
 {
-	int i;
+	int fd = *(const int *)arg, i;
+	bool sock = arg == &sock_fds[1];
 
-	(void)arg;
 	for (i = 0; i < NPIPE; i++) {
 		usleep(PIPE_GAP_US);
-		if (write(pipe_fds[1], "x", 1) != 1)
+		if ((sock && i % 2 == 0 ? send(fd, "x", 1, 0) : write(fd, "x", 1)) != 1)
 			_exit(6);
 	}
 	return NULL;
@@ -156,7 +157,7 @@ WORKLOAD static void work_pipe(void)
 	int i;
 
 	if (zero < 0 || fd < 0 || pipe(pipe_fds) < 0 ||
-	    pthread_create(&th, NULL, pipe_writer, NULL))
+	    pthread_create(&th, NULL, gap_writer, &pipe_fds[1]))
 		_exit(5);
 	for (i = 0; i < NPIPE; i++) {
 		if (read(pipe_fds[0], &c, 1) != 1 || read(zero, buf, sizeof(buf)) < 0 ||
@@ -164,21 +165,6 @@ WORKLOAD static void work_pipe(void)
 			_exit(7);
 	}
 	pthread_join(th, NULL);
-}
-
-static int sock_fds[2];
-
-static void *sock_writer(void *arg)
-{
-	int i;
-
-	(void)arg;
-	for (i = 0; i < NPIPE; i++) {
-		usleep(PIPE_GAP_US);
-		if ((i % 2 ? write(sock_fds[1], "x", 1) : send(sock_fds[1], "x", 1, 0)) != 1)
-			_exit(6);
-	}
-	return NULL;
 }
 
 /*
@@ -199,7 +185,7 @@ WORKLOAD static void work_socket(void)
 
 	if (zero < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sock_fds) < 0 ||
 	    socketpair(AF_UNIX, SOCK_DGRAM, 0, dgram) < 0 || pipe(p) < 0 ||
-	    pthread_create(&th, NULL, sock_writer, NULL))
+	    pthread_create(&th, NULL, gap_writer, &sock_fds[1]))
 		_exit(5);
 	for (i = 0; i < NPIPE; i++) {
 		if ((i % 2 ? read(sock_fds[0], &c, 1) : recv(sock_fds[0], &c, 1, 0)) != 1 ||
