@@ -40,6 +40,19 @@ static int load(const char *text, struct config *c, char **ret_err)
 	return r;
 }
 
+/* text is refused (-EINVAL) with a message holding part1 and, unless NULL, part2. */
+static void expect_refused(const char *text, const char *part1, const char *part2)
+{
+	struct config c;
+	char *err;
+
+	CHECK(load(text, &c, &err) == -EINVAL);
+	CHECKF(err && strstr(err, part1) && (!part2 || strstr(err, part2)), "%s",
+	       err ?: "(no message)");
+	config_free(&c);
+	free(err);
+}
+
 static void test_comments(void)
 {
 	struct config c;
@@ -62,34 +75,18 @@ static void test_comments(void)
 	free(err);
 
 	/* a '#' stuck to a value is part of it, and the value is refused */
-	CHECK(load("tau = 4.5#\n", &c, &err) == -EINVAL);
-	CHECKF(err && strstr(err, "line 1") && strstr(err, "4.5#"), "%s", err ?: "(no message)");
-	config_free(&c);
-	free(err);
+	expect_refused("tau = 4.5#\n", "line 1", "4.5#");
 
 	/* a value that is only a comment is an empty value, refused where one is needed */
-	CHECK(load("llm_timeout_s = # none\n", &c, &err) == -EINVAL);
-	CHECKF(err && strstr(err, "line 1"), "%s", err ?: "(no message)");
-	config_free(&c);
-	free(err);
+	expect_refused("llm_timeout_s = # none\n", "line 1", NULL);
 }
 
 /* Refusals name the file's line. */
 static void test_refusals(void)
 {
-	struct config c;
-	char *err;
-
 	tap_subtest("refusals");
-	CHECK(load("tau = 3\nno equals sign here\n", &c, &err) == -EINVAL);
-	CHECKF(err && strstr(err, "line 2") && strstr(err, "key = value"), "%s",
-	       err ?: "(no message)");
-	config_free(&c);
-	free(err);
-	CHECK(load("no_such_key = 1\n", &c, &err) == -EINVAL);
-	CHECKF(err && strstr(err, "line 1"), "%s", err ?: "(no message)");
-	config_free(&c);
-	free(err);
+	expect_refused("tau = 3\nno equals sign here\n", "line 2", "key = value");
+	expect_refused("no_such_key = 1\n", "line 1", NULL);
 }
 
 /* Every ```ini block of the README loads as it is written. */
