@@ -220,18 +220,31 @@ static void test_diagnosis(void)
 		       strcmp(result_verdict(job) ?: "", "no_bottleneck") == 0,
 	       "unperturbed: %s", json_dumps(json_object_get(job, "result"), JSON_COMPACT));
 	{
-		/* and says why in a word: not slower, when level 1 already saw nothing */
+		/*
+		 * and says why in a word. When level 1 already named nothing: not
+		 * slower (or a noisy reference), unless the run was slower anyway
+		 * and no path explained it (a quiet run can be, by chance).
+		 */
 		json_t *res = json_object_get(job, "result");
 		const char *code = json_string_value(json_object_get(res, "reason_code"));
-		json_t *levels = json_object_get(res, "levels");
-		const char *first = json_string_value(
-		    json_object_get(json_array_get(levels, 0), "action"));
+		json_t *levels = json_object_get(res, "levels"), *sc;
+		json_t *l1 = json_array_get(levels, 0);
+		const char *first = json_string_value(json_object_get(l1, "action"));
+		bool slower = false;
+		size_t k;
 
+		json_array_foreach(json_object_get(l1, "scores"), k, sc)
+			if (!strcmp(json_string_value(json_object_get(sc, "metric")) ?: "",
+				    "target/wall_ns"))
+				slower = json_is_true(json_object_get(sc, "flagged"));
 		CHECKF(code && (!strcmp(code, "not_slower") || !strcmp(code, "unexplained") ||
 				!strcmp(code, "transient") || !strcmp(code, "reference_noisy")),
 		       "reason_code %s", code ?: "(none)");
 		if (json_array_size(levels) == 1 && first && !strcmp(first, "abstain"))
-			CHECK_STREQ(code ?: "", noisy ? "reference_noisy" : "not_slower",
+			CHECK_STREQ(code ?: "",
+				    slower  ? "unexplained"
+				    : noisy ? "reference_noisy"
+					    : "not_slower",
 				    "reason_code of a level-1 abstention");
 	}
 	json_decref(job);
