@@ -13,8 +13,15 @@
  * request); a reaper thread shuts down the socket of one that overruns it,
  * which MHD then closes. MHD's own timeout only counts idle time, which a
  * client that sends a byte now and then never reaches.
+ *
+ * Answers to GET carry an ETag, and If-None-Match gets 304. A finished
+ * job's answers are kept built (answer_cache.h). A long poll (a route's
+ * wait_s) suspends its connection, and the reaper resumes it when the store
+ * has written a job since or its time is up; the route is then asked again.
  */
 #include "api/http.h"
+#include "api/answer_cache.h"
+#include "api/etag.h"
 #include "api/routes.h"
 #include "daemon/log.h"
 #include "daemon/util.h"
@@ -32,6 +39,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #define HTTP_THREADS 4
 /* per listener; a few fds each, argusd raises its RLIMIT_NOFILE to fit both */
@@ -49,6 +57,8 @@
 #define HTTP_BODY_DEADLINE_S 5
 #define HTTP_ANSWER_DEADLINE_S 60
 #define HTTP_REAPER_TICK_MS 200
+/* how long a stop waits for the long polls it resumed to be answered */
+#define HTTP_STOP_ANSWER_MS 2000
 /* MHD's own messages (one per refused connection under a flood) at most this many a second */
 #define HTTP_LOG_PER_S 10
 
@@ -102,6 +112,16 @@ struct http_server {
 	bool reaper_started;
 	bool stopping;
 	pthread_cond_t wake;
+
+	struct answer_cache *cache;
+	/*
+	 * The suspended long polls. Its own lock, taken around MHD's suspend and
+	 * resume and never with h->lock held, which MHD's callbacks take.
+	 */
+	pthread_mutex_t wait_lock;
+	struct request_state *waiters;
+	bool waits_closed; /* stopping: no request waits any more */
+	atomic_uint closing; /* long polls resumed to be answered before the stop */
 };
 
 /* Per request, kept by MHD in *req_cls. */
@@ -111,6 +131,23 @@ struct request_state {
 	bool too_large;
 	size_t discarded;
 	struct api_caller caller;
+
+	/* a long poll: asked first at wait_deadline_ns - wait_s, answered by the deadline */
+	uint64_t wait_deadline_ns;
+	char baseline[ETAG_LEN]; /* the body it waits to change from, without If-None-Match */
+	/* while suspended (on h->waiters): its connection, the store's write count then */
+	struct MHD_Connection *mc;
+	uint64_t writes_seen;
+	struct request_state *wprev, *wnext;
+	bool closing; /* resumed by the stop: counted in h->closing until completed */
+};
+
+/* What the transport knows of a request that routes does not: for the answer. */
+struct ask {
+	bool reading;		   /* GET or HEAD */
+	const char *if_none_match; /* the header, or NULL */
+	const char *key;	   /* its cache key, NULL when it has none */
+	uint64_t epoch, writes;	   /* the store's counters before the route read anything */
 };
 
 static void request_state_free(struct request_state *st)
@@ -322,6 +359,84 @@ static int open_unix_listener(const char *path, bool have_group, gid_t gid, bool
 	return 0;
 }
 
+/* ---- long polls ---- */
+
+/*
+ * Whether a request allowed to wait wait_s seconds (r->wait_s) should wait
+ * for a body other than the one of tag etag: until its deadline, while
+ * that is the body the caller has (If-None-Match names it) or, without the
+ * header, the body there was when it first asked.
+ */
+static bool wait_more(struct request_state *st, const char *if_none_match, const char *etag,
+		      unsigned wait_s)
+{
+	uint64_t now = now_mono_ns();
+
+	if (!st->wait_deadline_ns) {
+		st->wait_deadline_ns = now + (uint64_t)wait_s * NS_PER_S;
+		memcpy(st->baseline, etag, ETAG_LEN);
+	}
+	if (now >= st->wait_deadline_ns)
+		return false;
+	return if_none_match ? etag_listed(if_none_match, etag) : strcmp(st->baseline, etag) == 0;
+}
+
+/* Suspend c until wake_waiters resumes it; false (answer now) once waits are closed. */
+static bool suspend(struct http_server *h, struct MHD_Connection *c, struct conn *conn,
+		    struct request_state *st, uint64_t writes)
+{
+	/* the reaper's cut stays behind the wait's end */
+	atomic_store(&conn->deadline_ns, st->wait_deadline_ns + HTTP_ANSWER_DEADLINE_S * NS_PER_S);
+	pthread_mutex_lock(&h->wait_lock);
+	if (h->waits_closed) {
+		pthread_mutex_unlock(&h->wait_lock);
+		return false;
+	}
+	st->mc = c;
+	st->writes_seen = writes;
+	MHD_suspend_connection(c);
+	st->wprev = NULL;
+	st->wnext = h->waiters;
+	if (h->waiters)
+		h->waiters->wprev = st;
+	h->waiters = st;
+	pthread_mutex_unlock(&h->wait_lock);
+	return true;
+}
+
+/*
+ * Resume the long polls that may have something new (the store has written
+ * a job since they asked) or whose time is up; every one, and no more
+ * waiting after, when close is set. Never under h->lock.
+ */
+static void wake_waiters(struct http_server *h, bool close)
+{
+	uint64_t now = now_mono_ns(), writes = store_job_writes(h->ctx->store);
+	struct request_state *st, *next;
+
+	pthread_mutex_lock(&h->wait_lock);
+	if (close)
+		h->waits_closed = true;
+	for (st = h->waiters; st; st = next) {
+		next = st->wnext;
+		if (!close && st->writes_seen == writes && now < st->wait_deadline_ns)
+			continue;
+		if (st->wprev)
+			st->wprev->wnext = st->wnext;
+		else
+			h->waiters = st->wnext;
+		if (st->wnext)
+			st->wnext->wprev = st->wprev;
+		st->wprev = st->wnext = NULL;
+		if (close) {
+			st->closing = true;
+			atomic_fetch_add(&h->closing, 1);
+		}
+		MHD_resume_connection(st->mc);
+	}
+	pthread_mutex_unlock(&h->wait_lock);
+}
+
 /* ---- connections ---- */
 
 static void conn_set_deadline(struct conn *c, unsigned seconds)
@@ -503,7 +618,10 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 	}
 }
 
-/* Shut down every connection past its deadline; MHD sees the end and closes it. */
+/*
+ * Shut down every connection past its deadline; MHD sees the end and closes
+ * it. And each tick, the long polls that may be answered are resumed.
+ */
 static void *reaper(void *arg)
 {
 	struct http_server *h = arg;
@@ -524,6 +642,11 @@ static void *reaper(void *arg)
 				c->cut = true;
 			}
 		}
+		pthread_mutex_unlock(&h->lock);
+		wake_waiters(h, false);
+		pthread_mutex_lock(&h->lock);
+		if (h->stopping)
+			break;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += HTTP_REAPER_TICK_MS * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
@@ -538,31 +661,40 @@ static void *reaper(void *arg)
 
 /* ---- replies ---- */
 
-static enum MHD_Result send_response(struct http_server *h, struct MHD_Connection *c,
-				     struct api_response *r)
+/* The body of r as text (r's text taken, or its JSON dumped) and its type. */
+static char *response_text(struct api_response *r, const char **ret_type)
 {
-	struct MHD_Response *resp;
-	const char *type = "application/json";
-	enum MHD_Result ret;
+	char *dumped;
 	char *text;
 
 	if (r->text) {
-		text = TAKE_PTR(r->text);
-		type = r->content_type ? r->content_type : "text/plain; charset=utf-8";
-	} else {
-		char *dumped = r->json ? api_dump(r->json) : NULL;
-
-		/* one newline at the end: friendlier to curl in a terminal */
-		text = dumped ? xasprintf("%s\n", dumped) : xstrdup("{}\n");
-		free(dumped);
+		*ret_type = r->content_type ? r->content_type : "text/plain; charset=utf-8";
+		return TAKE_PTR(r->text);
 	}
+	*ret_type = "application/json";
+	dumped = r->json ? api_dump(r->json) : NULL;
+	/* one newline at the end: friendlier to curl in a terminal */
+	text = dumped ? xasprintf("%s\n", dumped) : xstrdup("{}\n");
+	free(dumped);
+	return text;
+}
+
+/* The reply to r with body text (taken) and its headers; etag NULL: not to be kept. */
+static struct MHD_Response *build_response(const struct api_response *r, char *text,
+					   const char *type, const char *etag)
+{
+	struct MHD_Response *resp;
+
 	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(text);
-		return MHD_NO;
+		return NULL;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (etag)
+		answer_add_validators(resp, etag);
+	else
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	/* pages carry data from jobs: no scripts, no fetches, only their own inline style */
 	if (strncmp(type, "text/html", 9) == 0)
@@ -583,10 +715,69 @@ static enum MHD_Result send_response(struct http_server *h, struct MHD_Connectio
 		snprintf(secs, sizeof(secs), "%u", s);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
 	}
+	return resp;
+}
 
+static enum MHD_Result send_response(struct http_server *h, struct MHD_Connection *c,
+				     struct api_response *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	const char *type;
+	char *text;
+
+	text = response_text(r, &type);
+	resp = build_response(r, text, type, NULL);
+	if (!resp)
+		return MHD_NO;
 	api_stats_count(&h->stats, r->status);
 	ret = MHD_queue_response(c, r->status, resp);
 	MHD_destroy_response(resp);
+	return ret;
+}
+
+/*
+ * Answer a request that routes has handled. A 200 to a GET or HEAD carries
+ * an ETag and is 304 when If-None-Match names it; a route's wait suspends
+ * the request while its body is still the one the caller has; a body that
+ * never changes is kept (answer_cache.h). *ret_suspended: nothing was
+ * queued, MHD will ask again.
+ */
+static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *c, struct conn *conn,
+			      struct request_state *st, struct api_response *r,
+			      const struct ask *ask)
+{
+	struct MHD_Response *resp;
+	char etag[ETAG_LEN];
+	enum MHD_Result ret;
+	const char *type;
+	size_t len;
+	char *text;
+
+	if (!ask->reading || r->status != MHD_HTTP_OK)
+		return send_response(h, c, r);
+	text = response_text(r, &type);
+	len = strlen(text);
+	etag_of(text, len, etag);
+	if (r->wait_s && wait_more(st, ask->if_none_match, etag, r->wait_s) &&
+	    suspend(h, c, conn, st, ask->writes)) {
+		free(text);
+		return MHD_YES;
+	}
+	if (etag_listed(ask->if_none_match, etag)) {
+		free(text);
+		api_stats_count(&h->stats, MHD_HTTP_NOT_MODIFIED);
+		return answer_not_modified(c, etag);
+	}
+	resp = build_response(r, text, type, etag);
+	if (!resp)
+		return MHD_NO;
+	api_stats_count(&h->stats, r->status);
+	ret = MHD_queue_response(c, r->status, resp);
+	if (r->immutable && ask->key && ret == MHD_YES)
+		answer_cache_put(h->cache, ask->key, ask->epoch, resp, etag, len);
+	else
+		MHD_destroy_response(resp);
 	return ret;
 }
 
@@ -735,8 +926,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct conn *conn = conn_of(c);
 	struct arg_collector args = {};
 	struct api_response resp = {};
+	char key[ANSWER_CACHE_KEY_MAX + 1];
 	struct api_request req;
+	struct ask ask = {};
 	enum MHD_Result ret;
+	unsigned status;
 
 	if (!conn)
 		return MHD_NO;
@@ -772,11 +966,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		st->discarded += n;
 		return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
 	}
-	conn_set_deadline(conn, HTTP_ANSWER_DEADLINE_S);
+	if (!st->wait_deadline_ns)
+		conn_set_deadline(conn, HTTP_ANSWER_DEADLINE_S);
 	if (st->too_large)
 		return send_too_large(h, c);
 
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
+	ask.reading = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	if (ask.reading) {
+		ask.if_none_match = header(c, MHD_HTTP_HEADER_IF_NONE_MATCH);
+		/* before the route reads: a job written or removed after is noticed */
+		ask.epoch = store_job_removals(h->ctx->store);
+		ask.writes = store_job_writes(h->ctx->store);
+		if (answer_cache_key(url, args.args, args.n, key)) {
+			ask.key = key;
+			if (answer_cache_serve(h->cache, key, ask.epoch, c, ask.if_none_match,
+					       &status, &ret)) {
+				api_stats_count(&h->stats, status);
+				return ret;
+			}
+		}
+	}
 	req = (struct api_request){
 	    .method = method,
 	    .path = url,
@@ -787,7 +997,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	    .caller = &st->caller,
 	};
 	routes_handle(h->ctx, &h->stats, &req, &resp);
-	ret = send_response(h, c, &resp);
+	ret = answer(h, c, conn, st, &resp, &ask);
 	api_response_clear(&resp);
 	return ret;
 }
@@ -795,11 +1005,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct listener *l = cls;
+	struct request_state *st = *req_cls;
 	struct conn *conn = conn_of(c);
 
 	/* kept alive, it has the header deadline again to send its next request */
 	if (conn)
 		conn_set_deadline(conn, HTTP_HEADER_DEADLINE_S);
+	if (st && st->closing)
+		atomic_fetch_sub(&l->h->closing, 1);
 	request_state_free(*req_cls);
 	*req_cls = NULL;
 }
@@ -831,7 +1045,9 @@ static int start_daemon(struct http_server *h, struct listener *l, int fd)
 {
 	l->h = h;
 	l->mhd = MHD_start_daemon(
-	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+		MHD_USE_ERROR_LOG,
+	    0, NULL, NULL,
 	    on_request, l,
 	    /* the logger first, so that MHD's own messages about later options reach it */
 	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h, MHD_OPTION_LISTEN_SOCKET, fd,
@@ -896,6 +1112,14 @@ int http_start(const struct http_options *o, struct api_ctx *ctx, struct http_se
 	h->max_body = ctx->cfg && ctx->cfg->max_body ? ctx->cfg->max_body : HTTP_MAX_BODY_DEFAULT;
 	h->token = o->token ? xstrdup(o->token) : NULL;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_init(&h->wait_lock, NULL);
+	r = answer_cache_new(ANSWER_CACHE_BYTES, &h->cache);
+	if (r < 0) {
+		pthread_mutex_destroy(&h->wait_lock);
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		return r;
+	}
 	{
 		pthread_condattr_t attr;
 
@@ -1001,6 +1225,13 @@ void http_stop(struct http_server *h)
 
 	if (!h)
 		return;
+	/*
+	 * MHD must not stop with a connection suspended: every long poll is
+	 * resumed, and given a moment to be answered (with what there is now).
+	 */
+	wake_waiters(h, true);
+	for (int i = 0; i < HTTP_STOP_ANSWER_MS / 10 && atomic_load(&h->closing) > 0; i++)
+		usleep(10000);
 	stop_daemon(&h->tcp);
 	stop_daemon(&h->local);
 	if (h->reaper_started) {
@@ -1020,7 +1251,9 @@ void http_stop(struct http_server *h)
 	free(h->unix_path);
 	free(h->listen_host);
 	free(h->uids);
+	answer_cache_free(h->cache);
 	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->wait_lock);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

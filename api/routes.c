@@ -361,22 +361,34 @@ static void get_job(const struct api_ctx *ctx, struct api_stats *st, const struc
 		    const char *idstr, struct api_response *r)
 {
 	json_t *job = NULL;
+	struct api_error e;
+	unsigned wait_s;
+	bool final;
 	int64_t id;
 	int q;
 
 	if (!parse_path_id(idstr, &id, r, "job"))
 		return;
+	if (validate_job_get_query(req->args, req->n_args, &wait_s, &e) < 0) {
+		respond_api_error(r, &e);
+		return;
+	}
 	q = store_job_get(ctx->store, id, &job);
 	if (job_lookup_failed(r, q, id))
 		return;
+	final = store_state_final(json_string_value(json_object_get(job, "state")));
 	respond_json(r, 200, job);
+	/* a job that has ended is answered at once; one that has not may be waited on */
+	r->immutable = final;
+	r->wait_s = final ? 0 : wait_s;
 }
 
 static void get_trace(const struct api_ctx *ctx, struct api_stats *st,
 		      const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	json_t *trace = NULL, *vectors = NULL, *job = NULL;
-	bool html = false;
+	char state[16];
+	bool html = false, final;
 	int64_t id;
 	size_t i;
 	int q;
@@ -397,6 +409,12 @@ static void get_trace(const struct api_ctx *ctx, struct api_stats *st,
 			return;
 		}
 	}
+	/*
+	 * The state before the trace: a job that had ended then had written its
+	 * last step, so the trace read next is whole and may be kept.
+	 */
+	final = store_job_state(ctx->store, id, state, sizeof(state)) >= 0 &&
+		store_state_final(state);
 	q = store_trace_get(ctx->store, id, &trace);
 	if (job_lookup_failed(r, q, id))
 		return;
@@ -412,12 +430,14 @@ static void get_trace(const struct api_ctx *ctx, struct api_stats *st,
 		}
 		r->status = 200;
 		r->content_type = "text/html; charset=utf-8";
+		r->immutable = final;
 		return;
 	}
 	/* the measured vectors (PMV by level) travel with the steps */
 	if (store_vectors_get(ctx->store, id, &vectors) >= 0)
 		json_object_set_new(trace, "vectors", vectors);
 	respond_json(r, 200, trace);
+	r->immutable = final;
 }
 
 static void delete_job(const struct api_ctx *ctx, struct api_stats *st,

@@ -37,6 +37,15 @@ struct api_response {
 	char *allow;		  /* Allow header (405), or NULL */
 	const char *authenticate; /* WWW-Authenticate header (401), or NULL */
 	unsigned retry_after;	  /* Retry-After seconds; 429 and 503 get a default when 0 */
+	/* the body never changes again (a finished job's): the transport may keep it */
+	bool immutable;
+	/*
+	 * > 0: the caller may wait up to this many seconds for the body to
+	 * change from the one it has (GET /jobs/ID?wait=S on a job that can
+	 * still change). The transport then suspends the request and asks again
+	 * when the store has written a job since, or when the time is up.
+	 */
+	unsigned wait_s;
 };
 
 /* Retry-After of a 429 or 503 that does not say better. */
@@ -44,8 +53,8 @@ struct api_response {
 #define API_RETRY_AFTER_503_S 5
 
 /* Status codes counted one by one in argusd_http_requests_total; others count as "other". */
-#define API_STATUS_CODES 200, 202, 400, 401, 403, 404, 405, 409, 413, 415, 421, 429, 500, 503
-enum { API_N_STATUS = 15 };
+#define API_STATUS_CODES 200, 202, 304, 400, 401, 403, 404, 405, 409, 413, 415, 421, 429, 500, 503
+enum { API_N_STATUS = 16 };
 
 struct api_stats {
 	atomic_ulong by_status[API_N_STATUS];

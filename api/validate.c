@@ -459,6 +459,32 @@ int validate_job_query(const struct query_arg *args, size_t n, struct job_filter
 	return 0;
 }
 
+int validate_job_get_query(const struct query_arg *args, size_t n, unsigned *ret_wait_s,
+			   struct api_error *err)
+{
+	static const char *const allowed[] = {"wait", NULL};
+	unsigned wait_s = 0;
+	size_t i;
+	int r;
+
+	r = check_query(args, n, allowed, "wait", err);
+	if (r < 0)
+		return r;
+	for (i = 0; i < n; i++) {
+		int64_t v = 0;
+
+		/* 0 is allowed: "do not wait", as when the parameter is absent */
+		if (!args[i].value || (strcmp(args[i].value, "0") != 0 &&
+				       (validate_id(args[i].value, &v) < 0 || v > API_WAIT_MAX_S)))
+			return api_error_set(err, 400, "bad_field",
+					     "\"wait\" must be a number of seconds from 0 to %d",
+					     API_WAIT_MAX_S);
+		wait_s = (unsigned)v;
+	}
+	*ret_wait_s = wait_s;
+	return 0;
+}
+
 int validate_reference_query(const struct query_arg *args, size_t n, const char **ret_subject,
 			     int *ret_limit, struct api_error *err)
 {

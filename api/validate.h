@@ -30,6 +30,8 @@
 #define API_UNIT_MAX 256
 #define API_QUERY_VALUE_MAX 256
 #define API_QUERY_ARGS_MAX 16
+/* the longest a GET /jobs/ID?wait=S may wait for the job to change */
+#define API_WAIT_MAX_S 60
 
 /* Defaults of the daemon's configuration that requests inherit. */
 struct request_defaults {
@@ -72,6 +74,9 @@ struct query_arg {
 int validate_job_query(const struct query_arg *args, size_t n, struct job_filter *ret,
 		       struct api_error *err);
 
+/* GET /jobs/ID query: wait (seconds, 0..API_WAIT_MAX_S; absent: 0). */
+int validate_job_get_query(const struct query_arg *args, size_t n, unsigned *ret_wait_s,
+			   struct api_error *err);
 /* GET /references query: subject, limit. *ret_subject points into args or is NULL. */
 int validate_reference_query(const struct query_arg *args, size_t n, const char **ret_subject,
 			     int *ret_limit, struct api_error *err);

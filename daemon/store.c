@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <string.h>
 
@@ -26,6 +27,8 @@ struct store {
 	pthread_mutex_t lock;
 	int version;
 	size_t trace_max; /* bytes of one job's trace (store_set_trace_max) */
+	/* bumped after every write of a job row, and after every removal of one */
+	_Atomic uint64_t job_writes, job_removals;
 };
 
 static inline void sqlite3_finalizep(sqlite3_stmt **stmt)
@@ -365,7 +368,7 @@ static bool valid_state(const char *state)
 	return false;
 }
 
-static bool final_state(const char *state)
+bool store_state_final(const char *state)
 {
 	return strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
 	       strcmp(state, "cancelled") == 0 || strcmp(state, "interrupted") == 0;
@@ -411,6 +414,7 @@ int store_job_create_by(struct store *s, const char *kind, const json_t *request
 	if (r < 0)
 		return r;
 	*ret_id = sqlite3_last_insert_rowid(s->db);
+	atomic_fetch_add(&s->job_writes, 1);
 	return 0;
 }
 
@@ -450,12 +454,13 @@ int store_job_update(struct store *s, int64_t id, const char *state, double prog
 		SQLITE_OK ||
 	    bind_text(stmt, 3, step) < 0 || bind_json(stmt, 4, result) < 0 ||
 	    bind_json(stmt, 5, error) < 0 || bind_text(stmt, 6, now) < 0 ||
-	    sqlite3_bind_int(stmt, 7, state && final_state(state)) != SQLITE_OK ||
+	    sqlite3_bind_int(stmt, 7, state && store_state_final(state)) != SQLITE_OK ||
 	    sqlite3_bind_int64(stmt, 8, id) != SQLITE_OK)
 		return -EINVAL;
 	r = step_done(s, stmt, "update job");
 	if (r < 0)
 		return r;
+	atomic_fetch_add(&s->job_writes, 1);
 	return sqlite3_changes(s->db) > 0 ? 0 : -ENOENT;
 }
 
@@ -507,6 +512,16 @@ int store_job_get(struct store *s, int64_t id, json_t **ret)
 		json_object_set_new(j, "error", column_json(stmt, JOB_COLUMNS_N + 2));
 	*ret = j;
 	return 0;
+}
+
+uint64_t store_job_writes(struct store *s)
+{
+	return atomic_load(&s->job_writes);
+}
+
+uint64_t store_job_removals(struct store *s)
+{
+	return atomic_load(&s->job_removals);
 }
 
 int store_job_state(struct store *s, int64_t id, char *state, size_t len)
@@ -656,6 +671,7 @@ int store_jobs_interrupt_running(struct store *s)
 	r = step_done(s, stmt, "interrupt running jobs");
 	if (r < 0)
 		return r;
+	atomic_fetch_add(&s->job_writes, 1);
 	return sqlite3_changes(s->db);
 }
 
@@ -1259,6 +1275,10 @@ static int retention_batch(struct store *s, const char *cutoff, unsigned max_job
 	if (r < 0)
 		return r;
 	*ret_n = sqlite3_changes(s->db);
+	if (*ret_n > 0) {
+		atomic_fetch_add(&s->job_removals, 1);
+		atomic_fetch_add(&s->job_writes, 1);
+	}
 	return 0;
 }
 

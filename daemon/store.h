@@ -56,6 +56,16 @@ int store_job_update(struct store *s, int64_t id, const char *state, double prog
 int store_job_get(struct store *s, int64_t id, json_t **ret);
 /* The job's state string into a caller buffer of >= 16 bytes. */
 int store_job_state(struct store *s, int64_t id, char *state, size_t len);
+/* A state no job leaves: succeeded, failed, cancelled, interrupted. */
+bool store_state_final(const char *state);
+/*
+ * Counters, bumped after the change is in the database: every write of a
+ * job's row (created, updated, interrupted, removed), and every removal of
+ * finished jobs by retention. A reader that saw a value before reading a
+ * job knows, when the value has not moved since, that the job has not.
+ */
+uint64_t store_job_writes(struct store *s);
+uint64_t store_job_removals(struct store *s);
 
 struct job_filter {
 	const char *state;    /* NULL: any */

@@ -104,8 +104,13 @@ struct reply {
 	char *location;
 	char *allow;
 	char *retry_after;
+	char *etag;
+	char *cache_control;
 	json_t *json;
 };
+
+/* One more request header for the next requests (If-None-Match), or NULL. */
+static const char *extra_header;
 
 static void reply_clear(struct reply *r)
 {
@@ -114,6 +119,8 @@ static void reply_clear(struct reply *r)
 	free(r->location);
 	free(r->allow);
 	free(r->retry_after);
+	free(r->etag);
+	free(r->cache_control);
 	json_decref(r->json);
 	*r = (struct reply){};
 }
@@ -159,6 +166,10 @@ static size_t on_header(char *p, size_t size, size_t n, void *userdata)
 		free(r->allow), r->allow = v;
 	else if ((v = header_value(p, size * n, "Retry-After")))
 		free(r->retry_after), r->retry_after = v;
+	else if ((v = header_value(p, size * n, "ETag")))
+		free(r->etag), r->etag = v;
+	else if ((v = header_value(p, size * n, "Cache-Control")))
+		free(r->cache_control), r->cache_control = v;
 	return size * n;
 }
 
@@ -216,6 +227,8 @@ static long request(const char *method, const char *path, const char *body, cons
 		curl_easy_setopt(c, CURLOPT_READDATA, &up);
 		headers = curl_slist_append(headers, "Transfer-Encoding: chunked");
 	}
+	if (extra_header)
+		headers = curl_slist_append(headers, extra_header);
 	/* curl adds a form Content-Type to bodies; state the one wanted, or none */
 	if (body || chunked) {
 		_cleanup_free_ char *h =
@@ -232,8 +245,9 @@ static long request(const char *method, const char *path, const char *body, cons
 
 	if (r->body && r->content_type && strncmp(r->content_type, "application/json", 16) == 0)
 		r->json = json_loads(r->body, 0, NULL);
-	/* every answer but /metrics (and HEAD) is JSON */
-	if (strcmp(path, "/metrics") != 0 && strcmp(method, "HEAD") != 0)
+	/* every answer but /metrics (and HEAD, and 304) is JSON */
+	if (strcmp(path, "/metrics") != 0 && strcmp(method, "HEAD") != 0 && r->status != 304 &&
+	    !strstr(path, "format=html"))
 		CHECKF(r->json != NULL, "%s %s: not JSON: %s (%s)", method, path,
 		       r->body ? r->body : "(empty)",
 		       r->content_type ? r->content_type : "no type");
@@ -901,6 +915,222 @@ static void test_metrics(void)
 	reply_clear(&r);
 }
 
+/* ---- validators and long polls ---- */
+
+static double elapsed_s(uint64_t since_ns)
+{
+	return (now_mono_ns() - since_ns) / 1e9;
+}
+
+/* GET path with If-None-Match: inm (NULL: none). */
+static long get_if(const char *path, const char *inm, struct reply *r)
+{
+	_cleanup_free_ char *h = inm ? xasprintf("If-None-Match: %s", inm) : NULL;
+	long st;
+
+	extra_header = h;
+	st = get(path, r);
+	extra_header = NULL;
+	return st;
+}
+
+struct poll_arg {
+	const char *path;
+	const char *inm;
+	struct reply r;
+	double took_s;
+};
+
+static void *poll_thread(void *p)
+{
+	struct poll_arg *a = p;
+	uint64_t t0 = now_mono_ns();
+
+	get_if(a->path, a->inm, &a->r);
+	a->took_s = elapsed_s(t0);
+	return NULL;
+}
+
+static void *release_later(void *p)
+{
+	sleep_ms(400);
+	set_block(false);
+	return NULL;
+}
+
+static void test_validators_and_long_poll(const struct api_ctx *ctx)
+{
+	struct reply r = {}, r2 = {};
+	_cleanup_free_ char *path = NULL, *wait2 = NULL, *wait20 = NULL, *trace = NULL;
+	_cleanup_free_ char *etag = NULL, *done_etag = NULL, *done_body = NULL;
+	struct poll_arg a = {};
+	pthread_t t;
+	int64_t id;
+	uint64_t t0;
+
+	tap_subtest("validators and long polls");
+	set_block(true);
+	id = submit("/references", "{\"workload\": \"checkout\"}");
+	REQUIRE(id > 0 && wait_runner_blocked(id));
+	path = xasprintf("/jobs/%lld", (long long)id);
+	wait2 = xasprintf("/jobs/%lld?wait=2", (long long)id);
+	wait20 = xasprintf("/jobs/%lld?wait=20", (long long)id);
+	trace = xasprintf("/jobs/%lld/trace", (long long)id);
+
+	/* a running job: an ETag, revalidated each time, 304 when the caller has it */
+	CHECK(get(path, &r) == 200 && r.etag && r.etag[0] == '"');
+	CHECK(r.cache_control && strcmp(r.cache_control, "no-cache") == 0);
+	etag = r.etag ? xstrdup(r.etag) : xstrdup("\"none\"");
+	CHECKF(get_if(path, etag, &r2) == 304 && r2.len == 0 && r2.etag &&
+		       strcmp(r2.etag, etag) == 0,
+	       "If-None-Match of the current tag: %ld, %zu bytes", r2.status, r2.len);
+	{
+		_cleanup_free_ char *list = xasprintf("\"0000000000000000\", W/%s", etag);
+
+		CHECK(get_if(path, list, &r2) == 304);
+		CHECK(get_if(path, "*", &r2) == 304);
+		CHECK(get_if(path, "\"0000000000000000\"", &r2) == 200 && r2.json);
+		CHECK(get_if(path, "bogus", &r2) == 200);
+	}
+	/* errors carry no tag */
+	CHECK(get("/jobs/999999", &r2) == 404 && !r2.etag);
+
+	/* a long poll on a job that does not change: answered when its time is up */
+	t0 = now_mono_ns();
+	CHECK(get_if(wait2, etag, &r2) == 304);
+	CHECKF(elapsed_s(t0) >= 1.5, "?wait=2 with the current tag answered after %.2f s",
+	       elapsed_s(t0));
+	/* without If-None-Match it waits for a change from the body it first saw */
+	t0 = now_mono_ns();
+	CHECK(get(wait2, &r2) == 200 && r2.etag && strcmp(r2.etag, etag) == 0);
+	CHECKF(elapsed_s(t0) >= 1.5, "?wait=2 answered after %.2f s", elapsed_s(t0));
+	/* a tag the caller has that is no longer current: answered at once */
+	t0 = now_mono_ns();
+	CHECK(get_if(wait20, "\"0000000000000000\"", &r2) == 200);
+	CHECKF(elapsed_s(t0) < 10, "?wait=20 with an old tag answered after %.2f s",
+	       elapsed_s(t0));
+
+	/* the job changes while a poll waits: answered then, with the new body */
+	a.path = wait20;
+	a.inm = etag;
+	REQUIRE(pthread_create(&t, NULL, poll_thread, &a) == 0);
+	sleep_ms(200);
+	{
+		pthread_t rel;
+
+		REQUIRE(pthread_create(&rel, NULL, release_later, NULL) == 0);
+		pthread_join(rel, NULL);
+	}
+	pthread_join(t, NULL);
+	CHECKF(a.r.status == 200 && a.r.etag && strcmp(a.r.etag, etag) != 0,
+	       "a poll across a change: %ld", a.r.status);
+	CHECKF(a.took_s < 10, "a poll across a change answered after %.2f s", a.took_s);
+	CHECKF(strcmp(state_of(&a.r), "running") != 0 ||
+		   json_real_value(json_object_get(a.r.json, "progress")) > 0,
+	       "the change is in the body: %s", a.r.body ? a.r.body : "");
+	reply_clear(&a.r);
+	REQUIRE(wait_job(id, "succeeded"));
+
+	/* a finished job: the same bytes and tag every time, and no waiting */
+	CHECK(get(path, &r) == 200 && r.etag && r.body);
+	done_etag = xstrdup(r.etag ? r.etag : "");
+	done_body = xstrdup(r.body ? r.body : "");
+	CHECK(strcmp(done_etag, etag) != 0);
+	CHECK(get(path, &r2) == 200 && r2.etag && strcmp(r2.etag, done_etag) == 0 && r2.body &&
+	      strcmp(r2.body, done_body) == 0);
+	CHECK(get_if(path, done_etag, &r2) == 304 && r2.len == 0);
+	t0 = now_mono_ns();
+	CHECK(get_if(wait20, done_etag, &r2) == 304);
+	CHECKF(elapsed_s(t0) < 10, "?wait=20 on a finished job answered after %.2f s",
+	       elapsed_s(t0));
+	CHECK(request("HEAD", path, NULL, NULL, 0, &r2) == 200 && r2.etag &&
+	      strcmp(r2.etag, done_etag) == 0 && r2.len == 0);
+	/* the trace too, as JSON and as a page */
+	CHECK(get(trace, &r) == 200 && r.etag && r.json);
+	CHECK(get_if(trace, r.etag, &r2) == 304);
+	{
+		_cleanup_free_ char *html = xasprintf("%s?format=html", trace);
+
+		CHECK(get(html, &r) == 200 && r.etag && r.body && strstr(r.body, "<html"));
+		CHECK(get_if(html, r.etag, &r2) == 304);
+	}
+
+	/* wait takes seconds from 0 to 60, and nothing else is a parameter of a job */
+	{
+		static const char *const bad[] = {"?wait=61", "?wait=x", "?wait=-1", "?wait="};
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			_cleanup_free_ char *p = xasprintf("%s%s", path, bad[i]);
+
+			get(p, &r);
+			EXPECT_ERROR(&r, 400, "bad_field");
+		}
+		free(path);
+		path = xasprintf("/jobs/%lld?verbose=1", (long long)id);
+		get(path, &r);
+		EXPECT_ERROR(&r, 400, "unknown_field");
+		free(path);
+		path = xasprintf("/jobs/%lld?wait=0", (long long)id);
+		CHECK(get(path, &r) == 200);
+		free(path);
+		path = xasprintf("/jobs/%lld", (long long)id);
+	}
+
+	/* a kept answer goes when retention removes its job */
+	{
+		struct store_retention keep_one = {.max_jobs = 1};
+		struct store_retention_stats rs;
+		int64_t later = submit("/references", "{\"workload\": \"checkout\"}");
+
+		REQUIRE(later > 0 && wait_job(later, "succeeded"));
+		CHECK(get(path, &r) == 200);
+		CHECK(store_apply_retention(ctx->store, &keep_one, now_real_ns(), &rs) == 0 &&
+		      rs.jobs_deleted > 0);
+		get(path, &r);
+		EXPECT_ERROR(&r, 404, "not_found");
+		get(trace, &r);
+		EXPECT_ERROR(&r, 404, "not_found");
+	}
+	reply_clear(&r);
+	reply_clear(&r2);
+}
+
+/* A server stopped while a long poll waits answers it and stops (MHD must not stop suspended). */
+static void test_stop_with_a_waiting_poll(struct api_ctx *ctx)
+{
+	struct http_options o = {.listen = "127.0.0.1:0"};
+	struct http_server *h3 = NULL;
+	struct poll_arg a = {};
+	unsigned main_port = port;
+	_cleanup_free_ char *path = NULL;
+	uint64_t t0;
+	pthread_t t;
+	int64_t id;
+
+	tap_subtest("stop with a waiting long poll");
+	set_block(true);
+	id = submit("/references", "{\"workload\": \"checkout\"}");
+	REQUIRE(id > 0 && wait_runner_blocked(id));
+	REQUIRE(http_start(&o, ctx, &h3) == 0);
+	path = xasprintf("/jobs/%lld?wait=30", (long long)id);
+	port = http_port(h3);
+	a.path = path;
+	REQUIRE(pthread_create(&t, NULL, poll_thread, &a) == 0);
+	sleep_ms(500);
+	t0 = now_mono_ns();
+	http_stop(h3);
+	CHECKF(elapsed_s(t0) < 10, "http_stop with a waiting poll took %.2f s", elapsed_s(t0));
+	pthread_join(t, NULL);
+	CHECKF(a.took_s < 10, "the waiting poll ended after %.2f s", a.took_s);
+	CHECKF(a.r.status == 200 && strcmp(state_of(&a.r), "running") == 0,
+	       "the waiting poll is answered with the job as it is: %ld", a.r.status);
+	reply_clear(&a.r);
+	port = main_port;
+	set_block(false);
+	REQUIRE(wait_job(id, "succeeded"));
+}
+
 int main(void)
 {
 	const char *src = getenv("ARGUS_SOURCE_DIR");
@@ -996,6 +1226,8 @@ int main(void)
 	test_delete_reference();
 	test_tcp_read_only();
 	test_metrics();
+	test_validators_and_long_poll(&ctx);
+	test_stop_with_a_waiting_poll(&ctx);
 
 	/* without a job queue (as while stopping), submissions are 503 */
 	jobs_stop(ctx.jobs);
