@@ -4,14 +4,15 @@
  * path's id segment (as /jobs/ID and /references/ID carry it) and every
  * query value go through validate_id; the query, split and unescaped as
  * libmicrohttpd hands it over (at most one argument past the limit, as
- * api/http.c collects them), goes through the GET /jobs and the GET
- * /references validators.
+ * api/http.c collects them), goes through the GET /jobs, GET /jobs/ID and
+ * GET /references validators.
  *
  * Properties: validate_id accepts exactly the canonical decimal numbers
  * from 1 to INT64_MAX (checked against strtoll) and returns their value;
  * an accepted query has known, distinct keys and values in range, and the
- * filter it returns points into the arguments given; a refusal is a 400
- * that can be sent as JSON.
+ * filter it returns points into the arguments given; GET /jobs/ID's wait is
+ * the value's canonical decimal within its bound; a refusal is a 400 that
+ * can be sent as JSON.
  */
 #include "api/json.h"
 #include "api/validate.h"
@@ -211,6 +212,31 @@ static void check_reference_query(const struct query_arg *args, size_t n)
 		   "subject %s", subject);
 }
 
+/* GET /jobs/ID: "wait", whose value is exactly a decimal second count within the bound. */
+static void check_job_get_query(const struct query_arg *args, size_t n)
+{
+	static const char *const allowed[] = {"wait", NULL};
+	const char *v = value_of(args, n, "wait");
+	struct api_error e = {};
+	unsigned wait_s = 12345;
+	char buf[16];
+
+	if (validate_job_get_query(args, n, &wait_s, &e) < 0) {
+		FUZZ_CHECK(wait_s == 12345, "output written on failure");
+		check_error(&e);
+		return;
+	}
+	FUZZ_CHECK(keys_ok(args, n, allowed),
+		   "unknown, repeated or empty query arguments accepted");
+	FUZZ_CHECK(wait_s <= API_WAIT_MAX_S, "wait %u", wait_s);
+	if (!v) {
+		FUZZ_CHECK(wait_s == 0, "no wait given, %u taken", wait_s);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%u", wait_s);
+	FUZZ_CHECK(!strcmp(buf, v), "wait \"%s\" taken as %u", v, wait_s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	_cleanup_free_ char *text = fuzz_strndup(data, size);
@@ -250,6 +276,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (args[i].value)
 			check_id(args[i].value);
 	check_job_query(args, n);
+	check_job_get_query(args, n);
 	check_reference_query(args, n);
 	return 0;
 }
