@@ -19,7 +19,9 @@ struct api_ctx {
 	const struct config *cfg;
 	struct store *store;
 	struct jobs *jobs;
+	/* the registry requests are checked against: live's (reloaded by SIGHUP), else workloads */
 	const struct workload_registry *workloads;
+	struct workloads_live *live;
 	const struct tree *tree;
 	bool llm_configured;
 	uint64_t started_mono_ns;

@@ -241,17 +241,50 @@ typedef void route_handler(const struct api_ctx *ctx, struct api_stats *st,
 			   const struct api_request *req, const char *idstr,
 			   struct api_response *r);
 
+/*
+ * The registry requests are checked against now, in *ret: live's, held
+ * (the return value, for workload_registry_free) while it is used, or the
+ * fixed one.
+ */
+static struct workload_registry *registry_hold(const struct api_ctx *ctx,
+					       const struct workload_registry **ret)
+{
+	struct workload_registry *held = ctx->live ? workloads_live_get(ctx->live) : NULL;
+
+	*ret = held ? held : ctx->workloads;
+	return held;
+}
+
+/* The body of a POST, validated by check against the registry in use now. */
+static int validate_body(const struct api_ctx *ctx, const struct api_request *req,
+			 int (*check)(const json_t *, const struct request_defaults *,
+				      const struct workload_registry *, json_t **,
+				      struct api_error *),
+			 json_t **ret_body, json_t **ret_request, struct api_error *e)
+{
+	struct request_defaults d = defaults_of(ctx);
+	const struct workload_registry *reg;
+	struct workload_registry *held;
+	int q;
+
+	q = api_parse_body(req->body, req->body_len, ret_body, e);
+	if (q < 0)
+		return q;
+	held = registry_hold(ctx, &reg);
+	q = check(*ret_body, &d, reg, ret_request, e);
+	workload_registry_free(held);
+	return q;
+}
+
 static void post_diagnose(const struct api_ctx *ctx, struct api_stats *st,
 			  const struct api_request *req, const char *idstr, struct api_response *r)
 {
-	struct request_defaults d = defaults_of(ctx);
 	json_auto_t *body = NULL, *request = NULL;
 	struct api_error e;
 	json_t *ref;
 	int q;
 
-	if (api_parse_body(req->body, req->body_len, &body, &e) < 0 ||
-	    validate_diagnose(body, &d, ctx->workloads, &request, &e) < 0) {
+	if (validate_body(ctx, req, validate_diagnose, &body, &request, &e) < 0) {
 		respond_api_error(r, &e);
 		return;
 	}
@@ -298,7 +331,6 @@ static void post_diagnose(const struct api_ctx *ctx, struct api_stats *st,
 static void post_reference(const struct api_ctx *ctx, struct api_stats *st,
 			   const struct api_request *req, const char *idstr, struct api_response *r)
 {
-	struct request_defaults d = defaults_of(ctx);
 	json_auto_t *body = NULL, *request = NULL;
 	struct api_error e;
 
@@ -309,8 +341,7 @@ static void post_reference(const struct api_ctx *ctx, struct api_stats *st,
 				   "on the control socket, or with the token over TCP");
 		return;
 	}
-	if (api_parse_body(req->body, req->body_len, &body, &e) < 0 ||
-	    validate_reference_request(body, &d, ctx->workloads, &request, &e) < 0) {
+	if (validate_body(ctx, req, validate_reference_request, &body, &request, &e) < 0) {
 		respond_api_error(r, &e);
 		return;
 	}
@@ -577,13 +608,16 @@ static void delete_reference(const struct api_ctx *ctx, struct api_stats *st,
 static void get_workloads(const struct api_ctx *ctx, struct api_stats *st,
 			  const struct api_request *req, const char *idstr, struct api_response *r)
 {
+	const struct workload_registry *reg;
+	struct workload_registry *held = registry_hold(ctx, &reg);
 	json_t *j;
 
-	if (!ctx->workloads) {
+	if (!reg) {
 		respond_json(r, 200, json_pack("{s:[],s:[]}", "workloads", "errors"));
 		return;
 	}
-	j = workload_registry_to_json(ctx->workloads);
+	j = workload_registry_to_json(reg);
+	workload_registry_free(held);
 	if (!j) {
 		respond_internal(r, -ENOMEM);
 		return;

@@ -640,14 +640,23 @@ out:
 	return r;
 }
 
-int diag_run_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **ret_error)
+int diag_run_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_t **ret_error)
 {
+	const struct diag_env *env = userdata;
+	struct diag_env job = *env;
+	struct workload_registry *held = env->live ? workloads_live_get(env->live) : NULL;
 	const char *kind = job_ctx_kind(ctx);
+	int r = -EINVAL;
 
+	/* a reload while the job runs replaces the registry for later jobs only */
+	if (held)
+		job.workloads = held;
 	if (strcmp(kind, "reference") == 0)
-		return reference_job(ctx, env, ret_result, ret_error);
-	if (strcmp(kind, "diagnose") == 0)
-		return diagnose_job(ctx, env, ret_result, ret_error);
-	*ret_error = job_error("internal", "unknown job kind %s", kind);
-	return -EINVAL;
+		r = reference_job(ctx, &job, ret_result, ret_error);
+	else if (strcmp(kind, "diagnose") == 0)
+		r = diagnose_job(ctx, &job, ret_result, ret_error);
+	else
+		*ret_error = job_error("internal", "unknown job kind %s", kind);
+	workload_registry_free(held);
+	return r;
 }

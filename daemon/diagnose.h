@@ -25,7 +25,13 @@
 struct diag_env {
 	const struct config *cfg;
 	const struct tree *tree;
+	/*
+	 * The registry a job runs with. diag_run_job takes it from live (the one
+	 * in use now, replaced by a reload) when the job starts and holds it to
+	 * the job's end; without live, workloads is used as it is.
+	 */
 	const struct workload_registry *workloads;
+	struct workloads_live *live;
 	const char *kernel_release;
 	const char *hostname;
 };

@@ -3,6 +3,7 @@
  * argusd: configuration -> state-directory lock -> tree resolved against
  * this kernel -> workloads -> store -> job worker -> HTTP API -> READY=1.
  * SIGTERM: stop intake, cancel the running job, close the store.
+ * SIGHUP: read the workload definitions again; a running job keeps its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -215,36 +216,6 @@ static int parse_args(int argc, char **argv, struct config *cfg, bool *ret_check
 	return 0;
 }
 
-/* Wait for SIGTERM/SIGINT, pinging the watchdog at half its interval. */
-static void main_loop(int sfd)
-{
-	uint64_t wd_usec = 0;
-	int timeout = -1;
-
-	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0)
-		timeout = wd_usec / 2000;
-	for (;;) {
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-		struct signalfd_siginfo si;
-		int r = poll(&pfd, 1, timeout);
-
-		if (r < 0 && errno != EINTR) {
-			log_error_errno(errno, "poll: %m");
-			return;
-		}
-		if (timeout >= 0)
-			sd_notify(0, "WATCHDOG=1");
-		if (r <= 0)
-			continue;
-		if (read(sfd, &si, sizeof(si)) != sizeof(si))
-			continue;
-		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-			log_info("received %s, stopping", strsignal(si.ssi_signo));
-			return;
-		}
-	}
-}
-
 /*
  * The bearer token of TCP writes, from api_token_file (a relative name is
  * looked up in $CREDENTIALS_DIRECTORY, as systemd's LoadCredential= puts
@@ -401,11 +372,67 @@ static int check_only(const struct config *cfg)
 	return r;
 }
 
+/*
+ * SIGHUP: the workload definitions read again and put in place whole; a
+ * directory that cannot be read keeps the registry in use. Jobs running or
+ * queued are not touched (a queued job's workload is looked up when it
+ * starts).
+ */
+static void reload(const struct config *cfg, struct workloads_live *live)
+{
+	struct workload_registry *reg = NULL;
+	size_t skipped = 0;
+
+	sd_notify(0, "RELOADING=1\nSTATUS=Reloading workload definitions");
+	if (load_workloads(cfg, &reg, &skipped) < 0) {
+		log_error("reload: %s could not be read; the workloads in use are kept",
+			  cfg->workloads_dir);
+	} else {
+		log_info("reload: %zu workloads from %s (%zu skipped)", reg->n, cfg->workloads_dir,
+			 skipped);
+		workloads_live_set(live, reg);
+	}
+	sd_notify(0, "READY=1\nSTATUS=Reloaded");
+}
+
+/* Wait for SIGTERM/SIGINT, pinging the watchdog at half its interval; SIGHUP reloads. */
+static void main_loop(int sfd, const struct config *cfg, struct workloads_live *live)
+{
+	uint64_t wd_usec = 0;
+	int timeout = -1;
+
+	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0)
+		timeout = wd_usec / 2000;
+	for (;;) {
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct signalfd_siginfo si;
+		int r = poll(&pfd, 1, timeout);
+
+		if (r < 0 && errno != EINTR) {
+			log_error_errno(errno, "poll: %m");
+			return;
+		}
+		if (timeout >= 0)
+			sd_notify(0, "WATCHDOG=1");
+		if (r <= 0)
+			continue;
+		if (read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			log_info("received %s, stopping", strsignal(si.ssi_signo));
+			return;
+		}
+		if (si.ssi_signo == SIGHUP)
+			reload(cfg, live);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
 	struct tree *tree = NULL;
 	struct workload_registry *reg = NULL;
+	struct workloads_live *live = NULL;
 	struct store *store = NULL;
 	struct jobs *jobs = NULL;
 	struct http_server *http = NULL;
@@ -478,6 +505,10 @@ int main(int argc, char **argv)
 	r = load_workloads(&cfg, &reg, &i);
 	if (r < 0)
 		goto out;
+	/* held here for READY's count; the live registry is the one requests and jobs use */
+	r = workloads_live_new(workload_registry_ref(reg), &live);
+	if (r < 0)
+		goto out;
 
 	dbpath = xasprintf("%s/argusd.db", cfg.state_dir);
 	r = store_open(dbpath, cfg.schema_dir, &store);
@@ -487,7 +518,7 @@ int main(int argc, char **argv)
 	}
 	store_set_trace_max(store, cfg.trace_max_bytes);
 
-	env = (struct diag_env){ .cfg = &cfg, .tree = tree, .workloads = reg,
+	env = (struct diag_env){ .cfg = &cfg, .tree = tree, .live = live,
 				 .kernel_release = uts.release, .hostname = uts.nodename };
 	/* a queued job on a running target is checked again when it starts */
 	access_set_admin_group(cfg.api_group);
@@ -502,7 +533,7 @@ int main(int argc, char **argv)
 						      .max_jobs = cfg.max_jobs },
 			   JOBS_RETENTION_INTERVAL_S);
 
-	api = (struct api_ctx){ .cfg = &cfg, .store = store, .jobs = jobs, .workloads = reg,
+	api = (struct api_ctx){ .cfg = &cfg, .store = store, .jobs = jobs, .live = live,
 				.tree = tree, .llm_configured = cfg.llm_url != NULL,
 				.started_mono_ns = now_mono_ns(), .kernel_release = uts.release };
 	raise_fd_limit();
@@ -522,7 +553,8 @@ int main(int argc, char **argv)
 	sd_notifyf(0, "READY=1\nSTATUS=Listening on port %u, %zu workloads, tree %s",
 		   http_port(http), reg->n, tree->version);
 
-	main_loop(sfd);
+	workload_registry_free(TAKE_PTR(reg));
+	main_loop(sfd, &cfg, live);
 	sd_notify(0, "STOPPING=1\nSTATUS=Stopping: cancelling the running job");
 	r = 0;
 out:
@@ -531,6 +563,7 @@ out:
 	http_stop(http);
 	jobs_stop(jobs);
 	store_close(store);
+	workloads_live_free(live);
 	workload_registry_free(reg);
 	tree_free(tree);
 	config_free(&cfg);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -320,11 +321,17 @@ json_t *workload_to_json(const struct workload *w)
 	return o;
 }
 
+struct workload_registry *workload_registry_ref(struct workload_registry *r)
+{
+	atomic_fetch_add(&r->refs, 1);
+	return r;
+}
+
 void workload_registry_free(struct workload_registry *r)
 {
 	size_t i;
 
-	if (!r)
+	if (!r || atomic_fetch_sub(&r->refs, 1) > 1)
 		return;
 	for (i = 0; i < r->n; i++)
 		workload_free(r->items[i]);
@@ -464,6 +471,7 @@ int workload_registry_load(const char *dir, struct workload_registry **ret)
 	reg = calloc(1, sizeof(*reg));
 	if (!reg)
 		abort();
+	atomic_init(&reg->refs, 1);
 	reg->items = calloc(n_files ? n_files : 1, sizeof(struct workload *));
 	if (!reg->items)
 		abort();
@@ -522,4 +530,55 @@ json_t *workload_registry_to_json(const struct workload_registry *r)
 	json_object_set_new(o, "workloads", ws);
 	json_object_set_new(o, "errors", es);
 	return o;
+}
+
+/* ---- the registry in use ---- */
+
+struct workloads_live {
+	pthread_mutex_t lock;
+	struct workload_registry *reg;
+};
+
+int workloads_live_new(struct workload_registry *reg, struct workloads_live **ret)
+{
+	struct workloads_live *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		workload_registry_free(reg);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&l->lock, NULL);
+	l->reg = reg;
+	*ret = l;
+	return 0;
+}
+
+struct workload_registry *workloads_live_get(struct workloads_live *l)
+{
+	struct workload_registry *r;
+
+	pthread_mutex_lock(&l->lock);
+	r = workload_registry_ref(l->reg);
+	pthread_mutex_unlock(&l->lock);
+	return r;
+}
+
+void workloads_live_set(struct workloads_live *l, struct workload_registry *reg)
+{
+	struct workload_registry *old;
+
+	pthread_mutex_lock(&l->lock);
+	old = l->reg;
+	l->reg = reg;
+	pthread_mutex_unlock(&l->lock);
+	workload_registry_free(old);
+}
+
+void workloads_live_free(struct workloads_live *l)
+{
+	if (!l)
+		return;
+	workload_registry_free(l->reg);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <jansson.h>
 
 #define WORKLOAD_NAME_MAX 64
@@ -63,6 +64,7 @@ struct workload_registry {
 	size_t n;
 	char **errors; /* "file: reason" for each file skipped */
 	size_t n_errors;
+	atomic_uint refs; /* 1 from workload_registry_load; each reader of a live one holds one */
 };
 
 /*
@@ -70,7 +72,23 @@ struct workload_registry {
  * errors (argusd logs them); duplicate names keep the first by file name.
  */
 int workload_registry_load(const char *dir, struct workload_registry **ret);
+/* One more holder of r (returned); workload_registry_free drops one, the last frees it. */
+struct workload_registry *workload_registry_ref(struct workload_registry *r);
 void workload_registry_free(struct workload_registry *r);
 const struct workload *workload_find(const struct workload_registry *r, const char *name);
 /* {"workloads": [...], "errors": [...]} */
 json_t *workload_registry_to_json(const struct workload_registry *r);
+
+/*
+ * The registry in use, replaced whole by a reload (SIGHUP): a job holds the
+ * one it started with to its end, a request the one it validated against,
+ * and the old registry goes with its last holder.
+ */
+struct workloads_live;
+/* Starts with reg (taken). */
+int workloads_live_new(struct workload_registry *reg, struct workloads_live **ret);
+/* The registry now, held for the caller: give it back with workload_registry_free. */
+struct workload_registry *workloads_live_get(struct workloads_live *l);
+/* Replace the registry with reg (taken). */
+void workloads_live_set(struct workloads_live *l, struct workload_registry *reg);
+void workloads_live_free(struct workloads_live *l);
