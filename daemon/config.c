@@ -110,6 +110,8 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 			c->tau = v;
 	} else if (!strcmp(key, "allow_stale_reference"))
 		r = set_bool(&c->allow_stale_reference, value);
+	else if (!strcmp(key, "probe_stats"))
+		r = set_bool(&c->probe_stats, value);
 	else if (!strcmp(key, "backends"))
 		r = backend_order_parse(value, &c->backends);
 	else if (!strcmp(key, "listen_unix"))

@@ -23,6 +23,12 @@ struct config {
 	unsigned window_s;   /* default observation window for running targets, 5 */
 	unsigned warmup_runs; /* unmeasured runs of a workload before a job measures it, 1 */
 	bool allow_stale_reference; /* diagnose against a reference from another kernel/tree (warns) */
+	/*
+	 * kernel.bpf_stats on while argusd measures, for the report's probe
+	 * overhead (ns per program run). Off by default: while it is on, every
+	 * process on the host pays for it on each probe event, not only the target.
+	 */
+	bool probe_stats;
 	struct backend_order backends; /* resolution tries these, in order: fentry kprobe tracepoint */
 
 	/* access (the API's security model: README "Security") */

@@ -142,6 +142,37 @@ struct diag_state {
 	int dropped_level, dropped_parent;
 };
 
+/*
+ * Whether the reference was measured with the instrument this argusd uses:
+ * kernel.bpf_stats on or off (probe_stats; references from before the key
+ * were measured with it on). While it is on, every probe event costs more,
+ * so a reference and a diagnosis measured apart are as far apart as two
+ * kernels: stale, unless allow_stale_reference.
+ */
+static int check_instrument(struct diag_state *st, json_int_t ref_id, const json_t *ref,
+			    json_t **ret_error)
+{
+	json_t *stats = json_object_get(ref, "probe_stats");
+	bool ref_stats = stats ? json_is_true(stats) : true;
+	_cleanup_free_ char *why = NULL;
+
+	if (ref_stats == st->env->cfg->probe_stats)
+		return 0;
+	why = xasprintf("reference %lld was measured with kernel.bpf_stats %s and this argusd "
+			"measures with it %s (probe_stats): each probe event costs the target "
+			"a different amount",
+			(long long)ref_id, ref_stats ? "on" : "off",
+			st->env->cfg->probe_stats ? "on" : "off");
+	if (!st->env->cfg->allow_stale_reference) {
+		*ret_error = job_error("stale_reference",
+				       "%s: record a new reference (POST /references), or set "
+				       "probe_stats as it was",
+				       why);
+		return -ESTALE;
+	}
+	report_warn(&st->rep, why);
+	return 0;
+}
 /* Load and check the reference; *ret_error on refusal. */
 static int load_reference(struct diag_state *st, const json_t *req, struct measure_target *tg,
 			  json_t **ret_error)
@@ -166,6 +197,9 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 					(long long)ref_id, rsubject, subject);
 		return -EINVAL;
 	}
+	r = check_instrument(st, ref_id, ref, ret_error);
+	if (r < 0)
+		return r;
 	kernel = json_string_value(json_object_get(ref, "kernel"));
 	tver = json_string_value(json_object_get(ref, "tree_version"));
 	if (!kernel || !tver || strcmp(kernel, st->env->kernel_release) != 0 ||
@@ -332,7 +366,7 @@ static int measure_level(struct diag_state *st, const struct agent_level *lvl,
 			 const struct measure_target *tg, struct measure_result *ret,
 			 json_t **ret_error)
 {
-	struct measure_opts mo = { .probe_stats = true,
+	struct measure_opts mo = { .probe_stats = st->env->cfg->probe_stats,
 				   .should_stop = diag_should_stop,
 				   .userdata = st->ctx };
 	int tries, r = -EINVAL;

@@ -152,7 +152,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	const json_t *req = job_ctx_request(ctx);
 	const struct tree *t = env->tree;
 	struct store *s = job_ctx_store(ctx);
-	struct measure_opts mo = { .probe_stats = true,
+	struct measure_opts mo = { .probe_stats = env->cfg->probe_stats,
 				   .should_stop = diag_should_stop,
 				   .userdata = ctx };
 	json_int_t repeats = json_integer_value(json_object_get(req, "repeats"));
@@ -234,12 +234,13 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	/* stored only once every run of the kept attempt succeeded: a partial reference is none */
 	if (r >= 0) {
 		noisy = tg.workload && best.cv > REFERENCE_NOISY_CV;
-		meta = json_pack("{s:s,s:s,s:s,s:s,s:o,s:I,s:o,s:o*,s:f,s:b,s:i}", "subject",
+		meta = json_pack("{s:s,s:s,s:s,s:s,s:o,s:I,s:o,s:o*,s:f,s:b,s:i,s:b}", "subject",
 				 subject, "kernel", env->kernel_release, "host", env->hostname,
 				 "tree_version", t->version, "backends", backends_of(t), "repeats",
 				 (json_int_t)repeats, "probe", probe_plan_describe(t, &plan),
 				 "workload", tg.workload ? workload_to_json(tg.workload) : NULL,
-				 "wall_cv", best.cv, "noisy", noisy, "attempts", attempts);
+				 "wall_cv", best.cv, "noisy", noisy, "attempts", attempts,
+				 "probe_stats", env->cfg->probe_stats);
 		/* a running target's counts cover a window: a diagnosis observes the same one */
 		if (!tg.workload)
 			json_object_set_new(meta, "window_s", json_integer(tg.window_ms / 1000));
