@@ -13,15 +13,27 @@
  * processes over pipes) on the other CPU; the cost of each, unprobed and
  * under each probe, alternated the same way.
  *
+ * Two more configurations put the figures in scale: the floor, a program
+ * that does nothing on each tracepoint the reference attaches (what any
+ * eBPF tool pays on those hooks before its first instruction), and
+ * bpftrace counting the fault tracepoint (`@ = count()`), the cheapest
+ * thing a person would run by hand. bpftrace needs tracefs: mounted for
+ * the run when it is not, and unmounted after.
+ *
  *   bench-overhead [--pages N] [--rounds R] [--cpu C] [--tree FILE]
  */
+#include <bpf/bpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,6 +42,7 @@
 #include "daemon/bpf_log.h"
 #include "daemon/log.h"
 #include "daemon/probe.h"
+#include "daemon/probe_plan.h"
 #include "daemon/probe_try.h"
 #include "daemon/resolve.h"
 #include "daemon/tree.h"
@@ -38,13 +51,34 @@
 #define PAGE 4096
 #define MAX_ROUNDS 200
 
-enum config { CFG_NONE, CFG_LEVEL1, CFG_ANON_L3, CFG_REFERENCE, CFG_REFERENCE_STATS, CFG_MAX };
+enum config {
+	CFG_NONE,
+	CFG_LEVEL1,
+	CFG_ANON_L3,
+	CFG_REFERENCE,
+	CFG_REFERENCE_STATS,
+	CFG_EMPTY,
+	CFG_BPFTRACE,
+	CFG_MAX
+};
 static const char *const config_names[CFG_MAX] = {
 	"no probe", "level 1 (all subsystems)", "level 3 (anon_fault leaves)",
-	"reference (every leaf)", "reference, bpf_stats on"
+	"reference (every leaf)", "reference, bpf_stats on", "empty programs, reference hooks",
+	"bpftrace count() on the fault"
 };
 
+#define BPFTRACE_PROGRAM "tracepoint:exceptions:page_fault_user { @ = count(); }"
+#define TRACEFS "/sys/kernel/tracing"
+
 static struct tree *tree;
+static const char *bpftrace_missing; /* why bpftrace cannot run here, or NULL */
+
+/* What a configuration keeps attached while it runs, besides an argusd probe. */
+struct extra {
+	int fds[PROBE_MAX_LINKS]; /* empty programs' links, then the program */
+	size_t n_fds;
+	pid_t bpftrace;
+};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -75,12 +109,109 @@ static size_t config_nodes(enum config c, int *nodes)
 	}
 }
 
+/* A program that returns at once, on each tracepoint the reference probe attaches. */
+static int attach_empty(struct extra *x)
+{
+	static const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	const char *tps[PROBE_MAX_LINKS];
+	int nodes[TREE_MAX_NODES], prog, r;
+	struct probe_plan plan;
+	size_t n_tps, i;
+
+	r = probe_plan_for(tree, nodes, config_nodes(CFG_REFERENCE, nodes), &plan);
+	if (r < 0)
+		return r;
+	r = probe_plan_tracepoints(tree, &plan, tps, ARRAY_SIZE(tps), &n_tps);
+	if (r < 0)
+		return r;
+	prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "argus_empty", "GPL", ret0,
+			     ARRAY_SIZE(ret0), NULL);
+	if (prog < 0)
+		return -errno;
+	for (i = 0; i < n_tps && x->n_fds < ARRAY_SIZE(x->fds) - 1; i++) {
+		int fd = bpf_raw_tracepoint_open(tps[i], prog);
+
+		/* one the kernel lacks (a companion), as argusd leaves it out */
+		if (fd >= 0)
+			x->fds[x->n_fds++] = fd;
+	}
+	x->fds[x->n_fds++] = prog;
+	return 0;
+}
+
+/* tracefs where bpftrace looks for it; true when mounted here (to unmount after). */
+static bool mount_tracefs(void)
+{
+	struct stat st;
+
+	if (stat(TRACEFS "/events", &st) == 0)
+		return false;
+	return mount("nodev", TRACEFS, "tracefs", 0, NULL) == 0;
+}
+
+/* bpftrace counting page_fault_user, from the moment it says it has attached. */
+static int start_bpftrace(struct extra *x)
+{
+	char line[256];
+	int out[2];
+	FILE *f;
+
+	if (bpftrace_missing)
+		return -ENOENT;
+	if (pipe(out) < 0)
+		return -errno;
+	x->bpftrace = fork();
+	if (x->bpftrace == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(out[1], 1);
+		if (null >= 0)
+			dup2(null, 2);
+		close(out[0]);
+		execlp("bpftrace", "bpftrace", "-e", BPFTRACE_PROGRAM, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Attaching", 9) == 0)
+			break;
+	/* its map is printed when it stops: the pipe stays open until then */
+	if (feof(f)) {
+		fclose(f);
+		return -EIO;
+	}
+	x->fds[x->n_fds++] = dup(fileno(f));
+	fclose(f);
+	return 0;
+}
+
+static void release_extra(struct extra *x)
+{
+	size_t i;
+
+	if (x->bpftrace > 0) {
+		kill(x->bpftrace, SIGINT);
+		waitpid(x->bpftrace, NULL, 0);
+		x->bpftrace = 0;
+	}
+	for (i = 0; i < x->n_fds; i++)
+		close(x->fds[i]);
+	x->n_fds = 0;
+}
+
 /*
  * The probe of a configuration, loaded (NULL for no probe); *ret_stats the
  * fd that keeps kernel.bpf_stats_enabled on, as argusd has it while it
- * measures (-1: off; close it after the run).
+ * measures with probe_stats (-1: off; close it after the run). The floor's
+ * programs and bpftrace go in *x.
  */
-static int load_config(enum config c, struct probe **ret, int *ret_stats)
+static int load_config(enum config c, struct probe **ret, int *ret_stats, struct extra *x)
 {
 	int nodes[TREE_MAX_NODES], r;
 	struct probe_plan plan;
@@ -89,6 +220,11 @@ static int load_config(enum config c, struct probe **ret, int *ret_stats)
 
 	*ret = NULL;
 	*ret_stats = -1;
+	*x = (struct extra){};
+	if (c == CFG_EMPTY)
+		return attach_empty(x);
+	if (c == CFG_BPFTRACE)
+		return start_bpftrace(x);
 	if (!n)
 		return 0;
 	if (c == CFG_REFERENCE_STATS) {
@@ -134,10 +270,11 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 {
 	int go[2], res[2], status, stats, r;
 	struct probe *p = NULL;
+	struct extra x;
 	uint64_t ns = 0;
 	pid_t pid;
 
-	r = load_config(c, &p, &stats);
+	r = load_config(c, &p, &stats, &x);
 	if (r < 0)
 		return r;
 	if (pipe(go) < 0 || pipe(res) < 0)
@@ -173,6 +310,7 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 	close(res[0]);
 	waitpid(pid, &status, 0);
 	probe_free(p);
+	release_extra(&x);
 	if (stats >= 0)
 		close(stats);
 	if (r < 0)
@@ -227,9 +365,10 @@ static int run_bystander(enum config c, int cpu, int other, double *ret_call, do
 	int go[2], res[2], status, stats, r;
 	struct probe *p = NULL;
 	double v[2] = {};
+	struct extra x;
 	pid_t target, by;
 
-	r = load_config(c, &p, &stats);
+	r = load_config(c, &p, &stats, &x);
 	if (r < 0)
 		return r;
 	if (pipe(go) < 0)
@@ -265,6 +404,7 @@ static int run_bystander(enum config c, int cpu, int other, double *ret_call, do
 	close(go[1]);
 	waitpid(target, &status, 0);
 	probe_free(p);
+	release_extra(&x);
 	if (stats >= 0)
 		close(stats);
 	*ret_call = v[0];
@@ -282,6 +422,10 @@ static void print_table(const char *unit, double samples[CFG_MAX][MAX_ROUNDS], s
 	for (c = 0; c < CFG_MAX; c++) {
 		double med = samples[c][rounds / 2], base = samples[CFG_NONE][rounds / 2];
 
+		if (c == CFG_BPFTRACE && bpftrace_missing) {
+			printf("%-30s %s\n", config_names[c], bpftrace_missing);
+			continue;
+		}
 		printf("%-30s %14.0f %14.0f %8.2f\n", config_names[c], med, med - base, med / base);
 	}
 }
@@ -300,6 +444,7 @@ int main(int argc, char **argv)
 	    switches[CFG_MAX][MAX_ROUNDS];
 	size_t pages = 50000, rounds = 15, k;
 	int cpu = 0, c, r;
+	bool mounted = false;
 	char *err = NULL;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -334,16 +479,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	tree_resolve(tree, &pr);
+	if (system("command -v bpftrace >/dev/null 2>&1") != 0)
+		bpftrace_missing = "not installed (apt-get install bpftrace)";
+	else
+		mounted = mount_tracefs();
 
 	for (k = 0; k < rounds; k++)
 		for (c = 0; c < CFG_MAX; c++) {
 			enum config cfg = (c + k) % CFG_MAX; /* rotate the order every round */
 
+			if (cfg == CFG_BPFTRACE && bpftrace_missing)
+				continue;
 			r = run_once(cfg, pages, cpu, &samples[cfg][k]);
 			if (r < 0) {
 				fprintf(stderr, "bench-overhead: %s: %s\n", config_names[cfg],
 					strerror(-r));
-				return 1;
+				goto out;
 			}
 		}
 
@@ -351,11 +502,13 @@ int main(int argc, char **argv)
 		for (c = 0; c < CFG_MAX; c++) {
 			enum config cfg = (c + k) % CFG_MAX;
 
+			if (cfg == CFG_BPFTRACE && bpftrace_missing)
+				continue;
 			r = run_bystander(cfg, cpu, cpu ? 0 : 1, &calls[cfg][k], &switches[cfg][k]);
 			if (r < 0) {
 				fprintf(stderr, "bench-overhead: bystander under %s: %s\n",
 					config_names[cfg], strerror(-r));
-				return 1;
+				goto out;
 			}
 		}
 
@@ -368,6 +521,10 @@ int main(int argc, char **argv)
 	       cpu ? 0 : 1, cpu, BYSTANDER_CALLS, BYSTANDER_BOUNCES);
 	print_table("ns per call", calls, rounds);
 	print_table("ns per switch", switches, rounds);
+	r = 0;
+out:
+	if (mounted)
+		umount(TRACEFS);
 	tree_free(tree);
-	return 0;
+	return r < 0 ? 1 : 0;
 }
