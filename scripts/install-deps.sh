@@ -4,10 +4,12 @@
 # Only missing packages are installed; safe to run again.
 set -eu
 
-# libclang-rt-dev: clang's libFuzzer and sanitizer runtimes (scripts/fuzz.sh)
+# libclang-rt-dev: clang's libFuzzer and sanitizer runtimes (scripts/fuzz.sh);
+# debhelper and lintian: the Debian packages (debian/), built and checked by
+# tests/test-systemd-boot.sh.
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-dev llvm bpftool libbpf-dev \
-libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
-sqlite3 curl jq systemd debootstrap python3 util-linux qemu-system-x86"
+libelf-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
+sqlite3 curl jq systemd debootstrap python3 util-linux qemu-system-x86 debhelper lintian"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root" >&2

@@ -3,21 +3,30 @@
 # "A && B || fail" below means "fail unless A and B":
 # shellcheck disable=SC2015
 #
-# The unit and the installed layout under a real systemd as PID 1.
+# The Debian packages and the unit under a real systemd as PID 1.
 #
-#   cached Debian rootfs (scripts/make-test-rootfs.sh) -> overlay copy ->
-#   cmake --install DESTDIR=<copy> (the build's prefix) -> systemd booted as PID 1 in
-#   new pid/mount/cgroup/uts/ipc namespaces (the host's network namespace, so
-#   loopback is shared) -> systemctl enable --now argusd -> READY, STATUS,
-#   watchdog, HTTP API, a real reference measurement, journal priorities,
-#   clean stop, restart with the state kept -> poweroff -> nothing left.
+#   a copy of the source tree in the work directory -> dpkg-buildpackage
+#   (argusd, argusd-bench) -> lintian (no error) -> cached Debian rootfs with
+#   the packages' dependencies (scripts/make-test-rootfs.sh) -> overlay copy ->
+#   systemd booted as PID 1 in new pid/mount/cgroup/uts/ipc namespaces (the
+#   host's network namespace, so loopback is shared) -> apt-get install of
+#   both packages in the booted system (installed disabled, not started) ->
+#   the admin's steps: edit argusd.conf, link bundled workloads ->
+#   systemctl enable --now argusd -> READY, STATUS, watchdog, HTTP API, a real
+#   reference measurement and a diagnosis, journal priorities, clean stop,
+#   restart with the state kept, a reinstall that keeps the admin's edit ->
+#   poweroff -> nothing left.
 #
-# Environment: ARGUS_SOURCE_DIR and ARGUS_BUILD_DIR (set by CTest; otherwise
-# the checkout holding this script and its build/); ARGUS_ROOTFS_CACHE (see
-# scripts/make-test-rootfs.sh); ARGUS_BOOT_LOGS, a directory that receives the
-# run's logs (install, console, the container's journal) for a look afterwards.
-# Needs root, and the first time the apt mirror of this machine. Exit status:
-# 0 pass, 1 fail, 77 skipped (the reason printed).
+# Environment: ARGUS_SOURCE_DIR (set by CTest; otherwise the checkout holding
+# this script), whose working tree is packaged as it is (git's tracked and
+# untracked files less the ignored ones; without git, everything but build
+# directories); ARGUS_BUILD_DIR is not used: the packages are built from the
+# copy. ARGUS_ROOTFS_CACHE (see scripts/make-test-rootfs.sh); ARGUS_BOOT_LOGS,
+# a directory that receives the run's logs (package build, lintian, apt,
+# console, the container's journal) for a look afterwards. Needs root,
+# debhelper and lintian (scripts/install-deps.sh), and the first time the apt
+# mirror of this machine. Exit status: 0 pass, 1 fail, 77 skipped (the reason
+# printed).
 #
 # Safety: the container gets a fresh /proc with /proc/sys read-only, a
 # read-only sysfs, a private /dev with a few device nodes, its own hostname and
@@ -30,13 +39,16 @@ set -eu
 
 SELF=$(realpath "$0")
 SRC=${ARGUS_SOURCE_DIR:-$(dirname "$SELF")/..}
-BUILD=${ARGUS_BUILD_DIR:-$SRC/build}
 WORKLOAD=pf_cow
 # The shipped unit's watchdog is 30 s; the test shortens it so that "stays
 # active across several watchdog intervals" takes seconds.
 WATCHDOG_SEC=2
-# What the container needs besides the libraries argusd links.
+# What the container needs besides the packages' dependencies.
 BASE_PACKAGES="systemd curl jq"
+# Inside the container: where the built packages are put, and the workload
+# registry an admin links the bundled definitions into.
+DEBS_DIR=/var/tmp/argusd-debs
+BENCH_WORKLOADS=/usr/share/argusd-bench/workloads
 # Container-specific units that cannot work or must not run here: terminals
 # (this is not a console), apt's timers (network activity during measurements).
 MASKED_UNITS="console-getty.service container-getty@.service getty@.service
@@ -90,12 +102,12 @@ mount_rootfs() {
 		-o "lowerdir=$rootfs,upperdir=$work/upper,workdir=$work/ovlwork" "$work/merged"
 }
 
-# Adapt the installed system to this container: the test's port, a short
-# watchdog, and masks for units that cannot work here.
+# Adapt the system to this container before it boots: a short watchdog for
+# the unit to come, and masks for units that cannot work here. (The test's
+# port goes into argusd.conf after the package installed it: configure_argusd.)
 configure_container() {
-	local root=$1 port=$2 unit
+	local root=$1 unit
 
-	sed -i "s/^listen = .*/listen = 127.0.0.1:$port/" "$root/etc/argus/argusd.conf"
 	mkdir -p "$root/etc/systemd/system/argusd.service.d"
 	printf '[Service]\nWatchdogSec=%ss\n' "$WATCHDOG_SEC" \
 		>"$root/etc/systemd/system/argusd.service.d/50-boot-test.conf"
@@ -143,14 +155,15 @@ mount_api_filesystems() {
 	mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$root/run"
 }
 
-# PID 1 of the container: prepare the root, install argusd into it, exec systemd.
+# PID 1 of the container: prepare the root, put the built packages into it
+# (apt installs them once it has booted), exec systemd.
 container_init() {
-	local work=$1 rootfs=$2 build=$3 port=$4 root=$1/merged
+	local work=$1 rootfs=$2 debs=$3 root=$1/merged
 
 	mount_rootfs "$rootfs" "$work"
-	echo "installing argusd: cmake --install $build (its configured prefix), DESTDIR=$root"
-	DESTDIR=$root cmake --install "$build" >"$work/install.log"
-	configure_container "$root" "$port"
+	install -d -m 0755 "$root$DEBS_DIR"
+	install -m 0644 "$debs"/argusd_*.deb "$debs"/argusd-bench_*.deb "$root$DEBS_DIR/"
+	configure_container "$root"
 	mount_api_filesystems "$root" "$work/console.log"
 	# The root moved with pivot_root, the host's detached, as a container manager
 	# does: a chroot would forbid user namespaces, which argusd's compiler sandbox
@@ -218,7 +231,7 @@ diagnostics() {
 		in_ct 30 journalctl -u argusd --no-pager -n 40 2>&1 | sed 's/^/#   /' || true
 	fi
 	if [ -n "$WORK" ]; then
-		for f in init.log install.log console.log journal.txt; do
+		for f in init.log build.log lintian.log apt.log console.log journal.txt; do
 			[ -s "$WORK/$f" ] || continue
 			log "---- $f (last 30)"
 			tail -n 30 "$WORK/$f" | sed 's/^/#   /'
@@ -312,7 +325,7 @@ remove_stale() {
 		pid=$(cat "$d/owner" 2>/dev/null || echo "${d##*.}")
 		case $pid in '' | *[!0-9]*) continue ;; esac
 		kill -0 "$pid" 2>/dev/null && continue
-		if [ -d "$d/merged" ] && ! grep -qF " $d/" /proc/self/mountinfo; then
+		if [ -f "$d/owner" ] && ! grep -qF " $d/" /proc/self/mountinfo; then
 			rm -rf --one-file-system "$d"
 		elif [ -f "$d/cgroup.procs" ]; then
 			remove_cgroup "$d" || true
@@ -340,46 +353,95 @@ free_port() {
 	return 1
 }
 
-# The Debian packages holding the shared libraries the installed programs link
-# directly (argusd, the victims and perturbers), found with readelf and ldd.
-runtime_packages() {
-	local f needed so path
+# The packages the built ones depend on (of alternatives the first), less
+# themselves: what the rootfs must hold for apt to install them offline.
+package_depends() {
+	local deb
 
-	for f in "$BUILD/argusd" "$BUILD"/bench/victims/* "$BUILD"/bench/perturbers/*; do
-		[ -f "$f" ] && [ -x "$f" ] || continue
-		needed=$(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-		ldd "$f" | awk '$2 == "=>" { print $1, $3 }' | while read -r so path; do
-			echo "$needed" | grep -qxF "$so" && echo "$path"
-		done
-	done | sort -u | while read -r path; do
-		# dpkg knows a file by the path its package ships (merged /usr or not)
-		dpkg -S "$path" 2>/dev/null || dpkg -S "/usr$path" 2>/dev/null ||
-			dpkg -S "${path#/usr}" 2>/dev/null || echo "unknown: $path" >&2
-	done | sed 's/[:,].*//' | sort -u
+	for deb in "$WORK"/pkg/argusd_*.deb "$WORK"/pkg/argusd-bench_*.deb; do
+		dpkg-deb -f "$deb" Pre-Depends Depends
+	done | sed 's/^[A-Za-z-]*://' | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/:any//' |
+		tr -d ' ' | grep -vxE 'argusd|argusd-bench|' | sort -u
 }
 
 preflight() {
 	local c
 
 	[ "$(id -u)" = 0 ] || skip "needs root (namespaces, mounts, systemd as PID 1)"
-	for c in unshare nsenter setpriv pivot_root timeout readelf ldd dpkg cmake realpath; do
+	for c in unshare nsenter setpriv pivot_root timeout dpkg dpkg-deb tar realpath; do
 		command -v "$c" >/dev/null || skip "$c is not installed"
 	done
+	for c in dpkg-buildpackage dh lintian; do
+		command -v "$c" >/dev/null || skip "$c is not installed (scripts/install-deps.sh)"
+	done
 	grep -qw overlay /proc/filesystems || skip "the kernel has no overlay filesystem"
-	[ -x "$BUILD/argusd" ] || {
-		echo "not ok - $BUILD/argusd is not built" >&2
-		exit 1
-	}
 	[ -r /sys/kernel/btf/vmlinux ] || skip "no /sys/kernel/btf/vmlinux: argusd's probes need BTF"
 	[ -n "$(cgroup2_mount)" ] || skip "no cgroup2 hierarchy mounted on the host"
 }
 
-# The rootfs for this build's libraries, in $ROOTFS: cached, or made now (minutes).
+# The source tree as it is, copied into $1: with git, the tracked files that
+# exist and the untracked ones not ignored (no build directories, no
+# package build outputs); without it, everything but build directories.
+copy_source_tree() {
+	local dest=$1 f
+
+	mkdir -p "$dest"
+	if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git -C "$SRC" ls-files -z --cached --others --exclude-standard |
+			while IFS= read -r -d '' f; do
+				if [ -e "$SRC/$f" ] || [ -L "$SRC/$f" ]; then printf '%s\0' "$f"; fi
+			done | tar -C "$SRC" --null -T - -cf - | tar -C "$dest" -xf -
+	else
+		tar -C "$SRC" --exclude='./build*' --exclude='./obj-*' --exclude=./debian/tmp \
+			--exclude=./debian/.debhelper --exclude=./debian/argusd \
+			--exclude=./debian/argusd-bench -cf - . | tar -C "$dest" -xf -
+	fi
+}
+
+# dpkg-buildpackage in a copy of the tree under $WORK/pkg, which receives the
+# .debs (written beside the tree): the checkout itself gets no file. Then
+# what each package holds, and lintian on the result.
+build_packages() {
+	local t0 tree=$WORK/pkg/argusd-src rc=0 content tags
+
+	t0=$(date +%s)
+	copy_source_tree "$tree"
+	[ -f "$tree/debian/control" ] || fail "the source tree has no debian/control"
+	(cd "$tree" && dpkg-buildpackage -us -uc -b -J"$(nproc)") >"$WORK/build.log" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || fail "dpkg-buildpackage -us -uc -b failed (exit $rc; $WORK/build.log)"
+	ls "$WORK"/pkg/argusd_*.deb "$WORK"/pkg/argusd-bench_*.deb >/dev/null 2>&1 ||
+		fail "dpkg-buildpackage made argusd_*.deb and argusd-bench_*.deb"
+	ok "dpkg-buildpackage -us -uc -b: $(cd "$WORK/pkg" && echo argusd_*.deb argusd-bench_*.deb) in $(($(date +%s) - t0)) s"
+	# The perturbers (they drop the page cache, change THP) and the victims
+	# come only with argusd-bench; argusd has the daemon and an empty registry.
+	content=$(dpkg-deb -c "$WORK"/pkg/argusd_*.deb | awk '{ print $6 }')
+	! grep -qE '^\./usr/libexec/argusd/|^\./etc/argus/workloads/.|argusd-bench' <<<"$content" &&
+		grep -qx './usr/sbin/argusd' <<<"$content" && grep -qx './etc/argus/workloads/' <<<"$content" &&
+		! dpkg-deb -f "$WORK"/pkg/argusd_*.deb Depends Recommends | grep -q argusd-bench ||
+		fail "argusd holds the daemon and an empty /etc/argus/workloads, no victim, perturber or workload, and does not pull argusd-bench"
+	content=$(dpkg-deb -c "$WORK"/pkg/argusd-bench_*.deb | awk '{ print $6 }')
+	grep -q '^\./usr/libexec/argusd/perturbers/cache_dropper$' <<<"$content" &&
+		grep -q "^\.$BENCH_WORKLOADS/$WORKLOAD\.json$" <<<"$content" ||
+		fail "argusd-bench holds the perturbers and the bundled workloads"
+	ok "argusd: daemon, no bench program; argusd-bench: victims, perturbers, workloads"
+	t0=$(date +%s)
+	rc=0
+	lintian --fail-on error "$WORK"/pkg/argusd_*.changes >"$WORK/lintian.log" 2>&1 || rc=$?
+	tags=$(grep -cE '^W: ' "$WORK/lintian.log" || true)
+	if [ "$rc" = 0 ] && ! grep -q '^E: ' "$WORK/lintian.log"; then
+		ok "lintian: no error ($tags warnings, $(($(date +%s) - t0)) s)"
+	else
+		grep -E '^[EW]: ' "$WORK/lintian.log" | sed 's/^/#   /'
+		fail_later "lintian reports no error (exit $rc)"
+	fi
+}
+
+# The rootfs for the packages' dependencies, in $ROOTFS: cached, or made now (minutes).
 ROOTFS=""
 get_rootfs() {
 	local pkgs out rc=0 t0
 
-	pkgs=$(runtime_packages | tr '\n' ' ')
+	pkgs=$(package_depends | tr '\n' ' ')
 	log "rootfs packages: $BASE_PACKAGES $pkgs"
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
@@ -408,7 +470,7 @@ boot_container() {
 		exec setpriv --pdeathsig KILL --bounding-set "$DROPPED_CAPS" \
 			unshare --fork --kill-child --pid --mount --cgroup --uts --ipc \
 			--propagation private -- \
-			"$SELF" --container-init "$WORK" "$rootfs" "$BUILD" "$PORT"
+			"$SELF" --container-init "$WORK" "$rootfs" "$WORK/pkg"
 	) >"$WORK/init.log" 2>&1 </dev/null &
 	UNSHARE_PID=$!
 	for _ in $(seq 300); do
@@ -433,6 +495,57 @@ boot_container() {
 
 # ---- the checks ----
 
+# apt-get installs both packages in the booted system, as an admin would. The
+# rootfs holds their dependencies, so nothing is downloaded; Recommends
+# (clang, for the LLM agent only) are left out for the same reason.
+install_packages() {
+	local t0 f debs="" rc=0
+
+	for f in "$WORK"/pkg/argusd_*.deb "$WORK"/pkg/argusd-bench_*.deb; do
+		debs="$debs $DEBS_DIR/${f##*/}"
+	done
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	in_ct 300 env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+		$debs >"$WORK/apt.log" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || fail "apt-get install $debs in the container (exit $rc; $WORK/apt.log)"
+	ok "apt-get install argusd argusd-bench in the booted system in $(($(date +%s) - t0)) s"
+}
+
+# What the packages' maintainer scripts did: the group of the control socket
+# made (sysusers.d), the unit known to systemd but neither enabled nor
+# started, the configuration a conffile.
+check_installed() {
+	local enabled active conffiles
+
+	enabled=$(ctl is-enabled argusd 2>/dev/null || true)
+	active=$(ctl is-active argusd 2>/dev/null || true)
+	[ "$enabled" = disabled ] && [ "$active" = inactive ] ||
+		fail "installed disabled and not started (is-enabled $enabled, is-active $active)"
+	in_ct 10 getent group argus >/dev/null || fail "group argus made by the package (sysusers.d)"
+	# shellcheck disable=SC2016
+	conffiles=$(in_ct 10 dpkg-query -W -f='${Conffiles}' argusd)
+	grep -q '^ */etc/argus/argusd.conf ' <<<"$conffiles" ||
+		fail "/etc/argus/argusd.conf is a conffile of argusd (got: $conffiles)"
+	ok "installed: argusd.service disabled and inactive, group argus, argusd.conf a conffile"
+}
+
+# The admin's part: with the registry still empty argusd is usable
+# (--check-config); then the test's port into argusd.conf (an edit of the
+# conffile), and the bundled workloads registered by linking them.
+configure_argusd() {
+	local out rc=0 f
+
+	out=$(in_ct 120 argusd --check-config 2>&1) || rc=$?
+	[ "$rc" = 0 ] && grep -q ', 0 workloads (0 skipped, 0 unusable): ok$' <<<"$out" ||
+		fail "argusd --check-config with the empty /etc/argus/workloads: exit 0, 0 workloads (exit $rc: $out)"
+	ok "empty workload registry: argusd --check-config ok (${out##*$'\n'})"
+	sed -i "s/^listen = .*/listen = 127.0.0.1:$PORT/" "$ROOT/etc/argus/argusd.conf"
+	for f in "$ROOT$BENCH_WORKLOADS"/*.json; do
+		ln -s "$BENCH_WORKLOADS/${f##*/}" "$ROOT/etc/argus/workloads/${f##*/}"
+	done
+}
+
 # Everything the unit and the configuration point at exists in the installed tree.
 check_layout() {
 	local conf=$ROOT/etc/argus/argusd.conf key path exec doc name argv0 victims missing= unit inc
@@ -456,7 +569,8 @@ check_layout() {
 		fail "schema_dir holds no .sql file"
 	victims=$ROOT$(sed -n 's/^victims_dir = //p' "$conf")
 	for name in "$ROOT$(sed -n 's/^workloads_dir = //p' "$conf")"/*.json; do
-		argv0=$(jq -r '.argv[0]' "$name")
+		# read in the container: the registry holds absolute links into it
+		argv0=$(in_ct 10 jq -r '.argv[0]' "${name#"$ROOT"}")
 		case $argv0 in
 		/*) [ -x "$ROOT$argv0" ] || missing="$missing $argv0" ;;
 		*) [ -x "$victims/$argv0" ] || missing="$missing $argv0" ;;
@@ -719,6 +833,56 @@ check_reference() {
 	fi
 }
 
+# A diagnosis of the workload against that reference, through the installed
+# unit: it ends with a verdict (whichever: nothing perturbs the workload here)
+# and a trace, and has its journal entry.
+check_diagnose() {
+	local body id state verdict t0
+
+	t0=$(date +%s)
+	http POST /diagnose "{\"workload\": \"$WORKLOAD\", \"reference\": $REF}"
+	body=$BODY
+	[ "$HTTP_CODE" = 202 ] || fail "POST /diagnose answered $HTTP_CODE: $body"
+	id=$(jq -r .id <<<"$body")
+	for _ in $(seq 300); do
+		http GET "/jobs/$id"
+		body=$BODY
+		state=$(jq -r .state <<<"$body")
+		case $state in
+		queued | running) sleep 1 ;;
+		*) break ;;
+		esac
+	done
+	verdict=$(jq -r '.result.verdict // empty' <<<"$body")
+	[ "$state" = succeeded ] && [ -n "$verdict" ] ||
+		fail "diagnosis job $id: $state $(jq -c '.error // .result' <<<"$body")"
+	http GET "/jobs/$id/trace"
+	[ "$HTTP_CODE" = 200 ] || fail "GET /jobs/$id/trace answered $HTTP_CODE"
+	ok "diagnosis $id of $WORKLOAD under systemd: $verdict$(jq -r '.result.reason_code // "" | if . == "" then "" else " (\(.))" end' <<<"$body") in $(($(date +%s) - t0)) s"
+	check_job_entry "$id" diagnose
+}
+
+# A reinstall keeps the admin's edit of the conffile (dpkg does not touch a
+# changed conffile whose packaged version did not change) and restarts the
+# running argusd.
+check_reinstall() {
+	local pid rc=0 deb
+
+	pid=$(prop MainPID argusd)
+	deb=$(echo "$WORK"/pkg/argusd_*.deb)
+	deb=${deb##*/}
+	in_ct 300 env DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall \
+		--no-install-recommends "$DEBS_DIR/$deb" >>"$WORK/apt.log" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || fail "apt-get install --reinstall $deb (exit $rc; $WORK/apt.log)"
+	grep -q "^listen = 127.0.0.1:$PORT$" "$ROOT/etc/argus/argusd.conf" ||
+		fail "the reinstall kept the admin's listen = 127.0.0.1:$PORT in argusd.conf"
+	[ "$(ctl is-active argusd)" = active ] && [ "$(prop MainPID argusd)" != "$pid" ] ||
+		fail "the reinstall restarted the running argusd (MainPID $pid -> $(prop MainPID argusd))"
+	http GET /healthz
+	[ "$HTTP_CODE" = 200 ] || fail "GET /healthz after the reinstall answered $HTTP_CODE"
+	ok "reinstall: the admin's argusd.conf kept, argusd restarted (pid $pid -> $(prop MainPID argusd))"
+}
+
 # A finished job has its own journal entry, found by its fields.
 check_job_entry() {
 	local id=$1 kind=$2 entry
@@ -885,28 +1049,34 @@ main() {
 	local t_boot
 
 	preflight
-	get_rootfs
-	PORT=$(free_port) || fail "no free TCP port"
 	remove_stale "$(cgroup2_mount)$(sed -n 's/^0:://p' /proc/self/cgroup)"
 	WORK=$(mktemp -d /var/tmp/argusd-boot.XXXXXX)
 	echo $$ >"$WORK/owner"
 	trap cleanup EXIT
 	trap 'exit 1' INT TERM HUP
+	build_packages
+	get_rootfs
+	PORT=$(free_port) || fail "no free TCP port"
 	log "rootfs $ROOTFS; work $WORK; port $PORT"
 
 	t_boot=$(date +%s)
 	boot_container "$ROOTFS"
-	check_layout
 	check_boot
 	log "booted in $(($(date +%s) - t_boot)) s"
+	install_packages
+	check_installed
+	configure_argusd
+	check_layout
 	check_start
 	check_sandbox
 	check_tree
 	check_watchdog
 	check_reference
+	check_diagnose
 	check_journal
 	check_stop
 	check_restart_keeps_state
+	check_reinstall
 	check_stop_during_job
 	check_poweroff
 	echo "1..$NTEST"
