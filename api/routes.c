@@ -8,6 +8,8 @@
  */
 #include "api/routes.h"
 #include "api/trace_html.h"
+#include "daemon/agent.h"
+#include "daemon/diagnose.h"
 #include "daemon/jobs.h"
 #include "daemon/paths-config.h"
 #include "daemon/tree.h"
@@ -703,12 +705,79 @@ static void write_result_metrics(FILE *f, struct jobs *jobs)
 		fprintf(f, "argusd_job_duration_seconds_sum{kind=\"%s\"} %.3f\n", kinds[k], sum);
 		fprintf(f, "argusd_job_duration_seconds_count{kind=\"%s\"} %lu\n", kinds[k], count);
 	}
+	{
+		unsigned long le[JOBS_OVERHEAD_BOUNDS], count;
+		double sum;
+
+		jobs_overhead(jobs, le, &count, &sum);
+		fputs("# HELP argusd_probe_overhead_ratio The probe's share of the run, per level "
+		      "of finished diagnoses measured with probe_stats on.\n"
+		      "# TYPE argusd_probe_overhead_ratio histogram\n",
+		      f);
+		for (i = 0; i < JOBS_OVERHEAD_BOUNDS; i++)
+			fprintf(f, "argusd_probe_overhead_ratio_bucket{le=\"%g\"} %lu\n",
+				jobs_overhead_bounds[i], le[i]);
+		fprintf(f, "argusd_probe_overhead_ratio_bucket{le=\"+Inf\"} %lu\n", count);
+		fprintf(f, "argusd_probe_overhead_ratio_sum %.6f\n", sum);
+		fprintf(f, "argusd_probe_overhead_ratio_count %lu\n", count);
+	}
+}
+
+struct stale_count {
+	const struct api_ctx *ctx;
+	unsigned long fresh, stale;
+};
+
+static void count_reference(const json_t *ref, void *ud)
+{
+	struct stale_count *c = ud;
+	const struct api_ctx *ctx = c->ctx;
+	_cleanup_free_ char *why = diag_reference_stale(
+	    ref, json_integer_value(json_object_get(ref, "id")), ctx->kernel_release ?: "",
+	    ctx->tree && ctx->tree->version ? ctx->tree->version : "",
+	    ctx->cfg && ctx->cfg->probe_stats);
+
+	if (why)
+		c->stale++;
+	else
+		c->fresh++;
+}
+
+/* References stored, by whether a diagnosis here could use them; LLM requests and tokens. */
+static void write_store_and_agent_metrics(FILE *f, const struct api_ctx *ctx)
+{
+	struct stale_count refs = {.ctx = ctx};
+	struct agent_llm_usage u;
+
+	if (store_reference_each(ctx->store, count_reference, &refs) >= 0)
+		fprintf(f,
+			"# HELP argusd_references References stored, by whether they are stale (from "
+			"another kernel, tree or probe_stats: a diagnosis refuses them).\n"
+			"# TYPE argusd_references gauge\n"
+			"argusd_references{stale=\"false\"} %lu\n"
+			"argusd_references{stale=\"true\"} %lu\n",
+			refs.fresh, refs.stale);
+	agent_llm_usage(&u);
+	fprintf(f,
+		"# HELP argusd_llm_requests_total Requests of the LLM agent to its endpoint since "
+		"start, by outcome.\n"
+		"# TYPE argusd_llm_requests_total counter\n"
+		"argusd_llm_requests_total{outcome=\"ok\"} %lu\n"
+		"argusd_llm_requests_total{outcome=\"failed\"} %lu\n"
+		"# HELP argusd_llm_tokens_total Tokens of the LLM agent's requests since start: "
+		"as the endpoint reported them, or estimated where it reported none.\n"
+		"# TYPE argusd_llm_tokens_total counter\n"
+		"argusd_llm_tokens_total{kind=\"prompt\"} %llu\n"
+		"argusd_llm_tokens_total{kind=\"completion\"} %llu\n"
+		"argusd_llm_tokens_total{kind=\"estimated\"} %llu\n",
+		u.requests_ok, u.requests_failed, u.prompt_tokens, u.completion_tokens,
+		u.estimated_tokens);
 }
 
 static void get_metrics(const struct api_ctx *ctx, struct api_stats *st,
 			const struct api_request *req, const char *idstr, struct api_response *r)
 {
-	unsigned long ok = 0, failed = 0, cancelled = 0;
+	unsigned long ok = 0, failed = 0, cancelled = 0, interrupted = 0;
 	_cleanup_fclose_ FILE *f = NULL;
 	char *text = NULL;
 	size_t len = 0, i;
@@ -719,7 +788,7 @@ static void get_metrics(const struct api_ctx *ctx, struct api_stats *st,
 		return;
 	}
 	if (ctx->jobs)
-		jobs_counts(ctx->jobs, &ok, &failed, &cancelled);
+		jobs_counts(ctx->jobs, &ok, &failed, &cancelled, &interrupted);
 
 	fputs("# HELP argusd_up Whether argusd answers (always 1 when scraped).\n"
 	      "# TYPE argusd_up gauge\n"
@@ -736,12 +805,14 @@ static void get_metrics(const struct api_ctx *ctx, struct api_stats *st,
 		"argusd_job_running %d\n",
 		ctx->jobs && jobs_busy(ctx->jobs) ? 1 : 0);
 	fprintf(f,
-		"# HELP argusd_jobs_finished_total Jobs finished since start, by final state.\n"
+		"# HELP argusd_jobs_finished_total Jobs finished since start, by final state "
+		"(interrupted: found cut off by the last stop when this one started).\n"
 		"# TYPE argusd_jobs_finished_total counter\n"
 		"argusd_jobs_finished_total{state=\"succeeded\"} %lu\n"
 		"argusd_jobs_finished_total{state=\"failed\"} %lu\n"
-		"argusd_jobs_finished_total{state=\"cancelled\"} %lu\n",
-		ok, failed, cancelled);
+		"argusd_jobs_finished_total{state=\"cancelled\"} %lu\n"
+		"argusd_jobs_finished_total{state=\"interrupted\"} %lu\n",
+		ok, failed, cancelled, interrupted);
 	fputs("# HELP argusd_http_requests_total HTTP requests answered since start, by status "
 	      "code.\n"
 	      "# TYPE argusd_http_requests_total counter\n",
@@ -772,6 +843,7 @@ static void get_metrics(const struct api_ctx *ctx, struct api_stats *st,
 		ARGUS_VERSION, ctx->tree && ctx->tree->version ? ctx->tree->version : "");
 	if (ctx->jobs)
 		write_result_metrics(f, ctx->jobs);
+	write_store_and_agent_metrics(f, ctx);
 	if (fclose(TAKE_PTR(f)) != 0) {
 		free(text);
 		respond_internal(r, -ENOMEM);

@@ -72,6 +72,17 @@ struct agent_llm_env {
  * unreadable key file).
  */
 int agent_llm_new(const struct agent_llm_env *env, struct agent **ret, char **ret_err);
+
+/*
+ * What the LLM agents of this process have asked since start, for
+ * /metrics: requests by outcome, and tokens as the endpoint reported them
+ * (prompt, completion) or, where it reported none, as estimated.
+ */
+struct agent_llm_usage {
+	unsigned long requests_ok, requests_failed;
+	unsigned long long prompt_tokens, completion_tokens, estimated_tokens;
+};
+void agent_llm_usage(struct agent_llm_usage *ret);
 static inline void agent_free(struct agent *a)
 {
 	if (a)

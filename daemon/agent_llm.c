@@ -34,6 +34,7 @@
 #include "daemon/util.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -44,6 +45,12 @@
 #define DECIDE_TRIES 3	     /* refused decide calls per level */
 #define NUDGES 2	     /* turns without the expected tool call, per phase */
 #define TURNS 10	     /* model turns per phase */
+/* every agent's requests and tokens, for /metrics (agent_llm_usage) */
+static struct {
+	atomic_ulong requests_ok, requests_failed;
+	atomic_ullong prompt_tokens, completion_tokens, estimated_tokens;
+} usage;
+
 #define REPLY_TOKENS 4096    /* max_tokens of one answer (less when the budget is lower) */
 #define TOOL_TEXT_MAX 6000   /* compiler output and verifier log given back (the log's tail) */
 #define TRACE_TEXT_MAX 65536 /* compiler output and verifier log kept in the trace */
@@ -308,6 +315,8 @@ static int ask(struct llm_agent *g, int level, const char *phase, struct llm_rep
 	if (r < 0) {
 		_cleanup_free_ char *why = xasprintf("the endpoint failed: %s", err ?: strerror(-r));
 
+		atomic_fetch_add(&usage.requests_failed, 1);
+
 		trace(g, "llm_call",
 		      json_pack("{s:i,s:s,s:i,s:o,s:s,s:i,s:i,s:f}", "level", level, "phase", phase,
 				"call", (int)g->calls, "sent", sent, "error", err ?: strerror(-r),
@@ -327,6 +336,14 @@ static int ask(struct llm_agent *g, int level, const char *phase, struct llm_rep
 		used = ((a ? strlen(a) : 0) + (b ? strlen(b) : 0)) / 4;
 	}
 	g->tokens += used;
+	atomic_fetch_add(&usage.requests_ok, 1);
+	if (reply.total_tokens >= 0) {
+		atomic_fetch_add(&usage.prompt_tokens, reply.prompt_tokens > 0 ? reply.prompt_tokens : 0);
+		atomic_fetch_add(&usage.completion_tokens,
+				 reply.completion_tokens > 0 ? reply.completion_tokens : 0);
+	} else {
+		atomic_fetch_add(&usage.estimated_tokens, used);
+	}
 	json_array_append(g->messages, reply.message);
 	g->traced = json_array_size(g->messages);
 	trace(g, "llm_call",
@@ -1074,4 +1091,15 @@ int agent_llm_new(const struct agent_llm_env *env, struct agent **ret, char **re
 			(int)cfg->llm_max_wall_s, "timeout_s", (int)cfg->llm_timeout_s));
 	*ret = &g->base;
 	return 0;
+}
+
+void agent_llm_usage(struct agent_llm_usage *ret)
+{
+	*ret = (struct agent_llm_usage){
+		.requests_ok = atomic_load(&usage.requests_ok),
+		.requests_failed = atomic_load(&usage.requests_failed),
+		.prompt_tokens = atomic_load(&usage.prompt_tokens),
+		.completion_tokens = atomic_load(&usage.completion_tokens),
+		.estimated_tokens = atomic_load(&usage.estimated_tokens),
+	};
 }

@@ -142,37 +142,30 @@ struct diag_state {
 	int dropped_level, dropped_parent;
 };
 
-/*
- * Whether the reference was measured with the instrument this argusd uses:
- * kernel.bpf_stats on or off (probe_stats; references from before the key
- * were measured with it on). While it is on, every probe event costs more,
- * so a reference and a diagnosis measured apart are as far apart as two
- * kernels: stale, unless allow_stale_reference.
- */
-static int check_instrument(struct diag_state *st, json_int_t ref_id, const json_t *ref,
-			    json_t **ret_error)
+char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kernel_release,
+			   const char *tree_version, bool probe_stats)
 {
-	json_t *stats = json_object_get(ref, "probe_stats");
+	const char *kernel = json_string_value(json_object_get(meta, "kernel"));
+	const char *tver = json_string_value(json_object_get(meta, "tree_version"));
+	json_t *stats = json_object_get(meta, "probe_stats");
+	/* references from before the key were measured with the statistics on */
 	bool ref_stats = stats ? json_is_true(stats) : true;
-	_cleanup_free_ char *why = NULL;
 
-	if (ref_stats == st->env->cfg->probe_stats)
-		return 0;
-	why = xasprintf("reference %lld was measured with kernel.bpf_stats %s and this argusd "
-			"measures with it %s (probe_stats): each probe event costs the target "
-			"a different amount",
-			(long long)ref_id, ref_stats ? "on" : "off",
-			st->env->cfg->probe_stats ? "on" : "off");
-	if (!st->env->cfg->allow_stale_reference) {
-		*ret_error = job_error("stale_reference",
-				       "%s: record a new reference (POST /references), or set "
-				       "probe_stats as it was",
-				       why);
-		return -ESTALE;
-	}
-	report_warn(&st->rep, why);
-	return 0;
+	if (!kernel || !tver || strcmp(kernel, kernel_release) != 0 ||
+	    strcmp(tver, tree_version) != 0)
+		return xasprintf("reference %lld was recorded on kernel %s with tree %s; this is "
+				 "kernel %s with tree %s",
+				 (long long)ref_id, kernel ?: "?", tver ?: "?", kernel_release,
+				 tree_version);
+	if (ref_stats != probe_stats)
+		return xasprintf("reference %lld was measured with kernel.bpf_stats %s and this "
+				 "argusd measures with it %s (probe_stats): each probe event costs "
+				 "the target a different amount",
+				 (long long)ref_id, ref_stats ? "on" : "off",
+				 probe_stats ? "on" : "off");
+	return NULL;
 }
+
 /* Load and check the reference; *ret_error on refusal. */
 static int load_reference(struct diag_state *st, const json_t *req, struct measure_target *tg,
 			  json_t **ret_error)
@@ -181,7 +174,8 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 	json_int_t ref_id = json_integer_value(json_object_get(req, "reference"));
 	const char *subject = json_string_value(json_object_get(req, "subject"));
 	_cleanup_(json_decrefp) json_t *ref = NULL;
-	const char *kernel, *tver, *rsubject;
+	_cleanup_free_ char *why = NULL;
+	const char *rsubject;
 	int r;
 
 	r = store_reference_get(s, ref_id, &ref);
@@ -197,22 +191,14 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 					(long long)ref_id, rsubject, subject);
 		return -EINVAL;
 	}
-	r = check_instrument(st, ref_id, ref, ret_error);
-	if (r < 0)
-		return r;
-	kernel = json_string_value(json_object_get(ref, "kernel"));
-	tver = json_string_value(json_object_get(ref, "tree_version"));
-	if (!kernel || !tver || strcmp(kernel, st->env->kernel_release) != 0 ||
-	    strcmp(tver, st->env->tree->version) != 0) {
-		_cleanup_free_ char *why = xasprintf(
-			"reference %lld was recorded on kernel %s with tree %s; this is kernel %s "
-			"with tree %s",
-			(long long)ref_id, kernel ?: "?", tver ?: "?", st->env->kernel_release,
-			st->env->tree->version);
-
+	why = diag_reference_stale(ref, ref_id, st->env->kernel_release, st->env->tree->version,
+				   st->env->cfg->probe_stats);
+	if (why) {
 		if (!st->env->cfg->allow_stale_reference) {
 			*ret_error = job_error("stale_reference",
-						"%s: record a new reference (POST /references)", why);
+					       "%s: record a new reference (POST /references)%s", why,
+					       strstr(why, "probe_stats") ? ", or set probe_stats as it was"
+									  : "");
 			return -ESTALE;
 		}
 		report_warn(&st->rep, why);

@@ -45,6 +45,10 @@ struct jobs {
 	pthread_t thread;
 
 	unsigned long n_succeeded, n_failed, n_cancelled;
+	unsigned long n_interrupted; /* marked so at start: cut off by the last stop */
+	/* the probe's share of each measured level's run (overhead_fraction), a histogram */
+	unsigned long overhead_le[JOBS_OVERHEAD_BOUNDS], overhead_n;
+	double overhead_sum;
 	json_t *diagnoses; /* {verdict: {node: count}} (jobs_diagnoses) */
 	struct {
 		unsigned long le[JOBS_DURATION_BOUNDS], n;
@@ -172,6 +176,29 @@ json_t *job_error(const char *code, const char *fmt, ...)
 const double jobs_duration_bounds[JOBS_DURATION_BOUNDS] = {1, 5, 10, 30, 60, 120, 300, 900};
 
 /* The result's verdict and named node into the counters, and the job's duration; j->lock held. */
+const double jobs_overhead_bounds[JOBS_OVERHEAD_BOUNDS] = {0.001, 0.002, 0.005, 0.01,
+							  0.02,	 0.05,	0.1,   0.2};
+
+/* Each level's overhead_fraction of a diagnosis's result (present with probe_stats). */
+static void count_overhead(struct jobs *j, const json_t *overhead)
+{
+	const json_t *e;
+	size_t i, k;
+
+	json_array_foreach (overhead, i, e) {
+		json_t *f = json_object_get(e, "overhead_fraction");
+		double v;
+
+		if (!json_is_number(f))
+			continue;
+		v = json_number_value(f);
+		for (k = 0; k < JOBS_OVERHEAD_BOUNDS; k++)
+			j->overhead_le[k] += v <= jobs_overhead_bounds[k];
+		j->overhead_n++;
+		j->overhead_sum += v;
+	}
+}
+
 static void count_finished(struct jobs *j, const struct job_ctx *ctx, const json_t *res)
 {
 	int k = strcmp(ctx->kind, "diagnose") == 0 ? 0 : strcmp(ctx->kind, "reference") == 0 ? 1 : -1;
@@ -199,6 +226,7 @@ static void count_finished(struct jobs *j, const struct job_ctx *ctx, const json
 	}
 	json_object_set_new(by, node ?: "",
 			    json_integer(json_integer_value(json_object_get(by, node ?: "")) + 1));
+	count_overhead(j, json_object_get(res, "overhead"));
 }
 
 /* Record the runner's outcome; the state follows jobs.h. */
@@ -277,6 +305,16 @@ void jobs_durations(struct jobs *j, const char *kind,
 	memcpy(ret_le, j->durations[k].le, sizeof(j->durations[k].le));
 	*ret_n = j->durations[k].n;
 	*ret_sum = j->durations[k].sum;
+	pthread_mutex_unlock(&j->lock);
+}
+
+void jobs_overhead(struct jobs *j, unsigned long ret_le[static JOBS_OVERHEAD_BOUNDS],
+		   unsigned long *ret_n, double *ret_sum)
+{
+	pthread_mutex_lock(&j->lock);
+	memcpy(ret_le, j->overhead_le, sizeof(j->overhead_le));
+	*ret_n = j->overhead_n;
+	*ret_sum = j->overhead_sum;
 	pthread_mutex_unlock(&j->lock);
 }
 
@@ -439,6 +477,7 @@ int jobs_start_admitted(struct store *s, unsigned queue_max, job_runner_t runner
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	j->n_interrupted = (unsigned long)interrupted;
 	j->store = s;
 	j->runner = runner;
 	j->userdata = userdata;
@@ -591,9 +630,11 @@ bool jobs_busy(struct jobs *j)
 }
 
 void jobs_counts(struct jobs *j, unsigned long *succeeded, unsigned long *failed,
-		 unsigned long *cancelled)
+		 unsigned long *cancelled, unsigned long *interrupted)
 {
 	pthread_mutex_lock(&j->lock);
+	if (interrupted)
+		*interrupted = j->n_interrupted;
 	if (succeeded)
 		*succeeded = j->n_succeeded;
 	if (failed)

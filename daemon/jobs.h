@@ -90,9 +90,12 @@ void jobs_set_retention(struct jobs *j, const struct store_retention *p, unsigne
 /* Jobs waiting (not counting the running one), and whether one is running. */
 unsigned jobs_queued(struct jobs *j);
 bool jobs_busy(struct jobs *j);
-/* Counters for /metrics: jobs finished by final state since start. */
+/*
+ * Counters for /metrics: jobs finished by final state since start, and
+ * those found cut off by the last stop (marked interrupted at start).
+ */
 void jobs_counts(struct jobs *j, unsigned long *succeeded, unsigned long *failed,
-		 unsigned long *cancelled);
+		 unsigned long *cancelled, unsigned long *interrupted);
 /*
  * Diagnoses finished since start, by verdict and the node named (the
  * path's last; "" for none): {"bottleneck": {"kernel_...": N}, ...}.
@@ -106,5 +109,14 @@ extern const double jobs_duration_bounds[JOBS_DURATION_BOUNDS];
 void jobs_durations(struct jobs *j, const char *kind,
 		    unsigned long ret_le[static JOBS_DURATION_BOUNDS], unsigned long *ret_n,
 		    double *ret_sum);
+/*
+ * The probe's share of the run of each level that finished diagnoses
+ * measured with probe_stats (their results' overhead_fraction), as a
+ * histogram over jobs_overhead_bounds.
+ */
+#define JOBS_OVERHEAD_BOUNDS 8
+extern const double jobs_overhead_bounds[JOBS_OVERHEAD_BOUNDS];
+void jobs_overhead(struct jobs *j, unsigned long ret_le[static JOBS_OVERHEAD_BOUNDS],
+		   unsigned long *ret_n, double *ret_sum);
 /* Stop intake, cancel the running job, wait for the worker to end. NULL is fine. */
 void jobs_stop(struct jobs *j);

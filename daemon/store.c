@@ -1127,6 +1127,23 @@ int store_reference_latest(struct store *s, const char *subject, int64_t *ret_id
 	return 0;
 }
 
+int store_reference_each(struct store *s, void (*fn)(const json_t *ref, void *ud), void *ud)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	int r, rc;
+
+	STORE_LOCKED(s);
+	r = prepare(s, "SELECT id, job_id, meta, created FROM refs ORDER BY id", &stmt);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		json_auto_t *ref = reference_row(stmt);
+
+		fn(ref, ud);
+	}
+	return rc == SQLITE_DONE ? 0 : sql_fail(s, "read references");
+}
+
 int store_reference_list(struct store *s, const char *subject, int limit, json_t **ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;

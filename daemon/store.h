@@ -128,6 +128,8 @@ int store_reference_exists(struct store *s, int64_t ref_id);
 int store_reference_latest(struct store *s, const char *subject, int64_t *ret_id);
 /* {"references": [meta + id + created, newest first]}; subject NULL for all. */
 int store_reference_list(struct store *s, const char *subject, int limit, json_t **ret);
+/* Call fn with every reference (as store_reference_get gives it, without runs), oldest first. */
+int store_reference_each(struct store *s, void (*fn)(const json_t *ref, void *ud), void *ud);
 /*
  * Delete a reference and its runs. -ENOENT when there is none; -EBUSY when
  * a queued or running job names it (its "reference").

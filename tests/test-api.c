@@ -912,6 +912,32 @@ static void test_metrics(void)
 	}
 	CHECK(samples >= 10);
 	free(text);
+
+	/* the fake runner's references carry no tree version: every one is stale here */
+	{
+		struct reply l = {};
+		_cleanup_free_ char *stale = NULL;
+
+		CHECK(get("/references?limit=500", &l) == 200);
+		stale = xasprintf("argusd_references{stale=\"true\"} %zu\n",
+				  json_array_size(json_object_get(l.json, "references")));
+		CHECKF(strstr(r.body, stale), "%s", stale);
+		CHECK(strstr(r.body, "argusd_references{stale=\"false\"} 0\n"));
+		reply_clear(&l);
+	}
+	CHECK(strstr(r.body, "argusd_jobs_finished_total{state=\"interrupted\"} 0\n"));
+	CHECK(strstr(r.body, "argusd_llm_requests_total{outcome=\"ok\"} 0\n"));
+	CHECK(strstr(r.body, "argusd_llm_tokens_total{kind=\"prompt\"} 0\n"));
+	CHECK(strstr(r.body, "# TYPE argusd_probe_overhead_ratio histogram\n"));
+	CHECK(strstr(r.body, "argusd_probe_overhead_ratio_count 0\n"));
+	/* for tests/test-promtool.sh: the text as scraped, to check with promtool */
+	if (getenv("ARGUS_METRICS_OUT")) {
+		FILE *f = fopen(getenv("ARGUS_METRICS_OUT"), "w");
+
+		CHECK(f && fputs(r.body, f) >= 0);
+		if (f)
+			fclose(f);
+	}
 	reply_clear(&r);
 }
 

@@ -239,7 +239,7 @@ static void test_order_and_outcomes(struct store *s)
 		json_auto_t *job = job_get(s, bare);
 		CHECK(strcmp(error_code(job), "internal") == 0);
 	}
-	jobs_counts(j, &ok, &failed, &cancelled);
+	jobs_counts(j, &ok, &failed, &cancelled, NULL);
 	CHECK(ok == ARRAY_SIZE(ids) && failed == 2 && cancelled == 0);
 	CHECK(jobs_queued(j) == 0);
 	CHECK(jobs_cancel(j, ids[0]) == -EALREADY);
@@ -298,7 +298,7 @@ static void test_bound_and_cancel(struct store *s)
 	fake_release();
 	CHECK(wait_state(s, blocker2, "succeeded"));
 
-	jobs_counts(j, &ok, &failed, &cancelled);
+	jobs_counts(j, &ok, &failed, &cancelled, NULL);
 	CHECK(ok == 2 && failed == 0 && cancelled == 3);
 	jobs_stop(j);
 }
