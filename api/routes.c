@@ -9,6 +9,7 @@
 #include "api/routes.h"
 #include "api/trace_html.h"
 #include "daemon/agent.h"
+#include "daemon/compare.h"
 #include "daemon/diagnose.h"
 #include "daemon/jobs.h"
 #include "daemon/paths-config.h"
@@ -17,6 +18,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -104,29 +106,36 @@ static enum method method_of(const char *m)
 	return N_METHODS;
 }
 
-/* In a route's path, one segment of 1 to ID_SEGMENT_MAX bytes, handed to the handler. */
+/*
+ * In a route's path, one segment of 1 to ID_SEGMENT_MAX bytes, handed to the
+ * handler: the first as its idstr, a second (two references compared) as
+ * the request's id2.
+ */
 #define ID_PATTERN "{id}"
+#define PATH_IDS_MAX 2
 
 /*
- * Whether path has the shape of pattern: bytes equal but for ID_PATTERN,
- * which takes one non-empty segment of at most ID_SEGMENT_MAX bytes. On a
- * match *ret_id is that segment, copied into idbuf, or NULL for a pattern
- * without one; idbuf is scratch otherwise.
+ * Whether path has the shape of pattern: bytes equal but for each
+ * ID_PATTERN, which takes one non-empty segment of at most ID_SEGMENT_MAX
+ * bytes. On a match ret_ids holds those segments, copied into idbuf, NULL
+ * past the pattern's; idbuf is scratch otherwise.
  */
-static bool path_match(const char *pattern, const char *path, char idbuf[static ID_SEGMENT_MAX + 1],
-		       const char **ret_id)
+static bool path_match(const char *pattern, const char *path,
+		       char idbuf[static PATH_IDS_MAX][ID_SEGMENT_MAX + 1],
+		       const char *ret_ids[static PATH_IDS_MAX])
 {
-	const char *id = NULL;
-	size_t len;
+	const char *ids[PATH_IDS_MAX] = {};
+	size_t len, n = 0;
 
 	while (*pattern) {
 		if (strncmp(pattern, ID_PATTERN, strlen(ID_PATTERN)) == 0) {
 			len = strcspn(path, "/");
-			if (len == 0 || len > ID_SEGMENT_MAX)
+			if (len == 0 || len > ID_SEGMENT_MAX || n == PATH_IDS_MAX)
 				return false;
-			memcpy(idbuf, path, len);
-			idbuf[len] = 0;
-			id = idbuf;
+			memcpy(idbuf[n], path, len);
+			idbuf[n][len] = 0;
+			ids[n] = idbuf[n];
+			n++;
 			pattern += strlen(ID_PATTERN);
 			path += len;
 			continue;
@@ -138,7 +147,7 @@ static bool path_match(const char *pattern, const char *path, char idbuf[static 
 	}
 	if (*path)
 		return false;
-	*ret_id = id;
+	memcpy(ret_ids, ids, sizeof(ids));
 	return true;
 }
 
@@ -570,6 +579,79 @@ static void get_reference(const struct api_ctx *ctx, struct api_stats *st,
 	respond_json(r, 200, ref);
 }
 
+/* GET /references/A/compare/B: the metrics whose runs moved beyond their spread, A to B. */
+static void get_compare(const struct api_ctx *ctx, struct api_stats *st,
+			const struct api_request *req, const char *idstr, struct api_response *r)
+{
+	struct mvec *runs[2] = {};
+	size_t n[2] = {}, i, k;
+	struct calib_params p;
+	json_t *refs[2] = {}, *out = NULL;
+	int64_t id[2];
+	int q = 0;
+
+	if (!parse_path_id(idstr, &id[0], r, "reference") ||
+	    !parse_path_id(req->id2, &id[1], r, "reference"))
+		return;
+	calib_params_default(&p);
+	if (ctx->cfg && ctx->cfg->tau > 0)
+		p.tau = ctx->cfg->tau;
+	for (i = 0; i < req->n_args; i++) {
+		char *end = NULL;
+		double v;
+
+		if (strcmp(req->args[i].key, "tau") != 0) {
+			api_response_error(r, 400, "unknown_field",
+					   "a comparison takes one query parameter: tau");
+			return;
+		}
+		v = req->args[i].value ? strtod(req->args[i].value, &end) : NAN;
+		if (!end || end == req->args[i].value || *end || !(v >= API_TAU_MIN && v <= API_TAU_MAX)) {
+			api_response_error(r, 400, "bad_field", "tau: a number from 0.5 to 100");
+			return;
+		}
+		p.tau = v;
+	}
+	for (k = 0; k < 2 && q >= 0; k++) {
+		q = store_reference_get(ctx->store, id[k], &refs[k]);
+		if (q == -ENOENT) {
+			_cleanup_free_ char *msg = xasprintf(
+			    "there is no reference %" PRId64 "; GET /references lists them", id[k]);
+
+			api_response_error(r, 404, "not_found", msg);
+			goto out;
+		}
+		if (q >= 0)
+			q = store_reference_runs(ctx->store, id[k], &runs[k], &n[k]);
+	}
+	if (q < 0) {
+		respond_internal(r, q);
+		goto out;
+	}
+	out = compare_references(&p, runs[0], n[0], runs[1], n[1]);
+	if (!out) {
+		respond_internal(r, -ENOMEM);
+		goto out;
+	}
+	/* what each was recorded for and on: a comparison across subjects is the caller's choice */
+	for (k = 0; k < 2; k++) {
+		static const char *const keys[] = {"subject", "kernel", "tree_version", "created"};
+		json_t *about = json_pack("{s:I}", "id", (json_int_t)id[k]);
+		size_t f;
+
+		for (f = 0; f < ARRAY_SIZE(keys); f++)
+			json_object_set(about, keys[f], json_object_get(refs[k], keys[f]) ?: json_null());
+		json_object_set_new(about, "runs", json_integer((json_int_t)n[k]));
+		json_object_set_new(out, k ? "b" : "a", about);
+	}
+	respond_json(r, 200, out);
+out:
+	for (k = 0; k < 2; k++) {
+		json_decref(refs[k]);
+		mvec_array_free(runs[k], n[k]);
+	}
+}
+
 static void delete_reference(const struct api_ctx *ctx, struct api_stats *st,
 			     const struct api_request *req, const char *idstr,
 			     struct api_response *r)
@@ -875,6 +957,7 @@ static const struct route routes[] = {
     {.method = METHOD_POST, .path = "/references", .handler = post_reference},
     {.method = METHOD_GET, .path = "/references/{id}", .handler = get_reference},
     {.method = METHOD_DELETE, .path = "/references/{id}", .handler = delete_reference},
+    {.method = METHOD_GET, .path = "/references/{id}/compare/{id}", .handler = get_compare},
     {.method = METHOD_GET, .path = "/jobs", .handler = get_jobs},
     {.method = METHOD_GET, .path = "/jobs/{id}", .handler = get_job},
     {.method = METHOD_DELETE, .path = "/jobs/{id}", .handler = delete_job},
@@ -884,6 +967,21 @@ static const struct route routes[] = {
     {.method = METHOD_GET, .path = "/healthz", .handler = get_healthz},
     {.method = METHOD_GET, .path = "/metrics", .handler = get_metrics},
 };
+
+/* Each method as a request names it. */
+static const char *const method_name[N_METHODS] = {
+    [METHOD_GET] = "GET",
+    [METHOD_POST] = "POST",
+    [METHOD_DELETE] = "DELETE",
+};
+
+void routes_each(void (*cb)(const char *method, const char *path, void *ud), void *ud)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(routes); i++)
+		cb(method_name[routes[i].method], routes[i].path, ud);
+}
 
 /* Append the len bytes of item to the comma-separated list *list (reallocated). */
 static void list_append(char **list, const char *item, size_t len)
@@ -956,9 +1054,9 @@ void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct
 		   struct api_response *r)
 {
 	enum method method = method_of(req->method);
-	char idbuf[ID_SEGMENT_MAX + 1];
+	char idbuf[PATH_IDS_MAX][ID_SEGMENT_MAX + 1];
 	unsigned methods = 0; /* of the routes whose path fits, one bit each */
-	const char *idstr;
+	const char *ids[PATH_IDS_MAX];
 	size_t i;
 
 	api_response_clear(r);
@@ -968,10 +1066,13 @@ void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct
 		return;
 	}
 	for (i = 0; i < ARRAY_SIZE(routes); i++) {
-		if (!path_match(routes[i].path, req->path, idbuf, &idstr))
+		if (!path_match(routes[i].path, req->path, idbuf, ids))
 			continue;
 		if (routes[i].method == method) {
-			routes[i].handler(ctx, st, req, idstr, r);
+			struct api_request with_ids = *req;
+
+			with_ids.id2 = ids[1];
+			routes[i].handler(ctx, st, &with_ids, ids[0], r);
 			return;
 		}
 		methods |= 1u << routes[i].method;

@@ -26,6 +26,8 @@ struct api_request {
 	size_t body_len;
 	/* who asks (http.c has checked the listener's rules); NULL: nobody, refused */
 	const struct api_caller *caller;
+	/* the path's second {id}, for routes that have two (set by routes_handle) */
+	const char *id2;
 };
 
 struct api_response {
@@ -66,6 +68,14 @@ void api_stats_count(struct api_stats *st, unsigned status);
 /* Answer one request; *ret is filled in all cases (errors included). */
 void routes_handle(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
 		   struct api_response *ret);
+
+/*
+ * Call cb for every route, in the table's order, with its method ("GET",
+ * "POST" or "DELETE"; a GET route answers HEAD as well) and its path, literal
+ * but for "{id}" segments ("/jobs/{id}/trace"). schema/openapi.yaml is
+ * checked against it.
+ */
+void routes_each(void (*cb)(const char *method, const char *path, void *ud), void *ud);
 
 /* An error response: status and {"error": {...}}. */
 void api_response_error(struct api_response *r, unsigned status, const char *code,

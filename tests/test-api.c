@@ -7,9 +7,12 @@
  * users, is test-access's.
  */
 #include "api/http.h"
+#include "api/routes.h"
+#include "daemon/report.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
@@ -79,9 +82,22 @@ static int runner(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			store_reference_add_run(job_ctx_store(ctx), ref, k, &v);
 			mvec_free(&v);
 		}
-		*ret_result = json_pack("{s:I}", "reference", (json_int_t)ref);
+		/* the shape of reference.c's result, checked against schema/openapi.yaml */
+		*ret_result = json_pack("{s:I,s:s,s:O,s:[],s:f,s:f,s:i,s:i,s:[]}", "reference",
+					(json_int_t)ref, "subject", subject, "repeats",
+					json_object_get(req, "repeats"), "runs", "mean_wall_s", 0.0,
+					"wall_cv", 0.0, "attempts", 1, "kept_attempt", 1, "warnings");
 	} else {
-		*ret_result = json_pack("{s:s,s:[]}", "verdict", "no_bottleneck", "path");
+		struct calib_params p;
+		struct report rep;
+
+		/* a real report that names nothing */
+		calib_params_default(&p);
+		report_init(&rep, NULL);
+		report_stop(&rep, -1, CALIB_ABSTAIN, "the fake runner measures nothing",
+			    "not_slower");
+		*ret_result = report_result(&rep, &p);
+		report_free(&rep);
 	}
 	return 0;
 }
@@ -188,6 +204,80 @@ static size_t on_read(char *p, size_t size, size_t n, void *userdata)
 	return k;
 }
 
+/* ---- the record of every answer, for the check against schema/openapi.yaml ---- */
+
+/* ARGUS_API_RECORD names a file that gets one JSON line per answer and per route. */
+static struct {
+	pthread_mutex_t lock;
+	FILE *f;
+	bool opened;
+} rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void record_line(json_t *line)
+{
+	const char *name = getenv("ARGUS_API_RECORD");
+
+	pthread_mutex_lock(&rec.lock);
+	if (!rec.opened && name) {
+		rec.f = fopen(name, "ae");
+		CHECKF(rec.f, "cannot open %s: %m", name);
+	}
+	rec.opened = true;
+	if (rec.f && line) {
+		json_dumpf(line, rec.f, JSON_COMPACT);
+		fputc('\n', rec.f);
+		fflush(rec.f);
+	}
+	pthread_mutex_unlock(&rec.lock);
+	json_decref(line);
+}
+
+/* A path with the bytes outside printable ASCII as %XX, which the server decodes back. */
+static json_t *path_json(const char *path)
+{
+	_cleanup_free_ char *s = malloc(strlen(path) * 3 + 1);
+	const unsigned char *p;
+	char *o = s;
+
+	REQUIRE(s);
+	for (p = (const unsigned char *)path; *p; p++)
+		o += *p > ' ' && *p < 0x7f ? sprintf(o, "%c", *p) : sprintf(o, "%%%02X", *p);
+	return json_string(s);
+}
+
+static void record_route(const char *method, const char *path, void *ud)
+{
+	record_line(json_pack("{s:{s:s,s:s}}", "route", "method", method, "path", path));
+}
+
+/* The answer to one request, with every header of it (names in lower case). */
+static void record_reply(CURL *c, const char *method, const char *path, const char *body,
+			 const char *type, bool tcp, const struct reply *r)
+{
+	json_t *headers = json_object();
+	struct curl_header *h, *prev = NULL;
+
+	if (!getenv("ARGUS_API_RECORD"))
+		return;
+	while ((h = curl_easy_nextheader(c, CURLH_HEADER, -1, prev))) {
+		_cleanup_free_ char *name = xstrdup(h->name);
+		char *p;
+
+		for (p = name; *p; p++)
+			*p = tolower((unsigned char)*p);
+		json_object_set_new(headers, name, json_string(h->value));
+		prev = h;
+	}
+	/* a body that is no UTF-8 is recorded as null, its length kept */
+	record_line(json_pack("{s:s,s:o,s:s,s:s?,s:s?,s:I,s:o,s:o,s:I}", "method", method, "path",
+			      path_json(path), "listener", tcp ? "tcp" : "unix", "request_body",
+			      body, "request_type", type, "status", (json_int_t)r->status,
+			      "headers", headers, "body",
+			      r->body ? json_stringn(r->body, r->len) ?: json_null()
+				      : json_string(""),
+			      "body_bytes", (json_int_t)r->len));
+}
+
 /*
  * One request. body NULL: none. type NULL: no Content-Type for a body.
  * chunked > 0: stream that many bytes chunked instead of body.
@@ -240,6 +330,9 @@ static long request(const char *method, const char *path, const char *body, cons
 	rc = curl_easy_perform(c);
 	CHECKF(rc == CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	if (rc == CURLE_OK)
+		record_reply(c, method, path, body, body || chunked ? type : NULL,
+			     read || writes_over_tcp, r);
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(c);
 
@@ -941,6 +1034,92 @@ static void test_metrics(void)
 	reply_clear(&r);
 }
 
+/* GET /references/A/compare/B: the metrics that moved beyond their runs' spread. */
+static void test_compare(const struct api_ctx *ctx)
+{
+	static const double counts_a[] = {1000, 1010, 990}, counts_b[] = {2000, 2020, 1990};
+	static const double time_a[] = {5e6, 5.1e6, 4.9e6}, time_b[] = {5.05e6, 4.95e6, 5e6};
+	json_auto_t *meta = json_pack("{s:s,s:s,s:s}", "subject", "checkout", "kernel", "test",
+				      "tree_version", "t");
+	struct reply r = {};
+	int64_t a, b;
+	json_t *d;
+	int k;
+
+	tap_subtest("compare references");
+	REQUIRE(store_reference_create(ctx->store, 0, meta, &a) == 0);
+	REQUIRE(store_reference_create(ctx->store, 0, meta, &b) == 0);
+	for (k = 0; k < 3; k++) {
+		struct mvec va = {}, vb = {};
+
+		mvec_set(&va, "kernel_paging/count", counts_a[k]);
+		mvec_set(&va, "kernel_paging/time_ns", time_a[k]);
+		mvec_set(&va, "kernel_sync/count", 7);
+		mvec_set(&vb, "kernel_paging/count", counts_b[k]);
+		mvec_set(&vb, "kernel_paging/time_ns", time_b[k]);
+		mvec_set(&vb, "kernel_block/count", 3);
+		REQUIRE(store_reference_add_run(ctx->store, a, k, &va) == 0);
+		REQUIRE(store_reference_add_run(ctx->store, b, k, &vb) == 0);
+		mvec_free(&va);
+		mvec_free(&vb);
+	}
+	{
+		_cleanup_free_ char *path = xasprintf("/references/%lld/compare/%lld", (long long)a,
+						      (long long)b);
+
+		CHECK(get(path, &r) == 200);
+		d = json_object_get(r.json, "differ");
+		CHECKF(json_array_size(d) == 1, "one metric moved: %s", r.body ?: "");
+		CHECK(!strcmp(json_string_value(json_object_get(json_array_get(d, 0), "metric")) ?: "",
+			      "kernel_paging/count"));
+		CHECK(!strcmp(json_string_value(json_object_get(json_array_get(d, 0), "direction")) ?: "",
+			      "higher"));
+		CHECK(json_real_value(json_object_get(json_array_get(d, 0), "z")) > 3);
+		CHECK(json_integer_value(json_object_get(r.json, "compared")) == 2);
+		CHECK(!strcmp(json_string_value(json_array_get(json_object_get(r.json, "only_a"), 0)) ?: "",
+			      "kernel_sync/count"));
+		CHECK(!strcmp(json_string_value(json_array_get(json_object_get(r.json, "only_b"), 0)) ?: "",
+			      "kernel_block/count"));
+		CHECK(json_integer_value(json_object_get(json_object_get(r.json, "a"), "id")) == a);
+		CHECK(json_integer_value(json_object_get(json_object_get(r.json, "b"), "runs")) == 3);
+	}
+	{
+		/* the other way: lower; and past a higher tau nothing moved */
+		_cleanup_free_ char *back = xasprintf("/references/%lld/compare/%lld", (long long)b,
+						      (long long)a);
+		_cleanup_free_ char *strict = xasprintf("/references/%lld/compare/%lld?tau=100",
+							(long long)a, (long long)b);
+		_cleanup_free_ char *self = xasprintf("/references/%lld/compare/%lld", (long long)a,
+						      (long long)a);
+
+		CHECK(get(back, &r) == 200);
+		CHECK(!strcmp(json_string_value(json_object_get(
+				  json_array_get(json_object_get(r.json, "differ"), 0), "direction")) ?: "",
+			      "lower"));
+		CHECK(get(strict, &r) == 200 && json_array_size(json_object_get(r.json, "differ")) == 0);
+		CHECK(get(self, &r) == 200 && json_array_size(json_object_get(r.json, "differ")) == 0);
+	}
+	{
+		_cleanup_free_ char *missing = xasprintf("/references/%lld/compare/999999", (long long)a);
+		_cleanup_free_ char *bad_tau = xasprintf("/references/%lld/compare/%lld?tau=0.1",
+							 (long long)a, (long long)b);
+		_cleanup_free_ char *unknown = xasprintf("/references/%lld/compare/%lld?x=1",
+							 (long long)a, (long long)b);
+
+		get(missing, &r);
+		EXPECT_ERROR(&r, 404, "not_found");
+		get(bad_tau, &r);
+		EXPECT_ERROR(&r, 400, "bad_field");
+		get(unknown, &r);
+		EXPECT_ERROR(&r, 400, "unknown_field");
+		get("/references/x/compare/1", &r);
+		EXPECT_ERROR(&r, 404, "not_found");
+		request("POST", "/references/1/compare/2", "{}", "application/json", 0, &r);
+		CHECK(r.status == 405);
+	}
+	reply_clear(&r);
+}
+
 /* ---- validators and long polls ---- */
 
 static double elapsed_s(uint64_t since_ns)
@@ -1193,6 +1372,8 @@ int main(void)
 	REQUIRE(src);
 	REQUIRE(mkdtemp(tmpdir));
 	REQUIRE(curl_global_init(CURL_GLOBAL_DEFAULT) == 0);
+	if (getenv("ARGUS_API_RECORD"))
+		routes_each(record_route, NULL);
 	CPU_ZERO(&checkout.cpuset);
 	schema = xasprintf("%s/schema", src);
 	db = xasprintf("%s/argusd.db", tmpdir);
@@ -1252,6 +1433,7 @@ int main(void)
 	test_delete_reference();
 	test_tcp_read_only();
 	test_metrics();
+	test_compare(&ctx);
 	test_validators_and_long_poll(&ctx);
 	test_stop_with_a_waiting_poll(&ctx);
 
