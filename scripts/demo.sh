@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# One real diagnosis, end to end, through the HTTP API:
+# One real diagnosis, end to end, through the HTTP API with argusctl:
 #   build -> start argusd on loopback with a temporary state directory ->
 #   record a reference of a bundled workload on the quiet system ->
 #   start a perturber on the other CPU -> POST /diagnose -> follow it ->
 #   print the verdict, the path and the descent -> stop everything.
 #
 # Environment: WORKLOAD (default pf_page_cache), PERTURBER (default
-# cache_dropper), PERTURBER_CPU (default 1), REPEATS (default 3).
+# cache_dropper), PERTURBER_CPU (default 1), REPEATS (default 3),
+# BUILD_DIR (default build, under the checkout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$(pwd)
@@ -23,8 +24,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 ./scripts/install-deps.sh
 echo "== building"
-BUILD_DIR=build ./scripts/build.sh
-BUILD=$SRC/build
+BUILD_DIR=${BUILD_DIR:-build}
+BUILD_DIR=$BUILD_DIR ./scripts/build.sh
+BUILD=$SRC/$BUILD_DIR
 
 STATE=$(mktemp -d /tmp/argusd-demo.XXXXXX)
 # The workload runs as nobody, who may not reach this checkout (under root's
@@ -72,67 +74,36 @@ for _ in $(seq 1 300); do
 	sleep 0.1
 done
 [ -n "$PORT" ] || { echo "argusd did not become ready" >&2; exit 1; }
-# Reads over TCP; writes over the control socket, where root may do everything.
+# Reads over TCP; writes over the control socket, where root may do everything:
+# argusctl uses the socket for all of it.
 API="http://127.0.0.1:$PORT"
 SOCK=$STATE/state/argusd.sock
+CTL=("$BUILD/ctl/argusctl" --socket "$SOCK")
 grep -E "tree .* resolved" "$STATE/argusd.log" | sed 's/^<[0-9]>/   /'
 echo "   API on $API (reads), control socket $SOCK (writes)"
 
-# Follow a job until it ends; print progress lines as they change.
-follow() {
-	local id=$1 last="" job state line
-	while :; do
-		job=$(curl -sf "$API/jobs/$id")
-		state=$(jq -r .state <<<"$job")
-		line=$(jq -r '"   [\(.state)] \((.progress * 100) | floor)% \(.step // "")"' <<<"$job")
-		[ "$line" != "$last" ] && echo "$line" && last=$line
-		case $state in
-		succeeded | failed | cancelled | interrupted) break ;;
-		esac
-		sleep 0.5
-	done
-	[ "$state" = succeeded ] || {
-		echo "job $id $state: $(jq -c .error <<<"$job")" >&2
-		exit 1
-	}
-}
-
-post() {
-	curl -sf --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' -d "$2" \
-		"http://localhost$1"
-}
-
+# argusctl follows each job: progress lines as they change (one line rewritten
+# in place on a terminal); a job that does not succeed exits 2, saying why.
 echo "== recording a reference for $WORKLOAD on the quiet system ($REPEATS runs)"
-REF_JOB=$(post /references "{\"workload\": \"$WORKLOAD\", \"repeats\": $REPEATS}" | jq -r .id)
-follow "$REF_JOB"
-REF=$(curl -sf "$API/jobs/$REF_JOB" | jq -r .result.reference)
-curl -sf "$API/jobs/$REF_JOB" | jq -r '"   reference \(.result.reference): mean wall \(.result.mean_wall_s * 1000 | floor) ms"'
+"${CTL[@]}" reference "$WORKLOAD" --repeats "$REPEATS" | tee "$STATE/reference.out"
+REF=$(sed -n 's/^   reference \([0-9][0-9]*\): .*/\1/p' "$STATE/reference.out")
+[ -n "$REF" ] || { echo "demo: argusctl named no reference" >&2; exit 1; }
 
 echo "== perturbing: $PERTURBER on CPU $PERTURBER_CPU"
 "$BUILD/bench/perturbers/$PERTURBER" --cpu "$PERTURBER_CPU" >"$STATE/perturber.log" 2>&1 &
 PERTURBER_PID=$!
 sleep 1
 
-echo "== POST /diagnose {\"workload\": \"$WORKLOAD\"}"
+echo "== POST /diagnose {\"workload\": \"$WORKLOAD\", \"reference\": $REF}: argusctl diagnose --follow"
 T0=$(date +%s.%N)
-JOB=$(post /diagnose "{\"workload\": \"$WORKLOAD\", \"reference\": $REF}" | jq -r .id)
-follow "$JOB"
+# then the descent (GET /jobs/ID/trace) and the verdict; exit 0: no bottleneck,
+# 1: a path named, 2: the job or a request failed
+DIAG_RC=0
+"${CTL[@]}" diagnose "$WORKLOAD" --reference "$REF" --follow || DIAG_RC=$?
 T1=$(date +%s.%N)
+[ "$DIAG_RC" -le 1 ] || exit 1
 
 kill -TERM "$PERTURBER_PID" && wait "$PERTURBER_PID" 2>/dev/null || true
 PERTURBER_PID=""
 
-RESULT=$(curl -sf "$API/jobs/$JOB")
-echo
-echo "== the descent (GET /jobs/$JOB/trace)"
-curl -sf "$API/jobs/$JOB/trace" | jq -r '
-  .steps[] | select(.kind == "decision") |
-  "   L\(.level) \(.action)\(if .node then " -> " + .node else "" end): \(.reason)",
-  (.scores | map(select(.flagged)) | sort_by(-.z) | .[:4][] |
-     "        flagged \(.metric): \(.value | floor) vs \(.reference | floor) +- \(.spread | floor) (z \(.z * 10 | floor / 10))")'
-echo
-echo "== verdict"
-jq -r '.result | "   verdict: \(.verdict)", "   path:    \(.path | join(" -> "))", "   leaf:    \(.leaf)", "   summary: \(.summary)"' <<<"$RESULT"
-jq -r '.result.unavailable | if length > 0 then "   not measurable here: " + (map(.node) | join(", ")) else empty end' <<<"$RESULT"
-jq -r '.result.overhead[] | select(.ns_per_run) | "   probe overhead L\(.level): \(.ns_per_run | floor) ns per program run, \(.overhead_fraction * 10000 | floor / 100)% of the run"' <<<"$RESULT"
 awk -v a="$T0" -v b="$T1" 'BEGIN { printf "   time to diagnosis: %.1f s (with a stored reference)\n", b - a }'
