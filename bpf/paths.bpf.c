@@ -104,6 +104,9 @@ struct thread_state {
 	} fault;
 	struct {
 		__u64 runq_start;     /* runnable since (wakeup or preemption) */
+		__u32 runq_cpu;	      /* the CPU it waits on */
+		__u64 runq_own0;      /* that CPU's time with the target's tasks, at the wait's start */
+		__u64 runq_own;	      /* the own part of the wait on CPUs it has left (migrations) */
 		__u64 runq_total;     /* all its runqueue waits so far */
 		__u64 block_start;    /* blocked since (switched out not runnable) */
 		__u64 io_block_start; /* blocked in iowait outside a fault */

@@ -104,6 +104,8 @@ enum argus_companions {
 #define ARGUS_MAX_TGIDS 4096
 /* In-flight block requests tracked. */
 #define ARGUS_MAX_REQUESTS 8192
+/* CPUs whose occupancy by the target is kept (a runqueue wait on a CPU past them is split by its end). */
+#define ARGUS_MAX_CPUS 1024
 
 /* One slot's counters; per CPU in the map, summed by user space. */
 struct argus_counter {
@@ -120,7 +122,7 @@ struct argus_counter {
 struct argus_rq_holder_key {
 	unsigned int tgid; /* in argusd's PID namespace; 0: the idle task, or not visible */
 	char comm[16];	   /* the task's name (TASK_COMM_LEN) */
-	unsigned int own;  /* 1: one of the target's own tasks (its waits count in runq_own) */
+	unsigned int own;  /* 1: one of the target's own tasks (the time it held the CPU counts in runq_own) */
 };
 
 /* Per-class totals are also kept, for the trace and the signature table. */

@@ -11,6 +11,70 @@
 
 /* ---- scheduler ---- */
 
+/*
+ * Per CPU: how long it has run the target's tasks, and since when it runs
+ * one now (0: another task). A runqueue wait is split by it: the part of
+ * the wait in which the CPU ran the target's own tasks lost the target no
+ * CPU and counts apart (runq_own); the rest, whoever held the CPU then,
+ * counts as runqueue wait. An array indexed by CPU, not a per-CPU map, so
+ * that a wait can read the CPU it waits on from the one it ends on.
+ */
+struct cpu_occupancy {
+	__u64 target_ns;
+	__u64 target_since;
+} __attribute__((aligned(64)));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ARGUS_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct cpu_occupancy);
+} cpu_occupancy SEC(".maps");
+
+/* The target's time on cpu until now, the task it runs now included. */
+static __always_inline __u64 own_busy(__u32 cpu, __u64 now)
+{
+	struct cpu_occupancy *o = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
+	__u64 since;
+
+	if (!o)
+		return 0;
+	since = o->target_since;
+	return o->target_ns + (since && now > since ? now - since : 0);
+}
+
+/* Kernels before 5.16 keep a task's CPU in the task, later ones in its thread_info. */
+struct task_struct___cpu_in_task {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_cpu_of(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->thread_info.cpu))
+		return BPF_CORE_READ(p, thread_info.cpu);
+	return BPF_CORE_READ((struct task_struct___cpu_in_task *)p, cpu);
+}
+
+/* A target thread becomes runnable on cpu: its wait starts. */
+static __always_inline void runq_enter(struct thread_state *ts, __u32 cpu, __u64 now)
+{
+	ts->sched.runq_start = now;
+	ts->sched.runq_cpu = cpu;
+	ts->sched.runq_own = 0;
+	ts->sched.runq_own0 = own_busy(cpu, now);
+}
+
+/* The own part of a wait that ends now, at most the wait. */
+static __always_inline __u64 runq_own_part(const struct thread_state *ts, __u64 now, __u64 wait)
+{
+	__u64 busy = own_busy(ts->sched.runq_cpu, now), own = ts->sched.runq_own;
+
+	/* a move the probe did not see: the CPU it was last known to wait on */
+	if (busy > ts->sched.runq_own0)
+		own += busy - ts->sched.runq_own0;
+	return own < wait ? own : wait;
+}
+
 static __always_inline __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
 {
 	__u64 lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
@@ -46,7 +110,7 @@ static __always_inline void mark_runnable(struct task_struct *p)
 		return;
 	now = bpf_ktime_get_ns();
 	if (!ts->sched.runq_start)
-		ts->sched.runq_start = now;
+		runq_enter(ts, task_cpu_of(p), now);
 	/* its iowait ends with the wakeup: the wait for a CPU after it is runqueue time */
 	if (ts->sched.io_block_start) {
 		io_wait_done(p->pid, ts->sched.io_block_start, now);
@@ -140,7 +204,7 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 					 bool runnable, __u64 now)
 {
 	if (runnable) {
-		ts->sched.runq_start = now;
+		runq_enter(ts, bpf_get_smp_processor_id(), now);
 		return;
 	}
 	ts->sched.runq_start = 0;
@@ -182,9 +246,17 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_occupancy *occ = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
 	struct thread_state *ts;
 	bool prev_target;
 
+	/* the CPU's run of a target task, if it was one, ends here */
+	if (occ) {
+		if (occ->target_since && now > occ->target_since)
+			occ->target_ns += now - occ->target_since;
+		occ->target_since = 0;
+	}
 	ts = task_state(prev);
 	prev_target = ts != NULL;
 	if (ts)
@@ -195,13 +267,19 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		return 0;
 	if (ts->sched.runq_start && now > ts->sched.runq_start) {
 		__u64 wait = now - ts->sched.runq_start;
+		__u64 own = runq_own_part(ts, now, wait);
 
-		/* behind one of its own threads the CPU was the target's all along */
-		account(prev_target ? ARGUS_CLS_RUNQ_OWN : ARGUS_CLS_RUNQ_WAIT, 1, wait);
+		/* while the CPU ran the target's own tasks, the target lost no CPU */
+		if (wait > own)
+			account(ARGUS_CLS_RUNQ_WAIT, 1, wait - own);
+		if (own)
+			account(ARGUS_CLS_RUNQ_OWN, 1, own);
 		ts->sched.runq_total += wait;
 		fault_nest(ts, wait);
 		note_holder(prev, prev_target, wait);
 	}
+	if (occ)
+		occ->target_since = now;
 	ts->sched.runq_start = 0;
 	if (ts->sched.block_start) {
 		/* blocked inside a fault: the fault lasted at least until now */
@@ -222,8 +300,20 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
-	if (task_state(p))
-		account(ARGUS_CLS_MIGRATE, 1, 0);
+	struct thread_state *ts = task_state(p);
+
+	if (!ts)
+		return 0;
+	account(ARGUS_CLS_MIGRATE, 1, 0);
+	/* a waiting thread moved: its wait goes on against the new CPU's occupancy */
+	if (ts->sched.runq_start) {
+		__u64 now = bpf_ktime_get_ns(), busy = own_busy(ts->sched.runq_cpu, now);
+
+		if (busy > ts->sched.runq_own0)
+			ts->sched.runq_own += busy - ts->sched.runq_own0;
+		ts->sched.runq_cpu = dest_cpu;
+		ts->sched.runq_own0 = own_busy(dest_cpu, now);
+	}
 	return 0;
 }
 

@@ -732,6 +732,120 @@ static void test_own_waits(void)
 		       own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN), c.n_rq_holders);
 }
 
+#define OCC_SPINNERS 3
+#define OCC_MS 400
+
+static void *occ_spinner(void *arg)
+{
+	(void)arg;
+	spin_ms(OCC_MS);
+	return NULL;
+}
+
+/* Naps of 0.1 ms: its wakeups take the CPU from whoever has it, a spinner as often as the hog. */
+static void *occ_napper(void *arg)
+{
+	struct timespec ts = {.tv_nsec = 100000};
+	uint64_t end = now_mono_ns() + OCC_MS * 1000000ull;
+
+	(void)arg;
+	while (now_mono_ns() < end)
+		nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static uint64_t cpu_ns_of(pid_t pid);
+
+/* The hog beside the target, and its CPU time while the target ran (shared with the child). */
+static pid_t occ_hog;
+static uint64_t *occ_hog_ns;
+
+/* Three threads that spin and one that naps, all on CPU 0 (beside a hog there). */
+WORKLOAD static void work_threads_beside_hog(void)
+{
+	pthread_t th[OCC_SPINNERS + 1];
+	uint64_t t0;
+	int i;
+
+	pin_cpu0();
+	t0 = cpu_ns_of(occ_hog);
+	for (i = 0; i < OCC_SPINNERS + 1; i++)
+		if (pthread_create(&th[i], NULL, i < OCC_SPINNERS ? occ_spinner : occ_napper, NULL))
+			_exit(5);
+	for (i = 0; i < OCC_SPINNERS + 1; i++)
+		pthread_join(th[i], NULL);
+	*occ_hog_ns = cpu_ns_of(occ_hog) - t0;
+}
+
+/* CPU time of pid so far (user and system), in ns. */
+static uint64_t cpu_ns_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	fclose(f);
+	/* after the name, whatever it holds: field 3 on, utime and stime are 14 and 15 */
+	p = strrchr(buf, ')');
+	for (i = 3; p && i <= 13; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		sscanf(p, " %llu %llu", &ut, &st);
+	return (ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * Runqueue waits split by who held the CPU: with the target's threads and
+ * a foreign hog on one CPU, whichever task a wait ends behind, the time the
+ * hog ran while a target thread waited counts as runqueue wait, and the
+ * time the target's own threads ran counts apart (runq_own). At every
+ * moment the hog runs the three spinners wait, so the foreign part is at
+ * least the hog's CPU time while the target ran, three times over (less a
+ * margin: 90%% of it).
+ */
+static void test_runq_occupancy(void)
+{
+	struct probe_counts c = {};
+	uint64_t hog_ns;
+	int r;
+
+	occ_hog_ns = mmap(NULL, sizeof(*occ_hog_ns), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(occ_hog_ns != MAP_FAILED);
+	*occ_hog_ns = 0;
+	occ_hog = start_hog("hog");
+	REQUIRE(occ_hog >= 0);
+	r = run_probed(work_threads_beside_hog, &c);
+	stop(occ_hog);
+	hog_ns = *occ_hog_ns;
+	munmap(occ_hog_ns, sizeof(*occ_hog_ns));
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	fprintf(stderr, "occupancy: hog %llu ms of CPU; runq_wait %llu waits, %llu ms; runq_own %llu "
+		"waits, %llu ms\n",
+		(unsigned long long)hog_ns / 1000000, cls(&c, ARGUS_CLS_RUNQ_WAIT),
+		c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns / 1000000, cls(&c, ARGUS_CLS_RUNQ_OWN),
+		c.cls[ARGUS_CLS_RUNQ_OWN].time_ns / 1000000);
+	CHECKF(hog_ns >= OCC_MS / 20 * 1000000ull, "the hog ran %llu ms while the target did",
+	       (unsigned long long)hog_ns / 1000000);
+	CHECKF(c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns >= OCC_SPINNERS * hog_ns / 10 * 9,
+	       "the foreign part of the waits, %llu ms, is at least 90%% of %d spinners times "
+	       "the hog's %llu ms",
+	       c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns / 1000000, OCC_SPINNERS,
+	       (unsigned long long)hog_ns / 1000000);
+	/* three spinners wait for each other too: that part is the target's own */
+	CHECKF(c.cls[ARGUS_CLS_RUNQ_OWN].time_ns >= hog_ns / 2, "runq_own %llu ms",
+	       c.cls[ARGUS_CLS_RUNQ_OWN].time_ns / 1000000);
+}
+
 /* On CPU 0 at the lowest priority: behind a hog there, every wakeup waits for the CPU. */
 static void pin_cpu0_lowest(void)
 {
@@ -971,6 +1085,7 @@ int main(void)
 	test_runq_holders();
 	test_thread_time();
 	test_own_waits();
+	test_runq_occupancy();
 	test_timed_wait();
 	test_block_then_runq();
 	test_futex_then_runq();
