@@ -412,6 +412,63 @@ static int run_bystander(enum config c, int cpu, int other, double *ret_call, do
 	return r;
 }
 
+/*
+ * The programs' own time per run while they see only system calls of a
+ * process that is not the target: the reference probe with kernel.bpf_stats
+ * on measures a sleeping target while another process makes getppid calls;
+ * the kernel's run time over run count is what each program costs such a
+ * task (the statistics' own cost, outside the programs, is not in it).
+ */
+static int programs_per_foreign_run(int cpu, int other, double *ret_ns, unsigned long long *ret_runs)
+{
+	int go[2], status, stats, r;
+	struct probe_counts counts = {};
+	struct probe *p = NULL;
+	struct extra x;
+	pid_t target, by;
+
+	r = load_config(CFG_REFERENCE_STATS, &p, &stats, &x);
+	if (r < 0)
+		return r;
+	if (pipe(go) < 0)
+		return -errno;
+	target = fork();
+	if (target == 0) {
+		char ch;
+
+		pin(cpu);
+		close(go[1]);
+		(void)!read(go[0], &ch, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	r = attach_to(p, target);
+	if (r >= 0) {
+		by = fork();
+		if (by == 0) {
+			int i;
+
+			pin(other);
+			for (i = 0; i < BYSTANDER_CALLS; i++)
+				syscall(SYS_getppid);
+			_exit(0);
+		}
+		waitpid(by, &status, 0);
+		r = probe_read(p, &counts);
+	}
+	close(go[1]);
+	waitpid(target, &status, 0);
+	probe_free(p);
+	release_extra(&x);
+	if (stats >= 0)
+		close(stats);
+	if (r < 0)
+		return r;
+	*ret_runs = counts.run_cnt;
+	*ret_ns = counts.run_cnt ? (double)counts.run_time_ns / counts.run_cnt : 0;
+	return 0;
+}
+
 static void print_table(const char *unit, double samples[CFG_MAX][MAX_ROUNDS], size_t rounds)
 {
 	int c;
@@ -521,6 +578,23 @@ int main(int argc, char **argv)
 	       cpu ? 0 : 1, cpu, BYSTANDER_CALLS, BYSTANDER_BOUNCES);
 	print_table("ns per call", calls, rounds);
 	print_table("ns per switch", switches, rounds);
+	{
+		double per_run[MAX_ROUNDS];
+		unsigned long long runs = 0;
+
+		for (k = 0; k < rounds; k++) {
+			r = programs_per_foreign_run(cpu, cpu ? 0 : 1, &per_run[k], &runs);
+			if (r < 0) {
+				fprintf(stderr, "bench-overhead: programs' run time: %s\n", strerror(-r));
+				goto out;
+			}
+		}
+		qsort(per_run, rounds, sizeof(double), cmp_double);
+		printf("\nthe reference probe's programs, their own time per run on the other "
+		       "process's getppid calls (kernel.bpf_stats): %.1f ns (median of %zu; %llu runs "
+		       "in the last)\n",
+		       per_run[rounds / 2], rounds, runs);
+	}
 	r = 0;
 out:
 	if (mounted)
