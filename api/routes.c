@@ -7,6 +7,7 @@
  * the Allow header of a 405 and the route list of a 404 are derived from it.
  */
 #include "api/routes.h"
+#include "api/job_list_html.h"
 #include "api/trace_html.h"
 #include "daemon/agent.h"
 #include "daemon/compare.h"
@@ -379,6 +380,34 @@ static void get_jobs(const struct api_ctx *ctx, struct api_stats *st, const stru
 		return;
 	}
 	respond_json(r, 200, list);
+}
+
+/* GET /: the recent jobs as a page for a browser, taking GET /jobs's filters (50 by default). */
+static void get_index(const struct api_ctx *ctx, struct api_stats *st,
+		      const struct api_request *req, const char *idstr, struct api_response *r)
+{
+	json_auto_t *list = NULL;
+	struct job_filter f;
+	struct api_error e;
+	int q;
+
+	if (validate_job_query(req->args, req->n_args, &f, &e) < 0) {
+		respond_api_error(r, &e);
+		return;
+	}
+	q = store_job_list(ctx->store, &f, &list);
+	if (q < 0) {
+		respond_internal(r, q);
+		return;
+	}
+	api_response_clear(r);
+	r->text = job_list_render_html(list);
+	if (!r->text) {
+		respond_internal(r, -ENOMEM);
+		return;
+	}
+	r->status = 200;
+	r->content_type = "text/html; charset=utf-8";
 }
 
 static void job_not_found(struct api_response *r, int64_t id)
@@ -952,6 +981,7 @@ struct route {
  * in a 404 (each path's first segment once, in this order) come from here.
  */
 static const struct route routes[] = {
+    {.method = METHOD_GET, .path = "/", .handler = get_index},
     {.method = METHOD_POST, .path = "/diagnose", .handler = post_diagnose},
     {.method = METHOD_GET, .path = "/references", .handler = get_references},
     {.method = METHOD_POST, .path = "/references", .handler = post_reference},

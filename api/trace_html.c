@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "api/trace_html.h"
+#include "api/descent_svg.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -16,10 +17,11 @@ static const char style[] =
     "table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 10px;text-align:right}"
     "td:first-child,th:first-child{text-align:left;font-family:monospace}"
     "tr.flag{background:#ffe2c2;font-weight:600}.muted{color:#777}"
-    "code{font-size:.95em}ul{margin:.3em 0}";
+    "code{font-size:.95em}ul{margin:.3em 0}"
+    "nav{font-size:.9em}nav a{margin-right:1.2em}"
+    ".picture svg{max-width:100%;height:auto;display:block;margin:.5em 0}";
 
-/* Write s with HTML's special characters escaped; NULL writes nothing. */
-static void esc(FILE *f, const char *s)
+void trace_html_escape(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -42,6 +44,11 @@ static void esc(FILE *f, const char *s)
 			fputc(*s, f);
 		}
 	}
+}
+
+static void esc(FILE *f, const char *s)
+{
+	trace_html_escape(f, s);
 }
 
 static const char *str(const json_t *o, const char *key)
@@ -123,6 +130,44 @@ static void string_list(FILE *f, const char *title, const json_t *arr)
 	fputs("</ul>", f);
 }
 
+/* The reference the diagnosis was scored against (its result's, else its request's); 0: none. */
+static long long reference_of(const json_t *job)
+{
+	const json_t *ref = json_object_get(json_object_get(job, "result"), "reference");
+
+	if (!json_is_integer(ref))
+		ref = json_object_get(json_object_get(job, "request"), "reference");
+	return json_is_integer(ref) ? json_integer_value(ref) : 0;
+}
+
+/* Where a reader goes from here: every link is built from integers, nothing else. */
+static void links(FILE *f, const json_t *job)
+{
+	long long id = json_integer_value(json_object_get(job, "id"));
+
+	fprintf(f,
+		"<nav><a href=\"/\">&larr; all jobs</a><a href=\"/jobs/%lld\">job %lld (JSON)</a>"
+		"<a href=\"/jobs/%lld/trace\">trace (JSON)</a>",
+		id, id, id);
+	if (reference_of(job) > 0)
+		fprintf(f, "<a href=\"/references/%lld\">reference %lld (JSON)</a>",
+			reference_of(job), reference_of(job));
+	fputs("</nav>", f);
+}
+
+/* The descent as a picture, when the trace has a decision to draw. */
+static int picture(FILE *f, const json_t *job, const json_t *trace)
+{
+	char *svg = descent_svg_render(job, trace);
+
+	if (!svg)
+		return -1;
+	if (*svg)
+		fprintf(f, "<h2>The descent at a glance</h2><div class=\"picture\">%s</div>", svg);
+	free(svg);
+	return 0;
+}
+
 static void header(FILE *f, const json_t *job)
 {
 	const json_t *res = json_object_get(job, "result"), *err = json_object_get(job, "error");
@@ -149,6 +194,11 @@ static void header(FILE *f, const json_t *job)
 		fputs(": <b>", f);
 		esc(f, verdict);
 		fputs("</b>", f);
+	}
+	if (str(res, "reason_code")) {
+		fputs(" (<code>", f);
+		esc(f, str(res, "reason_code"));
+		fputs("</code>)", f);
 	}
 	if (json_array_size(path)) {
 		fputs("<div class=\"path\">", f);
@@ -178,9 +228,11 @@ static void header(FILE *f, const json_t *job)
 		fputs(", finished ", f);
 		esc(f, str(job, "finished"));
 	}
-	if (json_is_integer(json_object_get(res, "reference")))
-		fprintf(f, ", reference %lld",
-			(long long)json_integer_value(json_object_get(res, "reference")));
+	if (reference_of(job) > 0)
+		fprintf(f, ", %s <a href=\"/references/%lld\">reference %lld</a>",
+			str(job, "kind") && !strcmp(str(job, "kind"), "reference") ? "recorded"
+										    : "against",
+			reference_of(job), reference_of(job));
 	if (!isnan(num(json_object_get(res, "timings"), "total_s")))
 		fprintf(f, ", %.1f s to diagnose", num(json_object_get(res, "timings"), "total_s"));
 	fputs("</p></div>", f);
@@ -192,7 +244,7 @@ static void steps(FILE *f, const json_t *trace)
 	const json_t *st;
 	size_t i;
 
-	fputs("<h2>The descent</h2>", f);
+	fputs("<h2>The descent, step by step</h2>", f);
 	json_array_foreach(json_object_get(trace, "steps"), i, st)
 	{
 		const char *kind = str(st, "kind");
@@ -265,7 +317,13 @@ char *trace_render_html(const json_t *job, const json_t *trace)
 		"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>argusd job %lld</title>"
 		"<style>%s</style></head><body>",
 		(long long)json_integer_value(json_object_get(job, "id")), style);
+	links(f, job);
 	header(f, job);
+	if (picture(f, job, trace) < 0) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
 	steps(f, trace);
 	string_list(f, "Warnings", json_object_get(res, "warnings"));
 	string_list(f, "Not measurable on this kernel", json_object_get(res, "unavailable"));

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The trace page: the bytes build a job (as GET /jobs/ID) and its trace
- * (as GET /jobs/ID/trace): the fields the page shows, each present or not,
- * of the expected type or another, strings full of HTML's special
- * characters; then trace_render_html.
+ * (as GET /jobs/ID/trace): the fields the page shows, its picture of the
+ * descent included, each present or not, of the expected type or another,
+ * strings full of HTML's special characters; then trace_render_html. The
+ * job list page too: the job as an entry of GET /jobs, among others, then
+ * job_list_render_html.
  *
  * Property: every string of the input reaches the page escaped. The same
  * job and trace are rendered a second time with each '<', '>', '&' and '"'
@@ -11,8 +13,9 @@
  * strings hold none); turning those bytes into "&lt;", "&gt;", "&amp;" and
  * "&quot;" must give the first page exactly. A string written without
  * escaping, in part or whole, shows as a raw character in the first page
- * where the second has the entity.
+ * where the second has the entity. The same holds for the job list page.
  */
+#include "api/job_list_html.h"
 #include "api/trace_html.h"
 #include "daemon/util.h"
 #include "fuzz/fuzz.h"
@@ -167,16 +170,22 @@ static json_t *gen_score(struct fuzz_bytes *b)
 {
 	json_t *s = json_object();
 
-	set(s, "metric", gen(b, S_STRING, 1));
+	static const char *const metrics[] = {"kernel_paging/count", "kernel_paging/time_ns",
+					      "kernel_sync/count", "target/wall_ns"};
+
+	/* the picture groups scores by the node before the last '/' */
+	set(s, "metric", fuzz_u8(b) % 2 ? gen(b, S_STRING, 1)
+					 : gen_name(b, metrics, ARRAY_SIZE(metrics)));
 	set(s, "flagged", gen(b, S_BOOL, 1));
 	set(s, "reference", gen(b, S_REAL, 1));
 	set(s, "spread", gen(b, S_REAL, 1));
 	set(s, "value", gen(b, S_REAL, 1));
 	set(s, "z", gen(b, S_REAL, 1));
+	set(s, "expected", gen(b, S_REAL, 1));
 	return s;
 }
 
-static json_t *gen_step(struct fuzz_bytes *b)
+static json_t *gen_step(struct fuzz_bytes *b, const char *const *actions, size_t n_actions)
 {
 	static const char *const kinds[] = {
 	    "probe",	      "measure",	  "decision", "remeasure", "fallback",
@@ -188,8 +197,9 @@ static json_t *gen_step(struct fuzz_bytes *b)
 	set(st, "kind", gen_name(b, kinds, ARRAY_SIZE(kinds)));
 	set(st, "level", gen(b, S_INT, 1));
 	set(st, "parent", gen(b, S_STRING, 1));
-	set(st, "action", gen(b, S_STRING, 1));
-	set(st, "node", gen(b, S_STRING, 1));
+	set(st, "action", gen_name(b, actions, n_actions));
+	/* the node taken is one of the run's, often: the picture outlines it */
+	set(st, "node", fuzz_u8(b) % 2 ? gen(b, S_STRING, 1) : json_string("kernel_paging"));
 	set(st, "reason", gen(b, S_STRING, 1));
 	set(st, "error", gen(b, S_STRING, 1));
 	set(st, "wall_ns", gen(b, S_REAL, 1));
@@ -229,6 +239,7 @@ static json_t *gen_unavailable(struct fuzz_bytes *b)
 static void gen_job(struct fuzz_bytes *b, json_t **ret_job, json_t **ret_trace)
 {
 	static const char *const verdicts[] = {"bottleneck", "no_bottleneck", "deviation"};
+	static const char *const actions[] = {"descend", "commit", "abstain"};
 	json_t *job = json_object(), *res = json_object(), *req = json_object(),
 	       *err = json_object(), *timings = json_object(), *trace = json_object(),
 	       *steps = json_array();
@@ -239,12 +250,19 @@ static void gen_job(struct fuzz_bytes *b, json_t **ret_job, json_t **ret_trace)
 	set(job, "state", gen(b, S_STRING, 0));
 	set(job, "created", gen(b, S_STRING, 0));
 	set(job, "finished", gen(b, S_STRING, 0));
+	set(job, "step", gen(b, S_STRING, 0));
+	set(job, "subject", gen(b, S_STRING, 0));
 	set(req, "subject", gen(b, S_STRING, 1));
+	set(req, "reference", gen(b, S_INT, 1));
+	set(req, "tau", gen(b, S_REAL, 1));
 	json_object_set_new(job, "request", req);
 	set(res, "verdict", gen_name(b, verdicts, ARRAY_SIZE(verdicts)));
 	set(res, "path", gen(b, S_ARRAY_STRINGS, 1));
 	set(res, "summary", gen(b, S_STRING, 1));
 	set(res, "reference", gen(b, S_INT, 1));
+	set(res, "reason", gen(b, S_STRING, 1));
+	set(res, "reason_code", gen(b, S_STRING, 1));
+	set(res, "tau", gen(b, S_REAL, 1));
 	set(timings, "total_s", gen(b, S_REAL, 2));
 	json_object_set_new(res, "timings", timings);
 	set(res, "warnings", gen(b, S_ARRAY_STRINGS, 1));
@@ -262,7 +280,7 @@ static void gen_job(struct fuzz_bytes *b, json_t **ret_job, json_t **ret_trace)
 
 	n = fuzz_u8(b) % 12;
 	for (i = 0; i < n && b->n; i++)
-		json_array_append_new(steps, gen_step(b));
+		json_array_append_new(steps, gen_step(b, actions, ARRAY_SIZE(actions)));
 	set(trace, "job", gen(b, S_INT, 0));
 	json_object_set_new(trace, "steps", steps);
 	*ret_job = job;
@@ -328,33 +346,67 @@ static char *expanded(const char *page)
 	return out;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The property: page2 (of the marked input), its marks expanded, is page. */
+static void check_escaped(const char *what, const char *page, const char *page2)
 {
-	struct fuzz_bytes b = {data, size};
-	json_t *job, *trace, *job2, *trace2;
-	char *page, *page2, *want;
+	char *want;
 	size_t i;
 
-	gen_job(&b, &job, &trace);
-	job2 = marked(job);
-	trace2 = marked(trace);
-	page = trace_render_html(job, trace);
-	page2 = trace_render_html(job2, trace2);
-	FUZZ_CHECK(page && page2, "no page");
+	FUZZ_CHECK(page && page2, "no %s", what);
 	for (i = 0; page[i]; i++)
-		FUZZ_CHECK(page[i] < 1 || page[i] > 4, "a control byte in the page");
+		FUZZ_CHECK(page[i] < 1 || page[i] > 4, "a control byte in the %s", what);
 	want = expanded(page2);
 	if (strcmp(page, want)) {
 		size_t at = 0;
 
 		while (page[at] == want[at])
 			at++;
-		FUZZ_CHECK(false, "an input string reaches the page unescaped at byte %zu: %.80s",
+		FUZZ_CHECK(false, "an input string reaches the %s unescaped at byte %zu: %.80s", what,
 			   at, page + (at > 20 ? at - 20 : 0));
 	}
 	free(want);
+}
+
+/* The job as GET /jobs lists it: the entry's fields, verdict and path from its result. */
+static json_t *list_of(struct fuzz_bytes *b, const json_t *job)
+{
+	json_t *entry = json_deep_copy(job), *res = json_object_get(job, "result");
+
+	json_object_del(entry, "result");
+	json_object_del(entry, "request");
+	json_object_del(entry, "error");
+	if (json_object_get(res, "verdict"))
+		json_object_set(entry, "verdict", json_object_get(res, "verdict"));
+	if (json_object_get(res, "path"))
+		json_object_set(entry, "path", json_object_get(res, "path"));
+	return json_pack("{s:[o,O],s:o*}", "jobs", entry, job, "next_before", gen(b, S_INT, 0));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_bytes b = {data, size};
+	json_t *job, *trace, *job2, *trace2, *list, *list2;
+	char *page, *page2;
+
+	gen_job(&b, &job, &trace);
+	job2 = marked(job);
+	trace2 = marked(trace);
+	page = trace_render_html(job, trace);
+	page2 = trace_render_html(job2, trace2);
+	check_escaped("trace page", page, page2);
 	free(page);
 	free(page2);
+
+	list = list_of(&b, job);
+	FUZZ_CHECK(list, "no list");
+	list2 = marked(list);
+	page = job_list_render_html(list);
+	page2 = job_list_render_html(list2);
+	check_escaped("job list page", page, page2);
+	free(page);
+	free(page2);
+	json_decref(list);
+	json_decref(list2);
 	json_decref(job);
 	json_decref(trace);
 	json_decref(job2);

@@ -6,10 +6,13 @@ set -eu
 
 # libclang-rt-dev: clang's libFuzzer and sanitizer runtimes (scripts/fuzz.sh);
 # debhelper and lintian: the Debian packages (debian/), built and checked by
-# tests/test-systemd-boot.sh.
+# tests/test-systemd-boot.sh; python3-yaml and python3-jsonschema: the check of
+# schema/openapi.yaml (test-openapi); chromium: the trace page rendered
+# headless (test-trace-page).
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-dev llvm bpftool libbpf-dev \
 libelf-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
-sqlite3 curl jq systemd debootstrap python3 util-linux qemu-system-x86 debhelper lintian"
+sqlite3 curl jq systemd debootstrap python3 util-linux qemu-system-x86 debhelper lintian \
+python3-yaml python3-jsonschema chromium"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root" >&2

@@ -254,11 +254,12 @@ static void record_route(const char *method, const char *path, void *ud)
 static void record_reply(CURL *c, const char *method, const char *path, const char *body,
 			 const char *type, bool tcp, const struct reply *r)
 {
-	json_t *headers = json_object();
 	struct curl_header *h, *prev = NULL;
+	json_t *headers;
 
 	if (!getenv("ARGUS_API_RECORD"))
 		return;
+	headers = json_object();
 	while ((h = curl_easy_nextheader(c, CURLH_HEADER, -1, prev))) {
 		_cleanup_free_ char *name = xstrdup(h->name);
 		char *p;
@@ -269,13 +270,12 @@ static void record_reply(CURL *c, const char *method, const char *path, const ch
 		prev = h;
 	}
 	/* a body that is no UTF-8 is recorded as null, its length kept */
-	record_line(json_pack("{s:s,s:o,s:s,s:s?,s:s?,s:I,s:o,s:o,s:I}", "method", method, "path",
-			      path_json(path), "listener", tcp ? "tcp" : "unix", "request_body",
-			      body, "request_type", type, "status", (json_int_t)r->status,
-			      "headers", headers, "body",
-			      r->body ? json_stringn(r->body, r->len) ?: json_null()
-				      : json_string(""),
-			      "body_bytes", (json_int_t)r->len));
+	record_line(json_pack(
+	    "{s:s,s:o,s:s,s:s?,s:s?,s:I,s:o,s:o,s:I}", "method", method, "path", path_json(path),
+	    "listener", tcp ? "tcp" : "unix", "request_body", body, "request_type", type, "status",
+	    (json_int_t)r->status, "headers", headers, "body",
+	    r->body ? json_stringn(r->body, r->len) ?: json_null() : json_string(""), "body_bytes",
+	    (json_int_t)r->len));
 }
 
 /*
@@ -1301,6 +1301,37 @@ static void test_validators_and_long_poll(const struct api_ctx *ctx)
 	reply_clear(&r2);
 }
 
+/* The listener's refusals, and 304, on every route that reads (schema/openapi.yaml lists them). */
+static void test_refusals_on_every_route(void)
+{
+	static const char *const paths[] = {
+	    "/jobs",	   "/jobs/1",	    "/jobs/1/trace",
+	    "/references", "/references/1", "/references/1/compare/1",
+	    "/workloads",  "/tree",	    "/healthz",
+	    "/metrics",
+	};
+	struct reply r = {}, r2 = {};
+	size_t i;
+
+	tap_subtest("refusals on every route");
+	for (i = 0; i < ARRAY_SIZE(paths); i++) {
+		extra_header = "Host: elsewhere.example";
+		get(paths[i], &r);
+		EXPECT_ERROR(&r, 421, "misdirected_request");
+		extra_header = "Origin: http://elsewhere.example";
+		get(paths[i], &r);
+		EXPECT_ERROR(&r, 403, "origin_not_allowed");
+		extra_header = NULL;
+		/* /metrics changes between two asks (its uptime): 200 then */
+		if (get(paths[i], &r) == 200 && r.etag)
+			CHECK(get_if(paths[i], r.etag, &r2) == 304 || r2.status == 200);
+	}
+	request("POST", "/references", "{}", "text/plain", 0, &r);
+	EXPECT_ERROR(&r, 415, "unsupported_media_type");
+	reply_clear(&r);
+	reply_clear(&r2);
+}
+
 /* A server stopped while a long poll waits answers it and stops (MHD must not stop suspended). */
 static void test_stop_with_a_waiting_poll(struct api_ctx *ctx)
 {
@@ -1434,6 +1465,7 @@ int main(void)
 	test_tcp_read_only();
 	test_metrics();
 	test_compare(&ctx);
+	test_refusals_on_every_route();
 	test_validators_and_long_poll(&ctx);
 	test_stop_with_a_waiting_poll(&ctx);
 
