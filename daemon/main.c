@@ -349,7 +349,7 @@ static int check_only(const struct config *cfg)
 {
 	struct tree *tree = NULL;
 	struct workload_registry *reg = NULL;
-	size_t skipped = 0, unusable = 0, i;
+	size_t skipped = 0, unusable = 0, leaves = 0, measurable = 0, i;
 	int r;
 
 	r = check_llm(cfg);
@@ -363,10 +363,19 @@ static int check_only(const struct config *cfg)
 	}
 	for (i = 0; i < reg->n; i++)
 		unusable += reg->items[i]->unusable != NULL;
-	printf("argusd %s: tree %s, %zu workloads (%zu skipped, %zu unusable): %s\n",
-	       ARGUS_VERSION, tree->version, reg->n, skipped, unusable,
-	       skipped || unusable ? "not all usable" : "ok");
-	r = skipped || unusable ? -EINVAL : 0;
+	for (i = 0; i < tree->n_nodes; i++)
+		if (tree_is_leaf(tree, i)) {
+			leaves++;
+			measurable += tree->nodes[i].backend != BACKEND_NONE;
+		}
+	/* a kernel where no path can be measured (no BTF, say) cannot diagnose anything */
+	printf("argusd %s: tree %s, %zu of %zu leaves measurable here, %zu workloads (%zu skipped, "
+	       "%zu unusable): %s\n",
+	       ARGUS_VERSION, tree->version, measurable, leaves, reg->n, skipped, unusable,
+	       !measurable ? "no path can be measured on this kernel"
+	       : skipped || unusable ? "not all usable"
+				     : "ok");
+	r = !measurable || skipped || unusable ? -EINVAL : 0;
 	workload_registry_free(reg);
 	tree_free(tree);
 	return r;
