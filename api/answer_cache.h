@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Finished answers, kept built: the libmicrohttpd response of a GET whose
- * body never changes again (a finished job, its trace, its trace page),
+ * body never changes again (a finished job, its trace, its trace page, the
+ * tree resolved at start),
  * under the request's path and query as received, so that later askers get
  * it without the store or jansson. Bounded by bytes, the least recently
  * served out first; emptied when the store removes jobs (its removal

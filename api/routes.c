@@ -759,6 +759,8 @@ static void get_tree(const struct api_ctx *ctx, struct api_stats *st, const stru
 		return;
 	}
 	respond_json(r, 200, j);
+	/* resolved once, at start: the same answer for the life of the process */
+	r->immutable = true;
 }
 
 static double uptime_s(const struct api_ctx *ctx)

@@ -39,7 +39,7 @@ struct api_response {
 	char *allow;		  /* Allow header (405), or NULL */
 	const char *authenticate; /* WWW-Authenticate header (401), or NULL */
 	unsigned retry_after;	  /* Retry-After seconds; 429 and 503 get a default when 0 */
-	/* the body never changes again (a finished job's): the transport may keep it */
+	/* the body never changes again (a finished job's, the tree): the transport may keep it */
 	bool immutable;
 	/*
 	 * > 0: the caller may wait up to this many seconds for the body to
