@@ -362,8 +362,9 @@ static void post_reference(const struct api_ctx *ctx, struct api_stats *st,
 	submit(ctx, req, "reference", request, r);
 }
 
-static void get_jobs(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
-		     const char *idstr, struct api_response *r)
+/* The jobs GET /jobs's query asks for, or NULL with the refusal in r. */
+static json_t *job_list_of(const struct api_ctx *ctx, const struct api_request *req,
+			   struct api_response *r)
 {
 	struct job_filter f;
 	struct api_error e;
@@ -372,34 +373,33 @@ static void get_jobs(const struct api_ctx *ctx, struct api_stats *st, const stru
 
 	if (validate_job_query(req->args, req->n_args, &f, &e) < 0) {
 		respond_api_error(r, &e);
-		return;
+		return NULL;
 	}
 	q = store_job_list(ctx->store, &f, &list);
 	if (q < 0) {
 		respond_internal(r, q);
-		return;
+		return NULL;
 	}
-	respond_json(r, 200, list);
+	return list;
+}
+
+static void get_jobs(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
+		     const char *idstr, struct api_response *r)
+{
+	json_t *list = job_list_of(ctx, req, r);
+
+	if (list)
+		respond_json(r, 200, list);
 }
 
 /* GET /: the recent jobs as a page for a browser, taking GET /jobs's filters (50 by default). */
 static void get_index(const struct api_ctx *ctx, struct api_stats *st,
 		      const struct api_request *req, const char *idstr, struct api_response *r)
 {
-	json_auto_t *list = NULL;
-	struct job_filter f;
-	struct api_error e;
-	int q;
+	json_auto_t *list = job_list_of(ctx, req, r);
 
-	if (validate_job_query(req->args, req->n_args, &f, &e) < 0) {
-		respond_api_error(r, &e);
+	if (!list)
 		return;
-	}
-	q = store_job_list(ctx->store, &f, &list);
-	if (q < 0) {
-		respond_internal(r, q);
-		return;
-	}
 	api_response_clear(r);
 	r->text = job_list_render_html(list);
 	if (!r->text) {

@@ -45,48 +45,16 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- argusd with one finished diagnosis (a CPU hog beside pf_zero_page) ----
-"$SRC/scripts/stage-programs.sh" "$BUILD" "$D/programs"
-cat >"$D/argusd.conf" <<EOF
-listen = 127.0.0.1:0
-state_dir = $D/state
-workloads_dir = $SRC/workloads
-victims_dir = $D/programs
-tree_file = $SRC/tree-data/tree.json
-schema_dir = $SRC/schema
-EOF
-"$BUILD/argusd" --config "$D/argusd.conf" 2>"$D/argusd.log" &
-ARGUSD_PID=$!
-PORT=""
-for _ in $(seq 1 300); do
-	PORT=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$D/argusd.log" | head -1)
-	[ -n "$PORT" ] && break
-	sleep 0.1
-done
-[ -n "$PORT" ] || { cat "$D/argusd.log" >&2; exit 1; }
-API=http://127.0.0.1:$PORT
-post() {
-	curl -sf --unix-socket "$D/state/argusd.sock" -X POST \
-		-H 'Content-Type: application/json' -d "$2" "http://localhost$1" | jq -r .id
-}
-# Follow job $1 to its end by long polls (each answers when the job changes).
-finish() {
-	local job
-	job=$(curl -sf "$API/jobs/$1")
-	while ! jq -e '.state | IN("succeeded", "failed", "cancelled", "interrupted")' \
-		<<<"$job" >/dev/null; do
-		job=$(curl -sf "$API/jobs/$1?wait=30")
-	done
-	jq -e '.state == "succeeded"' <<<"$job" >/dev/null ||
-		{ echo "job $1: $job" >&2; exit 1; }
-}
+. "$SRC/bench/argusd-run.sh"
+argusd_start
 echo "== a finished diagnosis to serve (reference of pf_zero_page, then a CPU hog on CPU 0)"
-REF_JOB=$(post /references '{"workload": "pf_zero_page", "repeats": 3}')
-finish "$REF_JOB"
+REF_JOB=$(argusd_post /references '{"workload": "pf_zero_page", "repeats": 3}')
+argusd_finish "$REF_JOB"
 "$BUILD/bench/perturbers/cpu_hog" --cpu 0 >"$D/hog.log" 2>&1 &
 HOG_PID=$!
 sleep 1
-JOB=$(post /diagnose '{"workload": "pf_zero_page"}')
-finish "$JOB"
+JOB=$(argusd_post /diagnose '{"workload": "pf_zero_page"}')
+argusd_finish "$JOB"
 kill -TERM "$HOG_PID" && wait "$HOG_PID" 2>/dev/null || true
 HOG_PID=""
 echo "   job $JOB: $(curl -sf "$API/jobs/$JOB" | jq -r '.result | "\(.verdict) \(.path | join("."))"')"

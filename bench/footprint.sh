@@ -32,15 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$SRC/scripts/stage-programs.sh" "$BUILD" "$D/programs"
-cat >"$D/argusd.conf" <<EOF
-listen = 127.0.0.1:0
-state_dir = $D/state
-workloads_dir = $SRC/workloads
-victims_dir = $D/programs
-tree_file = $SRC/tree-data/tree.json
-schema_dir = $SRC/schema
-EOF
+. "$SRC/bench/argusd-run.sh"
 
 # kB resident now, and at most so far
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
@@ -48,19 +40,8 @@ hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
 # CPU seconds (user + system) of the whole process so far
 cpu_s() { awk -v hz="$HZ" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
 
-T0=$(date +%s.%N)
-"$BUILD/argusd" --config "$D/argusd.conf" 2>"$D/argusd.log" &
-ARGUSD_PID=$!
-PORT=""
-for _ in $(seq 1 3000); do
-	PORT=$(sed -n 's/.*argusd ready: .*(port \([0-9]*\)).*/\1/p' "$D/argusd.log")
-	[ -n "$PORT" ] && break
-	kill -0 "$ARGUSD_PID" 2>/dev/null || { cat "$D/argusd.log" >&2; exit 1; }
-	sleep 0.01
-done
-[ -n "$PORT" ] || { echo "argusd did not become ready" >&2; exit 1; }
-READY_S=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-API=http://127.0.0.1:$PORT
+argusd_start
+READY_S=$(awk -v a="$ARGUSD_T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 
 echo "== idle for $IDLE_S s (samples every 10 s)"
 RSS_START=$(rss "$ARGUSD_PID")
@@ -78,32 +59,18 @@ RSS_END=$(rss "$ARGUSD_PID")
 IDLE_CPU=$(awk -v c0="$CPU0" -v c1="$CPU1" -v a="$W0" -v b="$W1" \
 	'BEGIN { printf "%.3f s CPU in %.0f s (%.4f%% of one CPU)", c1 - c0, b - a, 100 * (c1 - c0) / (b - a) }')
 
-post() {
-	curl -sf --unix-socket "$D/state/argusd.sock" -X POST \
-		-H 'Content-Type: application/json' -d "$2" "http://localhost$1" | jq -r .id
-}
-finish() {
-	local job
-	job=$(curl -sf "$API/jobs/$1")
-	while ! jq -e '.state | IN("succeeded", "failed", "cancelled", "interrupted")' \
-		<<<"$job" >/dev/null; do
-		job=$(curl -sf "$API/jobs/$1?wait=30")
-	done
-	jq -e '.state == "succeeded"' <<<"$job" >/dev/null || { echo "job $1: $job" >&2; exit 1; }
-}
-
 echo "== a reference of $WORKLOAD, then a diagnosis under a CPU hog on its CPU"
 # RSS every 100 ms while the jobs run
 (while kill -0 "$ARGUSD_PID" 2>/dev/null; do rss "$ARGUSD_PID"; sleep 0.1; done) >"$D/rss.txt" &
 SAMPLER_PID=$!
-REF_JOB=$(post /references "{\"workload\": \"$WORKLOAD\", \"repeats\": 3}")
-finish "$REF_JOB"
+REF_JOB=$(argusd_post /references "{\"workload\": \"$WORKLOAD\", \"repeats\": 3}")
+argusd_finish "$REF_JOB"
 CPU_OF=$(jq -r '.cpus // "0"' "$SRC/workloads/$WORKLOAD.json" | cut -d, -f1 | cut -d- -f1)
 "$BUILD/bench/perturbers/cpu_hog" --cpu "$CPU_OF" >"$D/hog.log" 2>&1 &
 HOG_PID=$!
 sleep 1
-JOB=$(post /diagnose "{\"workload\": \"$WORKLOAD\"}")
-finish "$JOB"
+JOB=$(argusd_post /diagnose "{\"workload\": \"$WORKLOAD\"}")
+argusd_finish "$JOB"
 kill -TERM "$HOG_PID" && wait "$HOG_PID" 2>/dev/null || true
 HOG_PID=""
 kill -TERM "$SAMPLER_PID" 2>/dev/null || true

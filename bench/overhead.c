@@ -359,8 +359,15 @@ static int bystander(int cpu, double *ret_call, double *ret_switch)
 	return i == BYSTANDER_BOUNCES ? 0 : -EIO;
 }
 
-/* One run of the bystander on another CPU while a probe measures a sleeping target on cpu. */
-static int run_bystander(enum config c, int cpu, int other, double *ret_call, double *ret_switch)
+/*
+ * A probe of configuration c measures a target that sleeps on cpu while a
+ * process argusd is not diagnosing works on other: the bystander's costs
+ * (ns per getppid, per switch) in ret_call and ret_switch, or, with
+ * calls_only, only BYSTANDER_CALLS getppid calls and the probe's counters
+ * after them in *ret_counts.
+ */
+static int run_beside(enum config c, int cpu, int other, bool calls_only, double *ret_call,
+		      double *ret_switch, struct probe_counts *ret_counts)
 {
 	int go[2], res[2], status, stats, r;
 	struct probe *p = NULL;
@@ -389,9 +396,16 @@ static int run_bystander(enum config c, int cpu, int other, double *ret_call, do
 	if (r >= 0) {
 		by = fork();
 		if (by == 0) {
+			int i;
+
 			close(res[0]);
-			if (bystander(other, &v[0], &v[1]) < 0)
+			if (calls_only) {
+				pin(other);
+				for (i = 0; i < BYSTANDER_CALLS; i++)
+					syscall(SYS_getppid);
+			} else if (bystander(other, &v[0], &v[1]) < 0) {
 				_exit(1);
+			}
 			(void)!write(res[1], v, sizeof(v));
 			_exit(0);
 		}
@@ -400,6 +414,8 @@ static int run_bystander(enum config c, int cpu, int other, double *ret_call, do
 			r = -EIO;
 		close(res[0]);
 		waitpid(by, &status, 0);
+		if (r >= 0 && ret_counts)
+			r = probe_read(p, ret_counts);
 	}
 	close(go[1]);
 	waitpid(target, &status, 0);
@@ -407,61 +423,25 @@ static int run_bystander(enum config c, int cpu, int other, double *ret_call, do
 	release_extra(&x);
 	if (stats >= 0)
 		close(stats);
-	*ret_call = v[0];
-	*ret_switch = v[1];
+	if (ret_call)
+		*ret_call = v[0];
+	if (ret_switch)
+		*ret_switch = v[1];
 	return r;
 }
 
 /*
  * The programs' own time per run while they see only system calls of a
  * process that is not the target: the reference probe with kernel.bpf_stats
- * on measures a sleeping target while another process makes getppid calls;
- * the kernel's run time over run count is what each program costs such a
- * task (the statistics' own cost, outside the programs, is not in it).
+ * on, beside a getppid loop; the kernel's run time over run count is what
+ * each program costs such a task (the statistics' own clock reads are in
+ * it, as they are for a program that does nothing).
  */
 static int programs_per_foreign_run(int cpu, int other, double *ret_ns, unsigned long long *ret_runs)
 {
-	int go[2], status, stats, r;
 	struct probe_counts counts = {};
-	struct probe *p = NULL;
-	struct extra x;
-	pid_t target, by;
+	int r = run_beside(CFG_REFERENCE_STATS, cpu, other, true, NULL, NULL, &counts);
 
-	r = load_config(CFG_REFERENCE_STATS, &p, &stats, &x);
-	if (r < 0)
-		return r;
-	if (pipe(go) < 0)
-		return -errno;
-	target = fork();
-	if (target == 0) {
-		char ch;
-
-		pin(cpu);
-		close(go[1]);
-		(void)!read(go[0], &ch, 1);
-		_exit(0);
-	}
-	close(go[0]);
-	r = attach_to(p, target);
-	if (r >= 0) {
-		by = fork();
-		if (by == 0) {
-			int i;
-
-			pin(other);
-			for (i = 0; i < BYSTANDER_CALLS; i++)
-				syscall(SYS_getppid);
-			_exit(0);
-		}
-		waitpid(by, &status, 0);
-		r = probe_read(p, &counts);
-	}
-	close(go[1]);
-	waitpid(target, &status, 0);
-	probe_free(p);
-	release_extra(&x);
-	if (stats >= 0)
-		close(stats);
 	if (r < 0)
 		return r;
 	*ret_runs = counts.run_cnt;
@@ -561,7 +541,8 @@ int main(int argc, char **argv)
 
 			if (cfg == CFG_BPFTRACE && bpftrace_missing)
 				continue;
-			r = run_bystander(cfg, cpu, cpu ? 0 : 1, &calls[cfg][k], &switches[cfg][k]);
+			r = run_beside(cfg, cpu, cpu ? 0 : 1, false, &calls[cfg][k],
+				       &switches[cfg][k], NULL);
 			if (r < 0) {
 				fprintf(stderr, "bench-overhead: bystander under %s: %s\n",
 					config_names[cfg], strerror(-r));

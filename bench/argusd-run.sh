@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the benchmarks that drive a real argusd (bash): start one on
+# loopback with a state directory under $D, submit jobs over its control
+# socket, follow them by long polls. Needs SRC (the checkout), BUILD and D
+# (a directory of the caller's, 0755, removed by it).
+
+# Start argusd on a free port; sets ARGUSD_PID, PORT, API and ARGUSD_T0 (when it was
+# started, date +%s.%N: the programs are staged before), or exits.
+argusd_start() {
+	local _
+	"$SRC/scripts/stage-programs.sh" "$BUILD" "$D/programs"
+	cat >"$D/argusd.conf" <<CONF
+listen = 127.0.0.1:0
+state_dir = $D/state
+workloads_dir = $SRC/workloads
+victims_dir = $D/programs
+tree_file = $SRC/tree-data/tree.json
+schema_dir = $SRC/schema
+CONF
+	ARGUSD_T0=$(date +%s.%N)
+	"$BUILD/argusd" --config "$D/argusd.conf" 2>"$D/argusd.log" &
+	ARGUSD_PID=$!
+	PORT=""
+	for _ in $(seq 1 3000); do
+		PORT=$(sed -n 's/.*argusd ready: .*(port \([0-9]*\)).*/\1/p' "$D/argusd.log")
+		[ -n "$PORT" ] && break
+		kill -0 "$ARGUSD_PID" 2>/dev/null || { cat "$D/argusd.log" >&2; exit 1; }
+		sleep 0.01
+	done
+	[ -n "$PORT" ] || { echo "argusd did not become ready" >&2; exit 1; }
+	API=http://127.0.0.1:$PORT
+}
+
+# POST body $2 to path $1 over the control socket; prints the job's id.
+argusd_post() {
+	curl -sf --unix-socket "$D/state/argusd.sock" -X POST \
+		-H 'Content-Type: application/json' -d "$2" "http://localhost$1" | jq -r .id
+}
+
+# Follow job $1 to its end by long polls (each answers when the job changes); exits unless it succeeded.
+argusd_finish() {
+	local job
+	job=$(curl -sf "$API/jobs/$1")
+	while ! jq -e '.state | IN("succeeded", "failed", "cancelled", "interrupted")' \
+		<<<"$job" >/dev/null; do
+		job=$(curl -sf "$API/jobs/$1?wait=30")
+	done
+	jq -e '.state == "succeeded"' <<<"$job" >/dev/null || { echo "job $1: $job" >&2; exit 1; }
+}
