@@ -25,6 +25,7 @@ void calib_params_default(struct calib_params *p)
 	    .wall_rel_floor = 0.01,
 	    .refute_z = 1.0,
 	    .min_share = 0.10,
+	    .cause_share = 0.30,
 	    .calibrated = true,
 	};
 }
@@ -455,6 +456,36 @@ static const struct node_eval *rank_nodes(const struct calib_params *p,
 	return top;
 }
 
+/*
+ * The second cause beside top: the next flagged node whose time score is
+ * flagged with at least cause_share of the added wall time, as top's is.
+ */
+static void second_cause(const struct calib_params *p, const struct calib_decision *d,
+			 const struct node_eval *ev, size_t n_active, const struct node_eval *top,
+			 struct calib_decision *ret)
+{
+	const struct node_eval *next = NULL;
+	size_t i;
+
+	if (!p->calibrated || !top || top->time_score < 0 ||
+	    !d->scores[top->time_score].flagged || !(d->scores[top->time_score].share >= p->cause_share))
+		return;
+	for (i = 0; i < n_active; i++) {
+		const struct node_eval *e = &ev[i];
+		const struct calib_score *s = e->time_score >= 0 ? &d->scores[e->time_score] : NULL;
+
+		if (e == top || !e->flagged || !s || !s->flagged || !(s->share >= p->cause_share))
+			continue;
+		if (!next || ranks_before(e, next))
+			next = e;
+	}
+	if (next) {
+		ret->has_also = true;
+		ret->also = next->node;
+		ret->also_evidence = next->time_score;
+	}
+}
+
 /* The action, node and evidence that follow from the ranking. */
 static void decide(const struct tree *t, const struct node_eval *top, int parent, int largest,
 		   int dismissed, struct calib_decision *d)
@@ -535,6 +566,15 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 		const char *metric = strrchr(s->metric, '/') + 1;
 
 		what = describe(p, metric, metric_is_time(metric), s);
+		if (d->has_also) {
+			const struct calib_score *a = &d->scores[d->also_evidence];
+			char *both = xasprintf(
+			    "%s (%.0f%% of the added time), and %s took %.0f%% too (time_ns z %.1f)",
+			    what, s->share * 100.0, t->nodes[d->also].id, a->share * 100.0, a->z);
+
+			free(what);
+			what = both;
+		}
 		if (d->why == CALIB_WHY_LEAF)
 			return xasprintf("%s: %s; a leaf: committing%s", n->id, what,
 					 target ?: "");
@@ -622,8 +662,12 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	if (d.why != CALIB_WHY_NONE) {
 		d.action = CALIB_ABSTAIN;
 		d.evidence = d.wall;
-	} else
-		decide(t, rank_nodes(p, &d, ev, n_active), parent, largest, dismissed, &d);
+	} else {
+		const struct node_eval *top = rank_nodes(p, &d, ev, n_active);
+
+		decide(t, top, parent, largest, dismissed, &d);
+		second_cause(p, &d, ev, n_active, top, &d);
+	}
 	d.reason = render_reason(p, t, &d, wall_rel);
 	*ret = d;
 	d = (struct calib_decision){};

@@ -47,6 +47,13 @@ struct calib_params {
 	 * engineer to the wrong place.
 	 */
 	double min_share;
+	/*
+	 * Two causes: when the node named and another flagged node each took at
+	 * least cause_share of the target's added wall time (default 0.30), the
+	 * decision names the other too (calib_decision.also); the descent still
+	 * follows the first, which ranks higher.
+	 */
+	double cause_share;
 	bool calibrated; /* false: ablation, raw deltas against the reference mean, no spread */
 };
 
@@ -124,6 +131,12 @@ struct calib_decision {
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */
+	/*
+	 * A second cause (params.cause_share): has_also, the node (tree index)
+	 * and the index in scores[] of its flagged time metric.
+	 */
+	bool has_also;
+	int also, also_evidence;
 };
 
 /*

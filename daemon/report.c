@@ -27,6 +27,7 @@ void report_free(struct report *r)
 	json_decref(r->timings);
 	json_decref(r->overhead);
 	json_decref(r->rq_holders);
+	json_decref(r->causes);
 	free(r->stop_reason);
 	memset(r, 0, sizeof(*r));
 }
@@ -91,15 +92,32 @@ void report_probe(struct report *r, int level, const json_t *probe)
 	r->rq_holders = json_incref(json_object_get(probe, "runq_holders"));
 }
 
+/* One cause: the node and the time score that makes it one. */
+static json_t *cause(const struct report *r, int level, int node, const json_t *scores, int score)
+{
+	json_t *s = json_array_get(scores, score);
+
+	return json_pack("{s:s,s:i,s:O,s:O}", "node", r->tree->nodes[node].id, "level", level,
+			 "share", json_object_get(s, "share") ?: json_null(), "evidence", s);
+}
+
 void report_level(struct report *r, int level, int parent, const struct calib_decision *d)
 {
-	json_array_append_new(
-		r->levels,
-		json_pack("{s:i,s:s?,s:s,s:s?,s:s,s:o}", "level", level, "parent",
-			  parent >= 0 ? r->tree->nodes[parent].id : NULL, "action",
-			  calib_action_name(d->action), "node",
-			  d->node >= 0 ? r->tree->nodes[d->node].id : NULL, "reason",
-			  d->reason ?: "", "scores", calib_scores_to_json(d)));
+	json_t *scores = calib_scores_to_json(d);
+	json_t *lv = json_pack("{s:i,s:s?,s:s,s:s?,s:s,s:O}", "level", level, "parent",
+			       parent >= 0 ? r->tree->nodes[parent].id : NULL, "action",
+			       calib_action_name(d->action), "node",
+			       d->node >= 0 ? r->tree->nodes[d->node].id : NULL, "reason",
+			       d->reason ?: "", "scores", scores);
+
+	if (d->has_also && d->node >= 0 && d->evidence >= 0) {
+		json_object_set_new(lv, "also", json_string(r->tree->nodes[d->also].id));
+		if (!r->causes)
+			r->causes = json_pack("[o,o]", cause(r, level, d->node, scores, d->evidence),
+					      cause(r, level, d->also, scores, d->also_evidence));
+	}
+	json_array_append_new(r->levels, lv);
+	json_decref(scores);
 }
 
 void report_stop(struct report *r, int node, int action, const char *reason, const char *code)
@@ -206,12 +224,26 @@ static char *holders_text(json_t *holders)
 	return text;
 }
 
+/* ". Two causes at level 1: kernel_paging (100% of the added time), followed, and kernel_scheduler (33%)" */
+static char *causes_text(json_t *causes)
+{
+	json_t *a = json_array_get(causes, 0), *b = json_array_get(causes, 1);
+
+	return xasprintf(". Two causes at level %lld: %s (%.0f%% of the added time), followed, and "
+			 "%s (%.0f%%)",
+			 (long long)json_integer_value(json_object_get(a, "level")),
+			 json_string_value(json_object_get(a, "node")),
+			 json_number_value(json_object_get(a, "share")) * 100.0,
+			 json_string_value(json_object_get(b, "node")),
+			 json_number_value(json_object_get(b, "share")) * 100.0);
+}
+
 json_t *report_result(const struct report *r, const struct calib_params *p)
 {
 	json_t *path = json_array(), *res;
 	bool bottleneck = r->stop_action == CALIB_COMMIT && r->stop_node >= 0;
 	int chain[TREE_MAX_DEPTH + 1], n = 0, i, idx;
-	_cleanup_free_ char *summary = NULL, *behind = NULL;
+	_cleanup_free_ char *summary = NULL, *behind = NULL, *both = NULL;
 
 	for (idx = bottleneck ? r->stop_node : -1; idx >= 0 && n <= TREE_MAX_DEPTH;
 	     idx = r->tree->nodes[idx].parent)
@@ -221,15 +253,17 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 
 	if (bottleneck && json_array_size(r->rq_holders) > 0 && path_waits(r, chain, n))
 		behind = holders_text(r->rq_holders);
+	if (r->causes)
+		both = causes_text(r->causes);
 	if (bottleneck)
-		summary = xasprintf("Bottleneck at %s%s. %s Why: %s%s%s",
+		summary = xasprintf("Bottleneck at %s%s. %s Why: %s%s%s%s",
 				    r->tree->nodes[r->stop_node].id,
 				    tree_is_leaf(r->tree, r->stop_node) ? ""
 									 : " (not narrowed to a leaf)",
 				    r->tree->nodes[r->stop_node].description,
 				    r->stop_reason ?: "",
 				    behind ? ". On the CPU when its runqueue waits ended: " : "",
-				    behind ?: "");
+				    behind ?: "", both ?: "");
 	else
 		summary = xasprintf("No kernel bottleneck: %s", r->stop_reason ?: "");
 
@@ -245,5 +279,7 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 		json_object_set_new(res, "reason_code", json_string(r->stop_code ?: "unexplained"));
 	if (behind)
 		json_object_set(res, "waited_behind", r->rq_holders);
+	if (bottleneck && r->causes)
+		json_object_set(res, "causes", r->causes);
 	return res;
 }

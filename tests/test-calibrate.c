@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Calibration maths and the descent rule, with hand-computed numbers. */
 #include "daemon/calibrate.h"
+#include "daemon/report.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
 #include "tests/tree-fixture.h"
@@ -767,6 +768,72 @@ static void test_why_names(void)
 	CHECK_STREQ(calib_why_name(CALIB_WHY_MAX), "unknown", "out of range");
 }
 
+/*
+ * Two causes: the path named and another that each took at least 30% of
+ * the time the target lost are both named; the descent follows the first.
+ * One that took less (but deviated) is not a second cause.
+ */
+static void test_two_causes(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow)];
+	struct calib_decision d;
+	struct report rep;
+	json_auto_t *res = NULL;
+	json_t *causes;
+
+	tap_subtest("two causes");
+	/* paging +300 ms and the scheduler +100 ms of a run 300 ms slower: 100% and 33% */
+	CHECK(decide(NULL, t, NULL, level1_slow, ARRAY_SIZE(level1_slow), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging"));
+	CHECKF(d.has_also && streq(t->nodes[d.also].id, "kernel_scheduler"), "also %s",
+	       d.has_also ? t->nodes[d.also].id : "(none)");
+	CHECK(d.has_also && streq(d.scores[d.also_evidence].metric, "kernel_scheduler/time_ns"));
+	CHECKF(strstr(d.reason, "and kernel_scheduler took 33% too"), "reason: %s", d.reason);
+
+	/* the report names both, with their evidence, and says which one it followed */
+	report_init(&rep, t);
+	report_level(&rep, 1, -1, &d);
+	report_stop(&rep, tree_find(t, "kernel_paging"), CALIB_COMMIT, "test", NULL);
+	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	causes = json_object_get(res, "causes");
+	CHECKF(json_array_size(causes) == 2, "causes: %s",
+	       json_dumps(causes, JSON_COMPACT) ?: "(none)");
+	CHECK(streq(json_string_value(json_object_get(json_array_get(causes, 0), "node")),
+		    "kernel_paging"));
+	CHECK(streq(json_string_value(json_object_get(json_array_get(causes, 1), "node")),
+		    "kernel_scheduler"));
+	CHECK(near(json_number_value(json_object_get(json_array_get(causes, 1), "share")), 1.0 / 3));
+	CHECK(streq(json_string_value(json_object_get(
+			json_object_get(json_array_get(causes, 1), "evidence"), "metric")),
+		    "kernel_scheduler/time_ns"));
+	CHECKF(strstr(json_string_value(json_object_get(res, "summary")),
+		      "Two causes at level 1: kernel_paging (100% of the added time), followed, and "
+		      "kernel_scheduler (33%)"),
+	       "summary: %s", json_string_value(json_object_get(res, "summary")));
+	report_free(&rep);
+	calib_decision_free(&d);
+
+	/* the scheduler +60 ms: it explains 20%, flagged but not a second cause */
+	memcpy(rows, level1_slow, sizeof(level1_slow));
+	rows[3].pmv = 6.1e7;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging"));
+	CHECK(find_score(&d, "kernel_scheduler/time_ns")->flagged && !d.has_also);
+	CHECK(!strstr(d.reason, "too ("));
+	calib_decision_free(&d);
+
+	/* the ablation has no shares: never two causes */
+	{
+		struct calib_params p;
+
+		calib_params_default(&p);
+		p.calibrated = false;
+		CHECK(decide(&p, t, NULL, level1_slow, ARRAY_SIZE(level1_slow), &d) == 0);
+		CHECK(!d.has_also);
+		calib_decision_free(&d);
+	}
+}
+
 int main(void)
 {
 	struct tree *t = load_real();
@@ -779,6 +846,7 @@ int main(void)
 	test_rest_of_run(t);
 	test_thread_time(t);
 	test_share(t);
+	test_two_causes(t);
 	test_count_only_ranking(t);
 	test_uncalibrated(t);
 	test_missing_metrics(t);
