@@ -53,7 +53,8 @@ const volatile int fentry_slot[ARGUS_FENTRY_PAIRS] = {};
 
 /* Diagnostics for the trace: faults that moved nothing a class recognizes. */
 unsigned long long unclassified_faults = 0;
-unsigned long long thread_map_full = 0; /* task storage allocation failures */
+/* task-state lookups refused: storage held by an interrupted program on the CPU, or full */
+unsigned long long thread_map_full = 0;
 
 /*
  * The target's thread time beyond its first thread: the lives of the

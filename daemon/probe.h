@@ -56,6 +56,12 @@ struct probe_counts {
 	struct argus_counter slot[ARGUS_MAX_SLOTS];
 	struct argus_counter cls[ARGUS_CLS_MAX];
 	unsigned long long unclassified_faults;
+	/*
+	 * Lookups of a task's state the kernel refused, for any task (its task
+	 * storage held by a program this one interrupted on the CPU, or no
+	 * memory): an event of the target's among them went uncounted.
+	 */
+	unsigned long long state_misses;
 	/* Lives of the threads and processes the target started after attach, summed at exit. */
 	unsigned long long child_thread_ns;
 	unsigned long long run_cnt;	/* program runs, when stats were on */
