@@ -31,7 +31,7 @@ run_ctest build -LE vm
 
 echo "== sanitizer build (ASan + UBSan)"
 BUILD_DIR=build-asan ./scripts/build.sh -DARGUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-echo "== tests under sanitizers (test-systemd-boot, labelled slow, runs in the build above only)"
+echo "== tests under sanitizers (test-systemd-boot and test-matrix, labelled slow, run in the build above only)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_ctest build-asan -LE slow
