@@ -28,7 +28,8 @@
 #define API_LIST_DEFAULT 50
 #define API_LIST_MAX 500
 #define API_UNIT_MAX 256
-#define API_QUERY_VALUE_MAX 256
+/* a query value: room for every subject a request can be stored under ("unit:" and a unit name) */
+#define API_QUERY_VALUE_MAX 512
 #define API_QUERY_ARGS_MAX 16
 /* the longest a GET /jobs/ID?wait=S may wait for the job to change */
 #define API_WAIT_MAX_S 60

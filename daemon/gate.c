@@ -393,7 +393,9 @@ static int check_code_relocations(const struct elf_view *v, Elf_Data *rel, const
 		if (!gelf_getrel(rel, i, &r))
 			return refuse(ret_err, -EINVAL, "unreadable relocation in %.128s", sname);
 		symi = GELF_R_SYM(r.r_info);
-		if (r.r_offset % sizeof(in) || r.r_offset + sizeof(in) > code->d_size ||
+		/* written so that an offset near 2^64 cannot wrap past the check */
+		if (r.r_offset % sizeof(in) || r.r_offset > code->d_size ||
+		    code->d_size - r.r_offset < sizeof(in) ||
 		    symi >= v->n_syms || !gelf_getsym(v->symtab, symi, &sym))
 			return refuse(ret_err, -EINVAL, "bad relocation in %.128s", sname);
 		memcpy(&in, (const char *)code->d_buf + r.r_offset, sizeof(in));
