@@ -131,14 +131,15 @@ void render_descent(FILE *f, const json_t *trace)
 
 /* ---- results ---- */
 
-static void render_warnings(FILE *f, const json_t *warnings)
+/* One line per message of list (strings, or objects with "message"), after prefix. */
+static void render_messages(FILE *f, const char *prefix, const json_t *list)
 {
-	const json_t *w;
+	const json_t *m;
 	size_t i;
 
-	json_array_foreach (warnings, i, w)
-		fprintf(f, "   warning: %s\n",
-			json_is_string(w) ? json_string_value(w) : str(w, "message"));
+	json_array_foreach (list, i, m)
+		fprintf(f, "%s%s\n", prefix,
+			json_is_string(m) ? json_string_value(m) : str(m, "message"));
 }
 
 void render_verdict(FILE *f, const json_t *result)
@@ -172,7 +173,7 @@ void render_verdict(FILE *f, const json_t *result)
 			floor(json_number_value(ns)),
 			floor(num(o, "overhead_fraction") * 10000) / 100);
 	}
-	render_warnings(f, json_object_get(result, "warnings"));
+	render_messages(f, "   warning: ", json_object_get(result, "warnings"));
 }
 
 void render_reference(FILE *f, const json_t *result)
@@ -184,7 +185,7 @@ void render_reference(FILE *f, const json_t *result)
 		fprintf(f, " over %lld runs",
 			(long long)json_integer_value(json_object_get(result, "repeats")));
 	fputc('\n', f);
-	render_warnings(f, json_object_get(result, "warnings"));
+	render_messages(f, "   warning: ", json_object_get(result, "warnings"));
 }
 
 void render_job(FILE *f, const json_t *job)
@@ -235,16 +236,6 @@ void render_jobs(FILE *f, const json_t *doc)
 			(long long)json_integer_value(next));
 }
 
-static void render_errors(FILE *f, const json_t *errors)
-{
-	const json_t *e;
-	size_t i;
-
-	json_array_foreach (errors, i, e)
-		fprintf(f, "refused definition: %s\n",
-			json_is_string(e) ? json_string_value(e) : str(e, "message"));
-}
-
 void render_workloads(FILE *f, const json_t *doc)
 {
 	const json_t *w;
@@ -262,7 +253,7 @@ void render_workloads(FILE *f, const json_t *doc)
 			fprintf(f, " (unusable: %s)", str(w, "unusable_reason"));
 		fputc('\n', f);
 	}
-	render_errors(f, json_object_get(doc, "errors"));
+	render_messages(f, "refused definition: ", json_object_get(doc, "errors"));
 }
 
 void render_services(FILE *f, const json_t *doc)
@@ -277,7 +268,7 @@ void render_services(FILE *f, const json_t *doc)
 		fprintf(f, "%-20s %-32s %s\n", str(s, "name"), unit ?: str_or(s, "cgroup", "-"),
 			str_or(s, "description", ""));
 	}
-	render_errors(f, json_object_get(doc, "errors"));
+	render_messages(f, "refused definition: ", json_object_get(doc, "errors"));
 }
 
 /* ---- the tree ---- */

@@ -787,27 +787,32 @@ check_watchdog() {
 }
 
 # POST a reference and follow the job; the reference id in $REF.
-REF=""
-REF_JOB=""
-record_reference() {
-	local body id state
-
-	http POST /references "{\"workload\": \"$WORKLOAD\", \"repeats\": 3}"
-	body=$BODY
-	[ "$HTTP_CODE" = 202 ] || fail "POST /references answered $HTTP_CODE: $body"
-	id=$(jq -r .id <<<"$body")
+# POST body $2 to path $1 and follow the job to its end: JOB_ID, JOB_STATE,
+# and the final job in BODY.
+JOB_ID=""
+JOB_STATE=""
+run_job() {
+	http POST "$1" "$2"
+	[ "$HTTP_CODE" = 202 ] || fail "POST $1 answered $HTTP_CODE: $BODY"
+	JOB_ID=$(jq -r .id <<<"$BODY")
 	for _ in $(seq 300); do
-		http GET "/jobs/$id"
-		body=$BODY
-		state=$(jq -r .state <<<"$body")
-		case $state in
+		http GET "/jobs/$JOB_ID"
+		JOB_STATE=$(jq -r .state <<<"$BODY")
+		case $JOB_STATE in
 		queued | running) sleep 1 ;;
 		*) break ;;
 		esac
 	done
-	[ "$state" = succeeded ] || fail "reference job $id: $state $(jq -c .error <<<"$body")"
-	REF=$(jq -r .result.reference <<<"$body")
-	REF_JOB=$id
+}
+
+REF=""
+REF_JOB=""
+record_reference() {
+	run_job /references "{\"workload\": \"$WORKLOAD\", \"repeats\": 3}"
+	[ "$JOB_STATE" = succeeded ] ||
+		fail "reference job $JOB_ID: $JOB_STATE $(jq -c .error <<<"$BODY")"
+	REF=$(jq -r .result.reference <<<"$BODY")
+	REF_JOB=$JOB_ID
 }
 
 check_reference() {
@@ -840,19 +845,10 @@ check_diagnose() {
 	local body id state verdict t0
 
 	t0=$(date +%s)
-	http POST /diagnose "{\"workload\": \"$WORKLOAD\", \"reference\": $REF}"
+	run_job /diagnose "{\"workload\": \"$WORKLOAD\", \"reference\": $REF}"
+	id=$JOB_ID
+	state=$JOB_STATE
 	body=$BODY
-	[ "$HTTP_CODE" = 202 ] || fail "POST /diagnose answered $HTTP_CODE: $body"
-	id=$(jq -r .id <<<"$body")
-	for _ in $(seq 300); do
-		http GET "/jobs/$id"
-		body=$BODY
-		state=$(jq -r .state <<<"$body")
-		case $state in
-		queued | running) sleep 1 ;;
-		*) break ;;
-		esac
-	done
 	verdict=$(jq -r '.result.verdict // empty' <<<"$body")
 	[ "$state" = succeeded ] && [ -n "$verdict" ] ||
 		fail "diagnosis job $id: $state $(jq -c '.error // .result' <<<"$body")"
