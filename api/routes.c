@@ -738,6 +738,18 @@ static void get_workloads(const struct api_ctx *ctx, struct api_stats *st,
 	respond_json(r, 200, j);
 }
 
+/* The service definitions, each with where it is now (its cgroup and processes) or why not. */
+static void get_services(const struct api_ctx *ctx, struct api_stats *st,
+			 const struct api_request *req, const char *idstr, struct api_response *r)
+{
+	const struct workload_registry *reg;
+	struct workload_registry *held = registry_hold(ctx, &reg);
+	json_t *j = service_registry_to_json(reg ? reg->services : NULL, true);
+
+	workload_registry_free(held);
+	respond_json(r, 200, j);
+}
+
 static void get_tree(const struct api_ctx *ctx, struct api_stats *st, const struct api_request *req,
 		     const char *idstr, struct api_response *r)
 {
@@ -995,6 +1007,7 @@ static const struct route routes[] = {
     {.method = METHOD_DELETE, .path = "/jobs/{id}", .handler = delete_job},
     {.method = METHOD_GET, .path = "/jobs/{id}/trace", .handler = get_trace},
     {.method = METHOD_GET, .path = "/workloads", .handler = get_workloads},
+    {.method = METHOD_GET, .path = "/services", .handler = get_services},
     {.method = METHOD_GET, .path = "/tree", .handler = get_tree},
     {.method = METHOD_GET, .path = "/healthz", .handler = get_healthz},
     {.method = METHOD_GET, .path = "/metrics", .handler = get_metrics},

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "api/validate.h"
+#include "daemon/service.h"
+#include "daemon/unit.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -63,28 +65,15 @@ static bool workload_known(const struct workload_registry *r, const char *name)
 	return false;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* systemd unit names: [A-Za-z0-9:_.\@-], bounded, a unit type that has processes. */
 static bool valid_unit(const char *s)
 {
-	size_t i;
+	return s && strlen(s) <= API_UNIT_MAX && unit_name_valid(s);
+}
 
-	if (!s || !*s || strlen(s) > API_UNIT_MAX)
-		return false;
-	for (i = 0; s[i]; i++) {
-		char c = s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == ':' || c == '_' || c == '.' || c == '\\' || c == '@' || c == '-'))
-			return false;
-	}
-	return ends_with(s, ".service") || ends_with(s, ".scope");
+static bool service_known(const struct workload_registry *r, const char *name)
+{
+	return r && service_find(r->services, name) != NULL;
 }
 
 /*
@@ -97,15 +86,38 @@ static int parse_subject(const json_t *body, const struct workload_registry *wor
 	static const char *const target_fields[] = {"pid", "unit", NULL};
 	json_t *workload = json_object_get(body, "workload");
 	json_t *target = json_object_get(body, "target");
+	json_t *service = json_object_get(body, "service");
 	int r;
 
-	if (workload && target)
+	if (!!workload + !!target + !!service > 1)
 		return api_error_set(err, 400, "conflicting_fields",
-				     "give either \"workload\" or \"target\", not both");
-	if (!workload && !target)
+				     "give one of \"workload\", \"service\" and \"target\"");
+	if (!workload && !target && !service)
 		return api_error_set(err, 400, "missing_field",
-				     "give \"workload\": NAME (see GET /workloads) or \"target\": "
-				     "{\"pid\": N} or {\"unit\": \"NAME.service\"}");
+				     "give \"workload\": NAME (see GET /workloads), \"service\": "
+				     "NAME (see GET /services) or \"target\": {\"pid\": N} or "
+				     "{\"unit\": \"NAME.service\"}");
+
+	if (service) {
+		const char *name = json_string_value(service);
+		_cleanup_free_ char *subject = NULL;
+
+		if (!name || !valid_name(name, SERVICE_NAME_MAX))
+			return api_error_set(err, 400, "bad_field",
+					     "\"service\" must be a service name ([a-z0-9_.-], "
+					     "at most %d characters)",
+					     SERVICE_NAME_MAX);
+		if (!service_known(workloads, name))
+			return api_error_set(err, 400, "unknown_service",
+					     "no service named \"%.*s\" is defined; GET /services "
+					     "lists them",
+					     API_QUOTE_MAX, name);
+		subject = xasprintf("service:%s", name);
+		json_object_set_new(out, "service", json_string(name));
+		json_object_set_new(out, "subject", json_string(subject));
+		*ret_is_target = true;
+		return 0;
+	}
 
 	if (workload) {
 		const char *name = json_string_value(workload);
@@ -183,6 +195,9 @@ static int parse_window(const json_t *body, bool is_target, const struct request
 	r = opt_int(body, "window_s", 1, API_WINDOW_MAX_S, &window, &present, err);
 	if (r < 0)
 		return r;
+	/* a service's own window_s, else the configuration's, when the job starts */
+	if (!present && json_object_get(out, "service"))
+		return 0;
 	if (!is_target) {
 		if (present)
 			return api_error_set(err, 400, "bad_field",
@@ -200,7 +215,7 @@ int validate_diagnose(const json_t *body, const struct request_defaults *d,
 		      const struct workload_registry *workloads, json_t **ret,
 		      struct api_error *err)
 {
-	static const char *const fields[] = {"workload",  "target",   "reference",   "agent", "tau",
+	static const char *const fields[] = {"workload",  "service", "target",   "reference",   "agent", "tau",
 					     "max_depth", "window_s", "calibration", NULL};
 	json_auto_t *out = json_object();
 	long long reference = 0, depth = API_DEPTH_MAX;
@@ -214,7 +229,8 @@ int validate_diagnose(const json_t *body, const struct request_defaults *d,
 		return api_error_set(err, 400, "bad_body", "the body must be a JSON object");
 	r = check_fields(
 	    body, fields, "",
-	    "workload, target, reference, agent, tau, max_depth, window_s, calibration", err);
+	    "workload, service, target, reference, agent, tau, max_depth, window_s, calibration",
+	    err);
 	if (r < 0)
 		return r;
 	r = parse_subject(body, workloads, out, &is_target, err);
@@ -280,7 +296,8 @@ int validate_reference_request(const json_t *body, const struct request_defaults
 			       const struct workload_registry *workloads, json_t **ret,
 			       struct api_error *err)
 {
-	static const char *const fields[] = {"workload", "target", "repeats", "window_s", NULL};
+	static const char *const fields[] = {"workload", "service", "target", "repeats", "window_s",
+					     NULL};
 	json_auto_t *out = json_object();
 	long long repeats = d->repeats;
 	bool is_target = false, present;
@@ -288,7 +305,7 @@ int validate_reference_request(const json_t *body, const struct request_defaults
 
 	if (!json_is_object(body))
 		return api_error_set(err, 400, "bad_body", "the body must be a JSON object");
-	r = check_fields(body, fields, "", "workload, target, repeats, window_s", err);
+	r = check_fields(body, fields, "", "workload, service, target, repeats, window_s", err);
 	if (r < 0)
 		return r;
 	r = parse_subject(body, workloads, out, &is_target, err);
@@ -367,7 +384,7 @@ static int parse_limit(const char *s, int *ret, struct api_error *err)
 	return 0;
 }
 
-/* A subject as references store it: a workload name, "pid:N" or "unit:NAME". */
+/* A subject as references store it: a workload name, "pid:N", "unit:NAME" or "service:NAME". */
 static bool valid_subject(const char *s)
 {
 	int64_t pid;
@@ -376,6 +393,8 @@ static bool valid_subject(const char *s)
 		return validate_id(s + 4, &pid) == 0 && pid <= PID_MAX_VALUE;
 	if (strncmp(s, "unit:", 5) == 0)
 		return valid_unit(s + 5);
+	if (strncmp(s, "service:", 8) == 0)
+		return valid_name(s + 8, SERVICE_NAME_MAX);
 	return valid_name(s, WORKLOAD_NAME_MAX);
 }
 
@@ -435,7 +454,7 @@ int validate_job_query(const struct query_arg *args, size_t n, struct job_filter
 			if (!valid_subject(v))
 				return api_error_set(err, 400, "bad_field",
 						     "\"subject\" must be a workload name, "
-						     "pid:N or unit:NAME.service");
+						     "pid:N, unit:NAME.service or service:NAME");
 			f.subject = v;
 		} else if (strcmp(k, "since") == 0 || strcmp(k, "until") == 0) {
 			if (!valid_time(v))
@@ -502,7 +521,7 @@ int validate_reference_query(const struct query_arg *args, size_t n, const char 
 			if (!valid_subject(args[i].value))
 				return api_error_set(err, 400, "bad_field",
 						     "\"subject\" must be a workload name, "
-						     "pid:N or unit:NAME.service");
+						     "pid:N, unit:NAME.service or service:NAME");
 			subject = args[i].value;
 		} else {
 			r = parse_limit(args[i].value, &limit, err);

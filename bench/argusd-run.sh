@@ -13,6 +13,7 @@ argusd_start() {
 listen = 127.0.0.1:0
 state_dir = $D/state
 workloads_dir = $SRC/workloads
+services_dir = $D/no-services
 victims_dir = $D/programs
 tree_file = $SRC/tree-data/tree.json
 schema_dir = $SRC/schema

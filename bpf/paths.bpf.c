@@ -80,7 +80,15 @@ struct {
 	__type(value, struct argus_counter);
 } runq_holders SEC(".maps");
 
-/* tgids that belong to the target; user space adds the root, forks add children. */
+/*
+ * tgids that belong to the target; user space adds the root, forks add
+ * children. User space may add more while the probe is attached (the
+ * processes that join a service's cgroup): it then bumps targets_gen, and
+ * every task seen as another's is looked up again once.
+ */
+volatile __u32 targets_gen = 0;
+
+/* tgids that belong to the target. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ARGUS_MAX_TGIDS);
@@ -97,6 +105,7 @@ struct span {
 
 struct thread_state {
 	__u32 role; /* ROLE_TARGET or ROLE_OTHER, decided on first sight */
+	__u32 gen;  /* targets_gen when role was decided */
 	struct {
 		__u64 start;  /* 0: not inside a fault */
 		__u64 end;    /* last page mapped, or last wakeup inside the fault */
@@ -110,6 +119,8 @@ struct thread_state {
 		__u64 runq_own;	      /* the own part of the wait on CPUs it has left (migrations) */
 		__u64 runq_total;     /* all its runqueue waits so far */
 		__u64 block_start;    /* blocked since (switched out not runnable) */
+		__u64 sleep_start;    /* asleep since (switched out not runnable), until the wakeup */
+		__u64 slept_total;    /* all its sleeps so far, to their wakeups */
 		__u64 io_block_start; /* blocked in iowait outside a fault */
 		struct span fork;     /* in clone/fork/clone3 */
 	} sched;
@@ -121,8 +132,9 @@ struct thread_state {
 		__u32 futex_own; /* the futex wait was ended by one of the target's own tasks */
 	} sync;
 	struct {
-		struct span span; /* in a system call on a file of one kind (syscalls.bpf.h) */
+		struct span span; /* in a system call of one kind (syscalls.bpf.h) */
 		__u32 cls;	  /* its class, from file_call_class() */
+		__u64 slept0;	  /* sched.slept_total when it began */
 	} file_call;
 };
 
@@ -144,8 +156,9 @@ struct {
  * Per-thread state in task-local storage: one lookup, no hashing, freed
  * with the task. Every task the probe meets gets an entry whose role says
  * whether it belongs to the target, so the tgid table is consulted once per
- * task, not once per event. Membership cannot change after that first
- * look: children are added to targets at fork, before they run.
+ * task, not once per event. Children are added to targets at fork, before
+ * they run; a task decided as another's is looked up again when user space
+ * has added processes since (targets_gen). A target stays a target.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -210,7 +223,7 @@ static __always_inline void account(__u32 cls, __u64 count, __u64 time_ns)
 static __always_inline struct thread_state *task_state(struct task_struct *p)
 {
 	struct thread_state *ts = bpf_task_storage_get(&threads, p, 0, 0);
-	__u32 tgid;
+	__u32 tgid, gen = targets_gen;
 
 	if (!ts) {
 		ts = bpf_task_storage_get(&threads, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -218,9 +231,12 @@ static __always_inline struct thread_state *task_state(struct task_struct *p)
 			__sync_fetch_and_add(&thread_map_full, 1);
 			return NULL;
 		}
-		tgid = argus_tgid_in_ns(p, pidns_inum);
-		ts->role = tgid && bpf_map_lookup_elem(&targets, &tgid) ? ROLE_TARGET : ROLE_OTHER;
+	} else if (ts->role == ROLE_TARGET || ts->gen == gen) {
+		return ts->role == ROLE_TARGET ? ts : NULL;
 	}
+	tgid = argus_tgid_in_ns(p, pidns_inum);
+	ts->role = tgid && bpf_map_lookup_elem(&targets, &tgid) ? ROLE_TARGET : ROLE_OTHER;
+	ts->gen = gen;
 	return ts->role == ROLE_TARGET ? ts : NULL;
 }
 

@@ -23,11 +23,12 @@
  * argus_companions, lists in daemon/probe_plan.c), and counted_with is a
  * class that the probe counts along with it and that no node owns
  * (ARGUS_CLS_MAX: none). A class of system calls whose time is spent on a
- * file of one kind has its file type (ARGUS_FTYPE_<type>) and its group of
- * calls (ARGUS_CALLS_<calls>): it counts those calls on a file of that type,
- * by the type of the descriptor in their first argument, from entry to
- * return, less the runqueue waits inside (bpf/syscalls.bpf.h); the first
- * such row that matches wins. Other classes have NONE, NONE.
+ * file of one kind has its file type (ARGUS_FTYPE_<type>, ANY for calls
+ * whatever their descriptor) and its group of calls (ARGUS_CALLS_<calls>):
+ * it counts those calls on a file of that type, by the type of the
+ * descriptor in their first argument, from entry to return, less the
+ * runqueue waits inside (bpf/syscalls.bpf.h); the first such row that
+ * matches wins. Other classes have NONE, NONE.
  */
 #define ARGUS_CLASSES(X)                                                                           \
 	/* kernel_paging */                                                                        \
@@ -53,7 +54,13 @@
 	X(FUTEX, futex, FUTEX, FUTEX_OWN, NONE, NONE) /* not ended by its own tasks */             \
 	X(MMAP_LOCK, mmap_lock, NONE, MAX, NONE, NONE) /* start_locking..acquired */               \
 	X(PIPE, pipe, NONE, MAX, FIFO, RW) /* reads and writes on a pipe */                        \
-	X(SOCKET, socket, NONE, MAX, SOCK, ANY) /* reads, writes, sends, receives on a socket */   \
+	X(STREAM_RECV, stream_recv, NONE, MAX, STREAM, IN) /* receives on a stream socket */       \
+	X(STREAM_SEND, stream_send, NONE, MAX, STREAM, OUT) /* sends on a stream socket */         \
+	X(DGRAM_RECV, dgram_recv, NONE, MAX, DGRAM, IN) /* receives on a datagram socket */        \
+	X(DGRAM_SEND, dgram_send, NONE, MAX, DGRAM, OUT) /* sends on a datagram socket */          \
+	/* waits for events or connections, the sleep for them apart (wait_idle) */                \
+	X(EPOLL, epoll, NONE, WAIT_IDLE, ANY, POLL)                                                \
+	X(FILE_LOCK, file_lock, NONE, MAX, ANY, LOCK) /* flock, fcntl F_SETLKW waits */            \
 	/*                                                                                         \
 	 * Waits on the target's own tasks, owned by no node: a runqueue wait                      \
 	 * ended by one of its own threads (the CPU ran the target), a futex wait                  \
@@ -62,7 +69,13 @@
 	 * paths). Counted with runq_wait and futex.                                               \
 	 */                                                                                        \
 	X(RUNQ_OWN, runq_own, NONE, MAX, NONE, NONE)                                               \
-	X(FUTEX_OWN, futex_own, NONE, MAX, NONE, NONE)
+	X(FUTEX_OWN, futex_own, NONE, MAX, NONE, NONE)                                             \
+	/*                                                                                         \
+	 * Idle, owned by no node: the sleep inside a wait for events or                           \
+	 * connections (epoll_wait, poll, select, accept). A server with                           \
+	 * nothing to do waits there; it loses no time. Counted with epoll.                        \
+	 */                                                                                        \
+	X(WAIT_IDLE, wait_idle, NONE, MAX, NONE, NONE)
 
 enum argus_class {
 #define ARGUS_CLASS_ENUM(id, name, companions, with, ftype, calls) ARGUS_CLS_##id,
@@ -71,17 +84,32 @@ enum argus_class {
 	ARGUS_CLS_MAX,
 };
 
-/* File types of a class's calls (its file type column), as the S_IFMT bits of i_mode. */
+/*
+ * File types of a class's calls (its file type column): the S_IFMT bits of
+ * i_mode, a socket's by its kind (S_IFSOCK with 1 for stream, 2 for
+ * datagram: values no i_mode has), ANY for calls whatever their descriptor.
+ */
 #define ARGUS_FTYPE_NONE 0
+#define ARGUS_FTYPE_ANY 1
 #define ARGUS_FTYPE_FIFO 0010000
-#define ARGUS_FTYPE_SOCK 0140000
+#define ARGUS_FTYPE_STREAM 0140001
+#define ARGUS_FTYPE_DGRAM 0140002
 
 /* Groups of calls on a file descriptor (its calls column; bpf/syscalls.bpf.h has their numbers). */
 enum argus_calls {
 	ARGUS_CALLS_NONE = 0,
-	ARGUS_CALLS_RW = 1,  /* read, write, readv, writev */
-	ARGUS_CALLS_MSG = 2, /* sendto, recvfrom, sendmsg, recvmsg, sendmmsg, recvmmsg */
-	ARGUS_CALLS_ANY = ARGUS_CALLS_RW | ARGUS_CALLS_MSG,
+	ARGUS_CALLS_READ = 1,	/* read, readv */
+	ARGUS_CALLS_WRITE = 2,	/* write, writev */
+	ARGUS_CALLS_RECV = 4,	/* recvfrom, recvmsg, recvmmsg */
+	ARGUS_CALLS_SEND = 8,	/* sendto, sendmsg, sendmmsg */
+	ARGUS_CALLS_POLL = 16,	/* epoll_wait, epoll_pwait, epoll_pwait2, poll, ppoll, select,
+				 * pselect6, accept, accept4 */
+	ARGUS_CALLS_LOCK = 32,	/* flock without LOCK_NB, fcntl F_SETLKW and F_OFD_SETLKW */
+	ARGUS_CALLS_RW = ARGUS_CALLS_READ | ARGUS_CALLS_WRITE,
+	ARGUS_CALLS_IN = ARGUS_CALLS_READ | ARGUS_CALLS_RECV,
+	ARGUS_CALLS_OUT = ARGUS_CALLS_WRITE | ARGUS_CALLS_SEND,
+	/* the calls whose class depends on their descriptor's type */
+	ARGUS_CALLS_ON_FD = ARGUS_CALLS_IN | ARGUS_CALLS_OUT,
 };
 
 /* The tracepoints a class needs besides its node's hooks (their lists: daemon/probe_plan.c). */

@@ -109,6 +109,10 @@ static __always_inline void mark_runnable(struct task_struct *p)
 	if (!ts)
 		return;
 	now = bpf_ktime_get_ns();
+	if (ts->sched.sleep_start) {
+		ts->sched.slept_total += now - ts->sched.sleep_start;
+		ts->sched.sleep_start = 0;
+	}
 	if (!ts->sched.runq_start)
 		runq_enter(ts, task_cpu_of(p), now);
 	/* its iowait ends with the wakeup: the wait for a CPU after it is runqueue time */
@@ -209,6 +213,7 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	}
 	ts->sched.runq_start = 0;
 	ts->sched.block_start = now;
+	ts->sched.sleep_start = now;
 	if (!ts->fault.start && BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
 		ts->sched.io_block_start = now;
 	/*
@@ -281,6 +286,12 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	if (occ)
 		occ->target_since = now;
 	ts->sched.runq_start = 0;
+	/* its wakeup went unseen: the sleep ends here at the latest */
+	if (ts->sched.sleep_start) {
+		if (now > ts->sched.sleep_start)
+			ts->sched.slept_total += now - ts->sched.sleep_start;
+		ts->sched.sleep_start = 0;
+	}
 	if (ts->sched.block_start) {
 		/* blocked inside a fault: the fault lasted at least until now */
 		if (ts->fault.start) {

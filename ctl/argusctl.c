@@ -543,7 +543,7 @@ static void help(void)
 	       "\n"
 	       "Commands:\n"
 	       "  workloads                  the registered workloads\n"
-	       "  services                   the registered services\n"
+	       "  services                   the defined services, and where each is now\n"
 	       "  tree                       the code-path tree, resolved on this kernel\n"
 	       "  jobs [FILTERS]             jobs, newest first: --state S, --kind K,\n"
 	       "                             --subject S, --since T, --until T, --limit N,\n"

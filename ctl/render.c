@@ -261,12 +261,19 @@ void render_services(FILE *f, const json_t *doc)
 	const json_t *s;
 	size_t i;
 
-	fprintf(f, "%-20s %-32s %s\n", "NAME", "UNIT", "DESCRIPTION");
+	fprintf(f, "%-20s %-32s %-4s %s\n", "NAME", "UNIT OR CGROUP", "SLI", "NOW");
 	json_array_foreach (json_object_get(doc, "services"), i, s) {
 		const char *unit = json_string_value(json_object_get(s, "unit"));
+		const json_t *now = json_object_get(s, "now");
 
-		fprintf(f, "%-20s %-32s %s\n", str(s, "name"), unit ?: str_or(s, "cgroup", "-"),
-			str_or(s, "description", ""));
+		fprintf(f, "%-20s %-32s %-4s ", str(s, "name"), unit ?: str_or(s, "cgroup", "-"),
+			json_object_get(s, "sli") ? "yes" : "no");
+		if (json_is_object(now))
+			fprintf(f, "%lld processes in %s\n",
+				(long long)json_integer_value(json_object_get(now, "processes")),
+				str_or(now, "cgroup", "?"));
+		else
+			fprintf(f, "%s\n", str_or(s, "error", "-"));
 	}
 	render_messages(f, "refused definition: ", json_object_get(doc, "errors"));
 }

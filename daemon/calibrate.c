@@ -13,6 +13,7 @@
 
 #define WALL_METRIC "target/wall_ns"
 #define THREAD_METRIC "target/thread_ns"
+#define SLI_METRIC "target/sli_cost"
 
 void calib_params_default(struct calib_params *p)
 {
@@ -26,6 +27,8 @@ void calib_params_default(struct calib_params *p)
 	    .refute_z = 1.0,
 	    .min_share = 0.10,
 	    .cause_share = 0.30,
+	    .sli_rel_floor = 0.02,
+	    .min_sli_change = 0.10,
 	    .calibrated = true,
 	};
 }
@@ -365,15 +368,25 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 	struct calib_score *w;
 	double value, rel;
 
-	if (!gather(WALL_METRIC, ref, k, pmv, vals, &value))
+	if (gather(WALL_METRIC, ref, k, pmv, vals, &value)) {
+		d->wall = (int)d->n_scores++;
+		w = &d->scores[d->wall];
+		wp.rel_floor = p->wall_rel_floor;
+		calib_score_metric(&wp, WALL_METRIC, true, vals, k, value, w);
+	} else if (gather(SLI_METRIC, ref, k, pmv, vals, &value)) {
+		/* a throughput's cost is its negative: the centre's magnitude is the scale */
+		d->wall = (int)d->n_scores++;
+		d->wall_is_sli = true;
+		w = &d->scores[d->wall];
+		wp.rel_floor = p->sli_rel_floor;
+		wp.count_floor = 0;
+		calib_score_metric(&wp, SLI_METRIC, false, vals, k, value, w);
+	} else {
 		return 0;
-	d->wall = (int)d->n_scores++;
-	w = &d->scores[d->wall];
-	wp.rel_floor = p->wall_rel_floor;
-	calib_score_metric(&wp, WALL_METRIC, true, vals, k, value, w);
-	rel = w->centre > 0 ? w->delta / w->centre : (w->delta > 0 ? INFINITY : 0);
+	}
+	rel = w->centre != 0 ? w->delta / fabs(w->centre) : (w->delta > 0 ? INFINITY : 0);
 	if (p->calibrated)
-		w->flagged = w->flagged && rel > p->min_slowdown;
+		w->flagged = w->flagged && rel > (d->wall_is_sli ? p->min_sli_change : p->min_slowdown);
 	return rel;
 }
 
@@ -514,6 +527,22 @@ static void decide(const struct tree *t, const struct node_eval *top, int parent
 	}
 }
 
+/*
+ * The SLI's score in its own terms: a throughput (a negative cost) is shown
+ * as the positive number the service reports.
+ */
+static char *describe_sli(const struct calib_params *p, const struct calib_score *s)
+{
+	bool higher = s->centre < 0;
+	double sign = higher ? -1 : 1;
+
+	if (!p->calibrated)
+		return xasprintf("SLI %.4g vs %.4g (%s is better)", sign * s->value,
+				 sign * s->centre, higher ? "higher" : "lower");
+	return xasprintf("SLI %.4g vs %.4g +- %.2g, %s is better (z %.1f)", sign * s->value,
+			 sign * s->centre, s->spread, higher ? "higher" : "lower", s->z);
+}
+
 /* What the level's largest deviation was, for a level that names nothing below it. */
 static char *describe_most(const struct calib_params *p, const struct calib_decision *d)
 {
@@ -545,7 +574,7 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 
 	if (w) {
-		wall = describe(p, "wall", true, w);
+		wall = d->wall_is_sli ? describe_sli(p, w) : describe(p, "wall", true, w);
 		target = xasprintf(" (target %s)", wall);
 	}
 	switch (d->why) {
@@ -555,8 +584,10 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 				 wall, d->refuted ? ", within the reference runs' own spread" : "");
 	case CALIB_WHY_BELOW_MIN_SLOWDOWN:
 		return xasprintf("target not slower than its reference: %s, %+.1f%% is below the "
-				 "%.1f%% minimum slowdown",
-				 wall, wall_rel * 100.0, p->min_slowdown * 100.0);
+				 "%.1f%% minimum %s",
+				 wall, wall_rel * 100.0,
+				 (d->wall_is_sli ? p->min_sli_change : p->min_slowdown) * 100.0,
+				 d->wall_is_sli ? "change of the SLI" : "slowdown");
 	case CALIB_WHY_NOT_SLOWER:
 		return xasprintf("target not slower than its reference: %s", wall);
 	case CALIB_WHY_LEAF:
@@ -592,6 +623,10 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 				 wall, most);
 	case CALIB_WHY_NO_DEVIATION:
 		most = describe_most(p, d);
+		if (w && w->flagged)
+			return xasprintf("the target is slower (%s), but no kernel path deviates from "
+					 "the reference (%s)",
+					 wall, most);
 		return xasprintf("no kernel path deviates from the reference (%s)", most);
 	case CALIB_WHY_NONE:
 	case CALIB_WHY_MAX:
@@ -656,7 +691,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	largest = score_nodes(p, t, active, n_active, ref, k, pmv,
 			      slower_run_time(p, ref, k, pmv, vals), vals, &d, ev);
 	wall_rel = score_wall(p, ref, k, pmv, vals, &d);
-	if (p->calibrated && d.wall >= 0 && d.scores[d.wall].flagged)
+	/* an SLI is not a time the paths' times can be shares of */
+	if (p->calibrated && d.wall >= 0 && d.scores[d.wall].flagged && !d.wall_is_sli)
 		dismissed = judge_share(p, &d, &d.scores[d.wall]);
 	d.why = gate(p, &d, parent, wall_rel);
 	if (d.why != CALIB_WHY_NONE) {

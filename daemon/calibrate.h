@@ -54,6 +54,15 @@ struct calib_params {
 	 * follows the first, which ranks higher.
 	 */
 	double cause_share;
+	/*
+	 * A service judged by its SLI ("target/sli_cost", larger is worse):
+	 * the SLI's spread floor relative to its centre (default 0.02), and
+	 * the relative change it must show, beyond tau spreads, for the
+	 * service to be slower (default 0.10: latency percentiles and
+	 * throughputs of a live service wander more than a fixed program's
+	 * wall time).
+	 */
+	double sli_rel_floor, min_sli_change;
 	bool calibrated; /* false: ablation, raw deltas against the reference mean, no spread */
 };
 
@@ -127,7 +136,8 @@ struct calib_decision {
 	bool unconfirmed; /* abstaining because this deeper level's run was not slower */
 	bool refuted;	  /* ... and not even refute_z spreads slower: not worth measuring again */
 	bool dismissed;	  /* the evidence deviated but took less than min_share of the loss */
-	int wall;	  /* index in scores[] of "target/wall_ns", -1 without wall times */
+	int wall;	  /* index in scores[] of "target/wall_ns" (or of the SLI), -1 without */
+	bool wall_is_sli; /* the slowdown is the service's SLI, not a wall time */
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */

@@ -20,6 +20,7 @@ void config_defaults(struct config *c)
 	c->listen = xstrdup("127.0.0.1:8321");
 	c->state_dir = xstrdup("/var/lib/argusd");
 	c->workloads_dir = xstrdup("/etc/argus/workloads");
+	c->services_dir = xstrdup("/etc/argus/services");
 	c->victims_dir = xstrdup(ARGUS_PKGLIBEXECDIR "/victims");
 	c->tree_file = xstrdup(ARGUS_PKGDATADIR "/tree-data/tree.json");
 	c->schema_dir = xstrdup(ARGUS_PKGDATADIR "/schema");
@@ -84,6 +85,8 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_str(&c->state_dir, value);
 	else if (!strcmp(key, "workloads_dir"))
 		r = set_str(&c->workloads_dir, value);
+	else if (!strcmp(key, "services_dir"))
+		r = set_str(&c->services_dir, value);
 	else if (!strcmp(key, "victims_dir"))
 		r = set_str(&c->victims_dir, value);
 	else if (!strcmp(key, "tree_file"))
@@ -274,6 +277,7 @@ void config_free(struct config *c)
 	free(c->listen);
 	free(c->state_dir);
 	free(c->workloads_dir);
+	free(c->services_dir);
 	free(c->victims_dir);
 	free(c->tree_file);
 	free(c->schema_dir);

@@ -13,6 +13,7 @@ struct config {
 	char *listen;	     /* "127.0.0.1:8321" */
 	char *state_dir;     /* "/var/lib/argusd": store and lock */
 	char *workloads_dir; /* "/etc/argus/workloads" */
+	char *services_dir;  /* "/etc/argus/services": service definitions (service.h) */
 	char *victims_dir;   /* where bundled victims live; relative argv[0] resolves here */
 	char *tree_file;     /* tree-data file */
 	char *schema_dir;    /* directory of the schema files */

@@ -14,11 +14,13 @@
 #include "daemon/descent.h"
 #include "daemon/log.h"
 #include "daemon/report.h"
+#include "daemon/sli.h"
 #include "daemon/store.h"
 #include "daemon/util.h"
 #include "daemon/witness.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -55,34 +57,12 @@ bool diag_should_stop(void *job_ctx)
 	return job_ctx_cancelled(job_ctx);
 }
 
-static int unit_main_pid(const char *unit, pid_t *ret, char **ret_err)
-{
-	static const char *const roots[] = { "/sys/fs/cgroup/systemd/system.slice",
-					     "/sys/fs/cgroup/system.slice" };
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(roots); i++) {
-		_cleanup_free_ char *path = xasprintf("%s/%s/cgroup.procs", roots[i], unit);
-		_cleanup_free_ char *buf = NULL;
-		long pid;
-
-		if (read_file_bounded(path, 1 << 20, &buf, NULL) < 0)
-			continue;
-		pid = strtol(buf, NULL, 10);
-		if (pid <= 0) {
-			*ret_err = xasprintf("unit %s has no running process", unit);
-			return -ESRCH;
-		}
-		*ret = pid;
-		return 0;
-	}
-	*ret_err = xasprintf("unit %s: no cgroup found (is it running?)", unit);
-	return -ENOENT;
-}
-
 const char *diag_target_error_code(int r)
 {
-	return r == -ENOENT ? "unknown_workload" : r == -EACCES ? "workload_unusable" : "bad_target";
+	return r == -ENOENT   ? "unknown_workload"
+	       : r == -ENXIO  ? "unknown_service"
+	       : r == -EACCES ? "workload_unusable"
+			      : "bad_target";
 }
 
 int diag_target_from_request(const struct diag_env *env, const json_t *req,
@@ -90,6 +70,7 @@ int diag_target_from_request(const struct diag_env *env, const json_t *req,
 {
 	struct measure_target tg = { .victims_dir = env->cfg->victims_dir };
 	const char *wname = json_string_value(json_object_get(req, "workload"));
+	const char *sname = json_string_value(json_object_get(req, "service"));
 	json_t *target = json_object_get(req, "target");
 	json_int_t window_s = json_integer_value(json_object_get(req, "window_s"));
 
@@ -104,6 +85,16 @@ int diag_target_from_request(const struct diag_env *env, const json_t *req,
 					     tg.workload->unusable);
 			return -EACCES;
 		}
+	} else if (sname) {
+		tg.service = env->workloads ? service_find(env->workloads->services, sname) : NULL;
+		if (!tg.service) {
+			*ret_err = xasprintf("service %s is not defined (any more: GET /services)",
+					     sname);
+			return -ENXIO;
+		}
+		if (window_s <= 0)
+			window_s = tg.service->window_s;
+		tg.window_ms = (window_s > 0 ? window_s : env->cfg->window_s) * 1000;
 	} else if (json_is_object(target)) {
 		json_t *pid = json_object_get(target, "pid");
 		const char *unit = json_string_value(json_object_get(target, "unit"));
@@ -111,10 +102,7 @@ int diag_target_from_request(const struct diag_env *env, const json_t *req,
 		if (json_is_integer(pid) && json_integer_value(pid) > 0) {
 			tg.pid = json_integer_value(pid);
 		} else if (unit) {
-			int r = unit_main_pid(unit, &tg.pid, ret_err);
-
-			if (r < 0)
-				return r;
+			tg.unit = unit;
 		} else {
 			*ret_err = xstrdup("target needs a pid or a unit");
 			return -EINVAL;
@@ -128,6 +116,49 @@ int diag_target_from_request(const struct diag_env *env, const json_t *req,
 	return 0;
 }
 
+const char *diag_noise_metric(const struct measure_target *tg)
+{
+	if (tg->workload)
+		return "target/wall_ns";
+	if (tg->service && tg->service->sli)
+		return "target/sli";
+	return NULL;
+}
+
+/*
+ * A service is judged per unit of its work: a path that grew only because
+ * the service served more is not where it lost time. The unit is a request
+ * when the SLI is a throughput (its value times the window), else a
+ * CPU-second of the service's processes (at least SERVICE_CPU_MIN_S, so
+ * that a service that nearly stopped is not divided by nothing). Every
+ * metric but the target's own is divided by it; "target/units" says by
+ * what.
+ */
+#define SERVICE_CPU_MIN_S 0.01
+
+static void per_unit_of_work(struct mvec *v, const struct measure_target *tg)
+{
+	const double *window = mvec_get(v, "target/window_ns"), *cpu = mvec_get(v, "target/cpu_ns");
+	const double *sli = mvec_get(v, "target/sli");
+	double units;
+	size_t i;
+
+	if (tg->service && tg->service->sli && sli_is_rate(tg->service->sli) && sli && window)
+		units = fmax(*sli * *window / 1e9, 1.0);
+	else
+		units = fmax(cpu ? *cpu / 1e9 : 0, SERVICE_CPU_MIN_S);
+	for (i = 0; i < v->n; i++)
+		if (strncmp(v->v[i].metric, "target/", 7) != 0)
+			v->v[i].value /= units;
+	mvec_set(v, "target/units", units);
+}
+
+/* Whether a target's vectors are judged per unit of work: a service's (or a unit's). */
+static bool judged_per_unit(const struct measure_target *tg)
+{
+	return tg->service || tg->unit;
+}
+
 /* The state of one diagnosis, for the report. */
 struct diag_state {
 	const struct diag_env *env;
@@ -136,7 +167,7 @@ struct diag_state {
 	struct calib_params params;
 	struct mvec *ref;
 	size_t k;
-	bool workload; /* a workload argusd runs: its wall time is what a reference's noise is */
+	const char *noise; /* what says whether the reference's runs agree (diag_noise_metric) */
 	struct report rep;
 	/* the level whose authored probe the witness dropped: measured with the builtin from then on */
 	int dropped_level, dropped_parent;
@@ -225,6 +256,9 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 					(long long)ref_id);
 		return r < 0 ? r : -ENODATA;
 	}
+	if (judged_per_unit(tg))
+		for (size_t i = 0; i < st->k; i++)
+			per_unit_of_work(&st->ref[i], tg);
 	st->rep.reference_id = ref_id;
 	return 0;
 }
@@ -503,6 +537,9 @@ static int run_level(struct diag_state *st, const struct descent *ds, int *activ
 				mvec_to_json(&mr.vec), "probe", mr.probe ? json_incref(mr.probe) : NULL,
 				"wall_ns", (json_int_t)mr.target.wall_ns));
 	report_probe(&st->rep, ds->level, mr.probe);
+	/* stored and traced as measured; decided per unit of work */
+	if (judged_per_unit(tg))
+		per_unit_of_work(&mr.vec, tg);
 
 	t0 = now_mono_ns();
 	r = st->agent->decide(st->agent, &lvl, &mr.vec, d, &note);
@@ -553,8 +590,8 @@ static void record_step(struct diag_state *st, const struct descent_step *step)
 		enum descent_abstain why = step->abstain;
 
 		/* a slowdown not seen, or not lasting, against runs that disagree among themselves */
-		if ((why == DESCENT_NOT_SLOWER || why == DESCENT_TRANSIENT) && st->workload &&
-		    mvec_cv(st->ref, st->k, "target/wall_ns") > REFERENCE_NOISY_CV)
+		if ((why == DESCENT_NOT_SLOWER || why == DESCENT_TRANSIENT) && st->noise &&
+		    mvec_cv(st->ref, st->k, st->noise) > REFERENCE_NOISY_CV)
 			why = DESCENT_REFERENCE_NOISY;
 		report_stop(&st->rep, step->node, step->action, step->why,
 			    descent_abstain_code(why));
@@ -625,7 +662,12 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 		free(err);
 		goto out;
 	}
-	st.workload = tg.workload != NULL;
+	st.noise = diag_noise_metric(&tg);
+	if (!tg.workload && !(tg.service && tg.service->sli))
+		st.rep.unproven = tg.service ? "the service has no SLI (\"sli\" in its definition) to "
+					       "say whether it got slower."
+					     : "a running target has no measure of its own health; define "
+					       "it as a service with an SLI (services_dir).";
 	job_ctx_progress(ctx, 0.02, "checking the reference");
 	r = load_reference(&st, req, &tg, ret_error);
 	if (r < 0)

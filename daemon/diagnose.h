@@ -54,10 +54,21 @@ int reference_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **
 int diag_run_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **ret_error);
 
 /*
- * The measurement target of a normalized request ({"workload"} or
- * {"target": {"pid"|"unit"}}, "window_s"). -EINVAL/-ENOENT with *ret_err;
- * -EACCES for a workload marked unusable.
+ * The measurement target of a normalized request ({"workload"},
+ * {"service"} or {"target": {"pid"|"unit"}}, "window_s"; a service's
+ * window is the request's, else its definition's, else the
+ * configuration's). -EINVAL, -ENOENT (no such workload), -ENXIO (no such
+ * service) with *ret_err; -EACCES for a workload marked unusable.
  */
+/*
+ * What says whether a target's reference runs agree: a workload's wall
+ * time ("target/wall_ns"), a service's SLI ("target/sli"); NULL for a
+ * target with neither (its windows differ by nature: their spread is
+ * what it is). A reference whose runs disagree by more than
+ * REFERENCE_NOISY_CV on it is recorded again, and named as the reason
+ * when a diagnosis against it names nothing.
+ */
+const char *diag_noise_metric(const struct measure_target *tg);
 /* The job error code for diag_target_from_request()'s errno. */
 const char *diag_target_error_code(int r);
 int diag_target_from_request(const struct diag_env *env, const json_t *req,

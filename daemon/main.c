@@ -33,6 +33,7 @@
 #include "daemon/paths-config.h"
 #include "daemon/probe_try.h"
 #include "daemon/resolve.h"
+#include "daemon/service.h"
 #include "daemon/store.h"
 #include "daemon/target.h"
 #include "daemon/tree.h"
@@ -309,6 +310,16 @@ static int load_workloads(const struct config *cfg, struct workload_registry **r
 	check_workloads(*ret, cfg->victims_dir);
 	log_info("%zu workloads registered from %s", (*ret)->n, cfg->workloads_dir);
 	*ret_skipped = (*ret)->n_errors;
+	r = service_registry_load(cfg->services_dir, &(*ret)->services);
+	if (r < 0) {
+		workload_registry_free(*ret);
+		*ret = NULL;
+		return log_error_errno(r, "services %s: %m", cfg->services_dir);
+	}
+	for (i = 0; i < (*ret)->services->n_errors; i++)
+		log_warning("service skipped: %s", (*ret)->services->errors[i]);
+	log_info("%zu services defined in %s", (*ret)->services->n, cfg->services_dir);
+	*ret_skipped += (*ret)->services->n_errors;
 	return 0;
 }
 
@@ -369,9 +380,10 @@ static int check_only(const struct config *cfg)
 			measurable += tree->nodes[i].backend != BACKEND_NONE;
 		}
 	/* a kernel where no path can be measured (no BTF, say) cannot diagnose anything */
-	printf("argusd %s: tree %s, %zu of %zu leaves measurable here, %zu workloads (%zu skipped, "
-	       "%zu unusable): %s\n",
-	       ARGUS_VERSION, tree->version, measurable, leaves, reg->n, skipped, unusable,
+	printf("argusd %s: tree %s, %zu of %zu leaves measurable here, %zu workloads and %zu "
+	       "services (%zu skipped, %zu unusable): %s\n",
+	       ARGUS_VERSION, tree->version, measurable, leaves, reg->n, reg->services->n, skipped,
+	       unusable,
 	       !measurable ? "no path can be measured on this kernel"
 	       : skipped || unusable ? "not all usable"
 				     : "ok");
@@ -392,13 +404,13 @@ static void reload(const struct config *cfg, struct workloads_live *live)
 	struct workload_registry *reg = NULL;
 	size_t skipped = 0;
 
-	sd_notify(0, "RELOADING=1\nSTATUS=Reloading workload definitions");
+	sd_notify(0, "RELOADING=1\nSTATUS=Reloading workload and service definitions");
 	if (load_workloads(cfg, &reg, &skipped) < 0) {
-		log_error("reload: %s could not be read; the workloads in use are kept",
-			  cfg->workloads_dir);
+		log_error("reload: %s or %s could not be read; the definitions in use are kept",
+			  cfg->workloads_dir, cfg->services_dir);
 	} else {
-		log_info("reload: %zu workloads from %s (%zu skipped)", reg->n, cfg->workloads_dir,
-			 skipped);
+		log_info("reload: %zu workloads from %s and %zu services from %s (%zu skipped)",
+			 reg->n, cfg->workloads_dir, reg->services->n, cfg->services_dir, skipped);
 		workloads_live_set(live, reg);
 	}
 	sd_notify(0, "READY=1\nSTATUS=Reloaded");

@@ -13,6 +13,7 @@
 #include "daemon/log.h"
 #include "daemon/perfcount.h"
 #include "daemon/probe_authored.h"
+#include "daemon/sli.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -770,6 +771,255 @@ static int run_pid(const struct tree *t, const struct probe_plan *plan,
 	return 0;
 }
 
+/* ---- a service: every process of its cgroup ---- */
+
+#define RELIST_MS 100	/* how often the cgroup is read again for processes that joined */
+#define SLI_GRACE_S 10	/* an SLI command may outlast the window by this much */
+
+/* The processes of a service followed so far, and their CPU time when first seen. */
+struct group {
+	struct service_where where;
+	struct level_probe *probe;
+	const struct measure_opts *o;
+	pid_t *pids; /* ascending */
+	uint64_t *cpu0;
+	size_t n, cap;
+	size_t joined; /* processes that joined during the window */
+	uint64_t next_relist;
+	bool stopped;
+};
+
+static void group_clear(struct group *g)
+{
+	service_where_clear(&g->where);
+	free(g->pids);
+	free(g->cpu0);
+}
+
+static bool group_has(const struct group *g, pid_t pid)
+{
+	size_t lo = 0, hi = g->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (g->pids[mid] == pid)
+			return true;
+		if (g->pids[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Follow pid from now; cpu0 its CPU time so far (0 for a process born in the window). */
+static int group_add(struct group *g, pid_t pid, uint64_t cpu0)
+{
+	size_t i;
+	int r;
+
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		pid_t *p = realloc(g->pids, cap * sizeof(*p));
+		uint64_t *c = p ? realloc(g->cpu0, cap * sizeof(*c)) : NULL;
+
+		if (!p || !c)
+			abort();
+		g->pids = p;
+		g->cpu0 = c;
+		g->cap = cap;
+	}
+	if (lp_loaded(g->probe)) {
+		r = lp_add_target(g->probe, pid);
+		if (r < 0)
+			return r;
+	}
+	for (i = g->n; i > 0 && g->pids[i - 1] > pid; i--) {
+		g->pids[i] = g->pids[i - 1];
+		g->cpu0[i] = g->cpu0[i - 1];
+	}
+	g->pids[i] = pid;
+	g->cpu0[i] = cpu0;
+	g->n++;
+	return 0;
+}
+
+/* Read the cgroup again: a process that joined it (a fork, a move) is followed from now. */
+static void group_relist(struct group *g)
+{
+	size_t i, before = g->n;
+
+	if (service_relist(&g->where) < 0)
+		return;
+	for (i = 0; i < g->where.n_pids && g->n < SERVICE_PROCS_MAX; i++) {
+		pid_t pid = g->where.pids[i];
+		uint64_t cpu = 0;
+
+		if (group_has(g, pid))
+			continue;
+		/* a fork inside the window started at 0; a process moved in brings its past */
+		(void)target_cpu_ns(pid, &cpu);
+		if (group_add(g, pid, cpu) < 0)
+			break;
+	}
+	if (g->n > before) {
+		g->joined += g->n - before;
+		if (g->probe->builtin)
+			probe_targets_changed(g->probe->builtin);
+	}
+}
+
+/* Polled about every 20 ms during the window: stop when asked; follow joiners. */
+static bool group_tick(void *userdata)
+{
+	struct group *g = userdata;
+	uint64_t now = now_mono_ns();
+
+	if (g->o->should_stop && g->o->should_stop(g->o->userdata)) {
+		g->stopped = true;
+		return true;
+	}
+	if (now >= g->next_relist) {
+		group_relist(g);
+		g->next_relist = now + RELIST_MS * 1000000ull;
+	}
+	return false;
+}
+
+/* The CPU time the followed processes spent since they were first seen (the exited lose theirs). */
+static uint64_t group_cpu_ns(const struct group *g)
+{
+	uint64_t sum = 0, ns;
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (target_cpu_ns(g->pids[i], &ns) == 0 && ns > g->cpu0[i])
+			sum += ns - g->cpu0[i];
+	return sum;
+}
+
+/* The threads of the first processes, for the perf counters; *ret_all when that is every one. */
+static size_t group_threads(const struct group *g, pid_t *tids, size_t max, bool *ret_all)
+{
+	size_t n = 0, i;
+	bool all = true;
+
+	for (i = 0; i < g->n; i++) {
+		size_t got = 0;
+
+		if (n >= max || target_threads(g->pids[i], tids + n, max - n, &got) < 0) {
+			all = false;
+			continue;
+		}
+		n += got;
+		all = all && n < max;
+	}
+	*ret_all = all;
+	return n;
+}
+
+static int run_service(const struct tree *t, const struct probe_plan *plan,
+		       const struct measure_target *tg, const struct measure_opts *o,
+		       struct level_probe *probe, struct perfcount *pc, struct run_figures *fig,
+		       struct measure_result *ret)
+{
+	struct service unit = {.name = (char *)tg->unit, .unit = (char *)tg->unit,
+			       .user = (char *)"nobody"};
+	const struct service *svc = tg->service ?: &unit;
+	_cleanup_(group_clear) struct group g = {.probe = probe, .o = o};
+	struct sli_window *sw = NULL;
+	pid_t tids[TARGET_THREADS_MAX];
+	uint64_t start, end, cpu;
+	char *err = NULL;
+	double sli = NAN;
+	bool all = false;
+	size_t n_tids, i;
+	int r;
+
+	(void)t;
+	(void)plan;
+	r = service_locate(svc, &g.where, &err);
+	if (r < 0)
+		return fail(ret, r, "target_gone", err ?: xasprintf("service %s: %s", svc->name,
+								     strerror(-r)));
+	for (i = 0; i < g.where.n_pids; i++) {
+		uint64_t c = 0;
+
+		(void)target_cpu_ns(g.where.pids[i], &c);
+		r = group_add(&g, g.where.pids[i], c);
+		if (r < 0)
+			return fail(ret, r, "probe_attach_failed",
+				    xasprintf("following pid %d: %s", (int)g.where.pids[i],
+					      strerror(-r)));
+	}
+	/* counters before the probe: their window encloses its window */
+	n_tids = group_threads(&g, tids, TARGET_THREADS_MAX, &all);
+	if (n_tids > 0 && perfcount_open(tids, n_tids, false, pc) < 0)
+		log_warning("perf counters unavailable for service %s", svc->name);
+	fig->perf_partial = true; /* refined below, once the window shows who came */
+	if (lp_loaded(probe)) {
+		_cleanup_free_ char *why = NULL;
+
+		r = lp_attach(probe, &why);
+		if (r < 0)
+			return fail(ret, r, "probe_attach_failed",
+				    xasprintf("attaching the probe: %s", why ?: strerror(-r)));
+	}
+	start = now_mono_ns();
+	end = start + (uint64_t)tg->window_ms * 1000000ull;
+	g.next_relist = start + RELIST_MS * 1000000ull;
+	if (svc->sli) {
+		r = sli_window_begin(svc->sli, svc->user, tg->window_ms / 1000 + SLI_GRACE_S, &sw,
+				     &err);
+		if (r >= 0)
+			r = sli_window_wait(sw, group_tick, &g, &err);
+		if (r < 0 && !g.stopped) {
+			lp_detach(probe);
+			sli_window_free(sw);
+			return fail(ret, r, "sli_failed",
+				    xasprintf("service %s: %s", svc->name, err ?: strerror(-r)));
+		}
+	}
+	while (!g.stopped && now_mono_ns() < end) {
+		struct timespec ts = {0, 20 * 1000000L};
+
+		nanosleep(&ts, NULL);
+		group_tick(&g);
+	}
+	ret->target.wall_ns = now_mono_ns() - start;
+	lp_detach(probe);
+	if (g.stopped) {
+		sli_window_free(sw);
+		return fail(ret, -ECANCELED, "cancelled", xstrdup("cancelled while observing"));
+	}
+	if (sw) {
+		r = sli_window_end(sw, ret->target.wall_ns, &sli, &err);
+		sli_window_free(sw);
+		if (r < 0)
+			return fail(ret, r, "sli_failed",
+				    xasprintf("service %s: %s", svc->name, err ?: strerror(-r)));
+	}
+	cpu = group_cpu_ns(&g);
+	if (service_relist(&g.where) < 0 || g.where.n_pids == 0)
+		return fail(ret, -ESRCH, "target_gone",
+			    xasprintf("service %s has no process left at the end of the window "
+				      "(stopped or restarted during it)",
+				      svc->name));
+	fig->perf_partial = !all || g.joined > 0 || !perf_covers(pc, n_tids);
+	if (fig->on)
+		ret->witness.run_delay_missing = "a service's processes are not listed thread by "
+						 "thread";
+	mvec_set(&ret->vec, "target/window_ns", ret->target.wall_ns);
+	mvec_set(&ret->vec, "target/cpu_ns", cpu);
+	mvec_set(&ret->vec, "target/processes", g.where.n_pids);
+	if (svc->sli) {
+		mvec_set(&ret->vec, "target/sli", sli);
+		mvec_set(&ret->vec, "target/sli_cost", sli_lower_is_better(svc->sli) ? sli : -sli);
+	}
+	return 0;
+}
+
 /* The perf-counted figures and the authored programs' runs, once the vector holds the counters. */
 static void figures_from_run(const struct tree *t, const struct probe_plan *plan,
 			     const struct run_figures *fig, const struct level_probe *lp,
@@ -821,6 +1071,8 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 
 	if (tg->workload)
 		r = run_workload(t, plan, tg, o, &probe, &pc, &fig, &res);
+	else if (tg->service || tg->unit)
+		r = run_service(t, plan, tg, o, &probe, &pc, &fig, &res);
 	else
 		r = run_pid(t, plan, tg, o, &probe, &pc, &fig, &res);
 	if (fig.lives_open)

@@ -9,7 +9,11 @@
  * from their children (inner nodes); "class/<name>/count|time_ns" for every
  * class counted; "perf/<event>"; "target/wall_ns" for workloads, and
  * "target/thread_ns" (the lives of all its threads and processes, summed)
- * when the built-in probe ran.
+ * when the built-in probe ran. A service (or unit) adds "target/window_ns"
+ * (the window observed), "target/cpu_ns" (its processes' CPU time in it),
+ * "target/processes" (at the end) and, with an SLI, "target/sli" (the
+ * window's value) and "target/sli_cost" (the same, oriented so that larger
+ * is worse: the value when lower is better, its negative when higher is).
  *
  * With measure_opts.witness, the run also collects what the kernel says of
  * it on its own (witness.h): perf's fork and exit records of the target's
@@ -25,6 +29,7 @@
 
 #include "daemon/mvec.h"
 #include "daemon/probe.h"
+#include "daemon/service.h"
 #include "daemon/target.h"
 #include "daemon/tree.h"
 #include "daemon/witness.h"
@@ -33,8 +38,10 @@
 struct measure_target {
 	const struct workload *workload; /* a registered workload, or NULL */
 	const char *victims_dir;
-	pid_t pid;	    /* a running target when workload is NULL */
-	unsigned window_ms; /* its observation window */
+	pid_t pid;			/* a running process when workload is NULL, or 0 */
+	const struct service *service;	/* a defined service: every process of its cgroup */
+	const char *unit;		/* a systemd unit: as a service with no SLI */
+	unsigned window_ms;		/* the observation window of a running target */
 };
 
 struct measure_opts {

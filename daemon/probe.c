@@ -243,6 +243,11 @@ int probe_add_target(struct probe *p, pid_t tgid)
 	return 0;
 }
 
+void probe_targets_changed(struct probe *p)
+{
+	__atomic_add_fetch(&p->skel->bss->targets_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 static int add_link(struct probe *p, struct bpf_link *l)
 {
 	if (!l)

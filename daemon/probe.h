@@ -34,6 +34,12 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 /* Follow a process (and its future children and threads). */
 int probe_add_target(struct probe *p, pid_t tgid);
 /*
+ * Processes were added while the probe is attached: every task it has
+ * seen as another's is looked up again (a process that joined a service's
+ * cgroup after its threads were first seen).
+ */
+void probe_targets_changed(struct probe *p);
+/*
  * Attach every loaded program; on failure nothing stays attached and
  * *ret_err (malloc'ed; ret_err may be NULL) names the program or function
  * that failed and why.

@@ -24,6 +24,9 @@ static const struct {
 #undef CLASS_ROW
 };
 
+/* a plan's classes are a bit mask of unsigned: one bit per class */
+_Static_assert(ARGUS_CLS_MAX <= 32, "classes fit in an unsigned mask");
+
 const char *probe_class_name(unsigned cls)
 {
 	return cls < ARGUS_CLS_MAX ? classes[cls].name : NULL;
@@ -172,8 +175,8 @@ static int tp_add_node(const struct tree_node *node, const char **v, size_t max,
 }
 
 /*
- * Every plan attaches the tracepoints of every available leaf, as the
- * reference does, whichever nodes have slots: a level's events cost the
+ * Every plan attaches the tracepoints of every node available on the
+ * tracepoint backend, as the reference does, whichever nodes have slots: a level's events cost the
  * target what they cost while the reference was recorded, so that its wall
  * time and its waits compare with the reference's. A lighter probe below
  * level 1 would make the target faster than its reference, and hide a
@@ -197,10 +200,16 @@ int probe_plan_tracepoints(const struct tree *t, const struct probe_plan *plan, 
 		if (r < 0)
 			return r;
 	}
+	/*
+	 * Every node on the tracepoint backend, inner ones too: an inner node
+	 * measured through tracepoints counts the classes of all its
+	 * descendants (a child on a function backend among them), and a level
+	 * with a slot for it must not attach what the reference did not.
+	 */
 	for (i = 0; i < t->n_nodes; i++) {
 		const struct tree_node *node = &t->nodes[i];
 
-		if (node->n_children > 0 || node->backend != BACKEND_TRACEPOINT || !node->hook)
+		if (node->backend != BACKEND_TRACEPOINT || !node->hook)
 			continue;
 		r = tp_add_node(node, ret, max, &n, &cls_mask);
 		if (r < 0)

@@ -141,7 +141,7 @@ static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct p
 		return r;
 	}
 	a.mean_ns = wall_sum / (double)repeats;
-	a.cv = mvec_cv(a.vecs, a.n, "target/wall_ns");
+	a.cv = diag_noise_metric(tg) ? mvec_cv(a.vecs, a.n, diag_noise_metric(tg)) : 0;
 	*ret = a;
 	return 0;
 }
@@ -227,13 +227,12 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			best_attempt = attempt;
 		} else
 			attempt_clear(&a);
-		/* a running target's windows differ by nature: its spread is what it is */
-		if (!tg.workload || best.cv <= REFERENCE_NOISY_CV)
+		if (!diag_noise_metric(&tg) || best.cv <= REFERENCE_NOISY_CV)
 			break;
 	}
 	/* stored only once every run of the kept attempt succeeded: a partial reference is none */
 	if (r >= 0) {
-		noisy = tg.workload && best.cv > REFERENCE_NOISY_CV;
+		noisy = diag_noise_metric(&tg) && best.cv > REFERENCE_NOISY_CV;
 		meta = json_pack("{s:s,s:s,s:s,s:s,s:o,s:I,s:o,s:o*,s:f,s:b,s:i,s:b}", "subject",
 				 subject, "kernel", env->kernel_release, "host", env->hostname,
 				 "tree_version", t->version, "backends", backends_of(t), "repeats",
@@ -244,6 +243,8 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		/* a running target's counts cover a window: a diagnosis observes the same one */
 		if (!tg.workload)
 			json_object_set_new(meta, "window_s", json_integer(tg.window_ms / 1000));
+		if (tg.service)
+			json_object_set_new(meta, "service", service_to_json(tg.service));
 		r = store_reference_create(s, job_ctx_id(ctx), meta, &ref_id);
 		json_decref(meta);
 		for (k = 0; r >= 0 && k < repeats; k++)
@@ -264,10 +265,13 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	if (noisy)
 		json_array_append_new(
 		    json_object_get(*ret_result, "warnings"),
-		    json_sprintf("noisy reference: the workload's wall time varies by %.0f%% between "
-				 "runs in the least noisy of %d attempts; record it again on a "
-				 "quiet system for sharper diagnoses",
+		    json_sprintf("noisy reference: the %s varies by %.0f%% between runs in the "
+				 "least noisy of %d attempts; record it again on a quiet system "
+				 "for sharper diagnoses",
+				 tg.workload ? "workload's wall time" : "service's SLI",
 				 best.cv * 100, attempts));
+	if (tg.service && tg.service->sli)
+		json_object_set_new(*ret_result, "sli_cv", json_real(best.cv));
 	attempt_clear(&best);
 	job_ctx_progress(ctx, 1.0, "done");
 	return 0;

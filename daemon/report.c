@@ -256,19 +256,23 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 	if (r->causes)
 		both = causes_text(r->causes);
 	if (bottleneck)
-		summary = xasprintf("Bottleneck at %s%s. %s Why: %s%s%s%s",
+		summary = xasprintf("%s at %s%s. %s%s%s Why: %s%s%s%s",
+				    r->unproven ? "Deviation" : "Bottleneck",
 				    r->tree->nodes[r->stop_node].id,
 				    tree_is_leaf(r->tree, r->stop_node) ? ""
 									 : " (not narrowed to a leaf)",
 				    r->tree->nodes[r->stop_node].description,
-				    r->stop_reason ?: "",
+				    r->unproven ? " The slowdown was not established: " : "",
+				    r->unproven ?: "", r->stop_reason ?: "",
 				    behind ? ". On the CPU when its runqueue waits ended: " : "",
 				    behind ?: "", both ?: "");
 	else
 		summary = xasprintf("No kernel bottleneck: %s", r->stop_reason ?: "");
 
 	res = json_pack("{s:s,s:o,s:b,s:i,s:s,s:s,s:o,s:O,s:O,s:O,s:O,s:O,s:s,s:I,s:f,s:b}",
-			"verdict", bottleneck ? "bottleneck" : "no_bottleneck", "path", path, "leaf",
+			"verdict",
+			!bottleneck ? "no_bottleneck" : r->unproven ? "deviation" : "bottleneck",
+			"path", path, "leaf",
 			bottleneck && tree_is_leaf(r->tree, r->stop_node), "depth", n, "summary",
 			summary, "reason", r->stop_reason ?: "", "evidence", evidence_of(r, path),
 			"levels", r->levels, "unavailable", r->unavailable, "warnings", r->warnings,

@@ -28,6 +28,12 @@ struct report {
 	int stop_action; /* enum calib_action, -1 until stopped */
 	char *stop_reason;
 	const char *stop_code; /* why nothing was named (static), NULL when a path was */
+	/*
+	 * Why the target's slowdown cannot be established (static), NULL when
+	 * it can: a running target with no SLI. A path named then is a
+	 * "deviation", never a "bottleneck".
+	 */
+	const char *unproven;
 };
 
 void report_init(struct report *r, const struct tree *t);
@@ -45,7 +51,7 @@ void report_level(struct report *r, int level, int parent, const struct calib_de
  */
 void report_stop(struct report *r, int node, int action, const char *reason, const char *code);
 /*
- * The job's result: {"verdict", "path", "leaf", "summary", "reason",
+ * The job's result: {"verdict" (bottleneck, deviation when r->unproven, no_bottleneck), "path", "leaf", "summary", "reason",
  * "evidence", "levels", "unavailable", "warnings", "overhead", "timings",
  * "agent", "reference", "tau", "calibrated"}, "reason_code" when no path is
  * named (not_slower, unexplained, transient, reference_noisy), and "waited_behind" when the

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define POLL_TICK_MS 20
 #define DRAIN_AFTER_EXIT_MS 200 /* output of stragglers read after the reap, at most */
@@ -877,6 +878,30 @@ static int read_proc_stat(pid_t pid, char *ret_state, unsigned long *ret_flags, 
 	*ret_flags = flags;
 	if (ret_ppid)
 		*ret_ppid = ppid;
+	return 0;
+}
+
+int target_cpu_ns(pid_t pid, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	unsigned long long utime, stime;
+	long hz = sysconf(_SC_CLK_TCK);
+	char path[64];
+	const char *p;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	r = read_file_bounded(path, 4096, &text, NULL);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	p = strrchr(text, ')');
+	if (!p || hz <= 0)
+		return -EIO;
+	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime */
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+		   &stime) != 2)
+		return -EIO;
+	*ret = (utime + stime) * (1000000000ull / (unsigned long long)hz);
 	return 0;
 }
 

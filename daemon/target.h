@@ -93,5 +93,10 @@ int target_pid_check(pid_t pid, char **ret_err);
  */
 int target_observe(pid_t pid, unsigned window_ms, bool (*should_stop)(void *), void *userdata,
 		   struct target_result *ret);
+/*
+ * The CPU time (user and system) of process pid's threads, the ones that
+ * have exited included, in ns (clock-tick resolution). -ESRCH when gone.
+ */
+int target_cpu_ns(pid_t pid, uint64_t *ret);
 /* Thread ids of pid (from /proc/PID/task), ascending; the first max when there are more. */
 int target_threads(pid_t pid, pid_t *ret_tids, size_t max, size_t *ret_n);

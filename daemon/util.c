@@ -107,11 +107,19 @@ char *xasprintf(const char *fmt, ...)
 int set_error(char **ret_err, int r, const char *fmt, ...)
 {
 	va_list ap;
+	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(ret_err, fmt, ap) < 0)
+	if (vasprintf(&msg, fmt, ap) < 0)
 		abort();
 	va_end(ap);
+	/* it may quote a file, program output or a body cut at a byte count: errors go out as JSON
+	 */
+	utf8_sanitize(msg);
+	if (ret_err)
+		*ret_err = msg;
+	else
+		free(msg);
 	return r;
 }
 
@@ -173,4 +181,25 @@ char *utf8_sanitize(char *s)
 		p += n;
 	}
 	return s;
+}
+
+/* A Unix user name as useradd accepts it: [a-z_][a-z0-9_-]*[$]?, at most 32 bytes. */
+bool valid_user_name(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 32)
+		return false;
+	if (!((s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return false;
+	for (i = 1; i < n; i++) {
+		char c = s[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')
+			continue;
+		if (c == '$' && i == n - 1)
+			continue;
+		return false;
+	}
+	return true;
 }

@@ -82,10 +82,15 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* asprintf that aborts on OOM. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Set *ret_err to the formatted message (owned) and return r: one line for "fail with why". */
+/*
+ * Set *ret_err (when not NULL) to the formatted message (owned, made valid
+ * UTF-8) and return r: one line for "fail with why".
+ */
 int set_error(char **ret_err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Identifier check: [a-z0-9_][a-z0-9_.-]{0,max-1}, used for names from callers. */
 bool valid_name(const char *s, size_t max);
+/* A Unix user name as useradd accepts it: [a-z_][a-z0-9_-]*[$]?, at most 32 bytes. */
+bool valid_user_name(const char *s);
 /*
  * Make s valid UTF-8 in place: every byte that does not belong to a
  * well-formed sequence (overlong forms, surrogates and code points above

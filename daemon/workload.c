@@ -4,6 +4,8 @@
  * directory of definition files loaded into a sorted, deduplicated set.
  */
 #include "daemon/workload.h"
+#include "daemon/defs.h"
+#include "daemon/service.h"
 #include "daemon/util.h"
 
 #include <dirent.h>
@@ -103,27 +105,6 @@ int parse_cpu_list(const char *s, cpu_set_t *ret)
 	return 0;
 }
 
-/* A Unix user name as useradd accepts it: [a-z_][a-z0-9_-]*[$]?, at most 32 bytes. */
-static bool valid_user_name(const char *s)
-{
-	size_t i, n = strlen(s);
-
-	if (n == 0 || n > 32)
-		return false;
-	if (!((s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
-		return false;
-	for (i = 1; i < n; i++) {
-		char c = s[i];
-
-		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')
-			continue;
-		if (c == '$' && i == n - 1)
-			continue;
-		return false;
-	}
-	return true;
-}
-
 /* A JSON string without embedded NUL bytes and at most max bytes long, or NULL. */
 static const char *json_plain_string(const json_t *v, size_t max)
 {
@@ -137,38 +118,19 @@ static const char *json_plain_string(const json_t *v, size_t max)
 	return s;
 }
 
-static int fail(char **ret_err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(char **ret_err, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	/* it quotes the file, maybe cut mid-character: GET /workloads shows it as JSON */
-	utf8_sanitize(msg);
-	if (ret_err)
-		*ret_err = msg;
-	else
-		free(msg);
-	return -EINVAL;
-}
-
 static int parse_argv(const json_t *a, struct workload *w, char **ret_err)
 {
 	size_t i, n;
 	const char *a0;
 
 	if (!json_is_array(a))
-		return fail(ret_err, "argv: must be an array of strings");
+		return set_error(ret_err, -EINVAL, "argv: must be an array of strings");
 	n = json_array_size(a);
 	if (n == 0)
-		return fail(ret_err, "argv: must not be empty");
+		return set_error(ret_err, -EINVAL, "argv: must not be empty");
 	if (n > WORKLOAD_ARGV_MAX)
-		return fail(ret_err, "argv: %zu arguments, at most %d allowed", n,
-			    WORKLOAD_ARGV_MAX);
+		return set_error(ret_err, -EINVAL, "argv: %zu arguments, at most %d allowed", n,
+				 WORKLOAD_ARGV_MAX);
 	w->argv = calloc(n + 1, sizeof(char *));
 	if (!w->argv)
 		abort();
@@ -176,8 +138,8 @@ static int parse_argv(const json_t *a, struct workload *w, char **ret_err)
 		const char *s = json_plain_string(json_array_get(a, i), WORKLOAD_ARG_LEN_MAX);
 
 		if (!s)
-			return fail(
-			    ret_err,
+			return set_error(
+			    ret_err, -EINVAL,
 			    "argv[%zu]: must be a string without NUL bytes of at most %d bytes", i,
 			    WORKLOAD_ARG_LEN_MAX);
 		w->argv[i] = xstrdup(s);
@@ -187,14 +149,15 @@ static int parse_argv(const json_t *a, struct workload *w, char **ret_err)
 	a0 = w->argv[0];
 	if (strchr(a0, '/')) {
 		if (a0[0] != '/')
-			return fail(ret_err,
-				    "argv[0]: \"%s\" must be an absolute path or a bare "
-				    "victim name",
-				    a0);
+			return set_error(ret_err, -EINVAL,
+					 "argv[0]: \"%s\" must be an absolute path or a bare "
+					 "victim name",
+					 a0);
 		if (strlen(a0) >= PATH_MAX)
-			return fail(ret_err, "argv[0]: path too long");
+			return set_error(ret_err, -EINVAL, "argv[0]: path too long");
 	} else if (!valid_name(a0, WORKLOAD_NAME_MAX)) {
-		return fail(ret_err, "argv[0]: \"%s\" is not a valid victim name", a0);
+		return set_error(ret_err, -EINVAL, "argv[0]: \"%s\" is not a valid victim name",
+				 a0);
 	}
 	return 0;
 }
@@ -208,10 +171,9 @@ int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err)
 	int r;
 
 	if (!json_is_object(doc))
-		return fail(ret_err, "definition must be a JSON object");
+		return set_error(ret_err, -EINVAL, "definition must be a JSON object");
 
-	json_object_foreach((json_t *)doc, key, v)
-	{
+	json_object_foreach ((json_t *)doc, key, v) {
 		size_t i;
 		bool known = false;
 
@@ -219,7 +181,7 @@ int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err)
 			if (strcmp(key, known_fields[i]) == 0)
 				known = true;
 		if (!known)
-			return fail(ret_err, "unknown field \"%.64s\"", key);
+			return set_error(ret_err, -EINVAL, "unknown field \"%.64s\"", key);
 	}
 
 	w = calloc(1, sizeof(*w));
@@ -228,27 +190,28 @@ int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err)
 
 	v = json_object_get(doc, "name");
 	if (!v)
-		return fail(ret_err, "name: missing");
+		return set_error(ret_err, -EINVAL, "name: missing");
 	s = json_plain_string(v, WORKLOAD_NAME_MAX);
 	if (!s || !valid_name(s, WORKLOAD_NAME_MAX))
-		return fail(ret_err,
-			    "name: must be a string of [a-z0-9_.-], at most %d bytes, "
-			    "not starting with '.' or '-'",
-			    WORKLOAD_NAME_MAX);
+		return set_error(ret_err, -EINVAL,
+				 "name: must be a string of [a-z0-9_.-], at most %d bytes, "
+				 "not starting with '.' or '-'",
+				 WORKLOAD_NAME_MAX);
 	w->name = xstrdup(s);
 
 	v = json_object_get(doc, "description");
 	if (v) {
 		s = json_plain_string(v, WORKLOAD_DESCRIPTION_MAX);
 		if (!s)
-			return fail(ret_err, "description: must be a string of at most %d bytes",
-				    WORKLOAD_DESCRIPTION_MAX);
+			return set_error(ret_err, -EINVAL,
+					 "description: must be a string of at most %d bytes",
+					 WORKLOAD_DESCRIPTION_MAX);
 		w->description = xstrdup(s);
 	}
 
 	v = json_object_get(doc, "argv");
 	if (!v)
-		return fail(ret_err, "argv: missing");
+		return set_error(ret_err, -EINVAL, "argv: missing");
 	r = parse_argv(v, w, ret_err);
 	if (r < 0)
 		return r;
@@ -257,7 +220,7 @@ int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err)
 	if (v) {
 		s = json_plain_string(v, 32);
 		if (!s || !valid_user_name(s))
-			return fail(ret_err, "user: must be a user name");
+			return set_error(ret_err, -EINVAL, "user: must be a user name");
 		w->user = xstrdup(s);
 	} else
 		w->user = xstrdup("nobody");
@@ -267,10 +230,10 @@ int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err)
 	if (v && !json_is_null(v)) {
 		s = json_plain_string(v, 256);
 		if (!s || parse_cpu_list(s, &w->cpuset) < 0)
-			return fail(ret_err,
-				    "cpus: must be a CPU list such as \"0\" or \"0-1,3\" "
-				    "with CPUs below %d",
-				    CPU_SETSIZE);
+			return set_error(ret_err, -EINVAL,
+					 "cpus: must be a CPU list such as \"0\" or \"0-1,3\" "
+					 "with CPUs below %d",
+					 CPU_SETSIZE);
 		w->cpus = xstrdup(s);
 	} else {
 		int c, n = get_nprocs_conf();
@@ -282,13 +245,13 @@ int workload_from_json(const json_t *doc, struct workload **ret, char **ret_err)
 
 	v = json_object_get(doc, "timeout_s");
 	if (!v)
-		return fail(ret_err, "timeout_s: missing");
+		return set_error(ret_err, -EINVAL, "timeout_s: missing");
 	if (!json_is_integer(v))
-		return fail(ret_err, "timeout_s: must be an integer");
+		return set_error(ret_err, -EINVAL, "timeout_s: must be an integer");
 	t = json_integer_value(v);
 	if (t < 1 || t > WORKLOAD_TIMEOUT_MAX)
-		return fail(ret_err, "timeout_s: %lld out of range 1..%d", (long long)t,
-			    WORKLOAD_TIMEOUT_MAX);
+		return set_error(ret_err, -EINVAL, "timeout_s: %lld out of range 1..%d",
+				 (long long)t, WORKLOAD_TIMEOUT_MAX);
 	w->timeout_s = (unsigned)t;
 
 	*ret = TAKE_PTR(w);
@@ -339,17 +302,13 @@ void workload_registry_free(struct workload_registry *r)
 	for (i = 0; i < r->n_errors; i++)
 		free(r->errors[i]);
 	free(r->errors);
+	service_registry_free(r->services);
 	free(r);
 }
 
 static void workload_registry_freep(struct workload_registry **r)
 {
 	workload_registry_free(*r);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int cmp_workload(const void *a, const void *b)
@@ -370,138 +329,53 @@ static void registry_add_error(struct workload_registry *r, char *msg)
 	r->errors[r->n_errors++] = msg;
 }
 
-/* The *.json names in dir, sorted, NULL terminated; at most WORKLOAD_REGISTRY_MAX. */
-static int list_definition_files(const char *dir, char ***ret, size_t *ret_n, bool *ret_truncated)
+/* defs_load's add: a parsed definition joins the registry unless its name is taken. */
+static int registry_add(void *ctx, const json_t *doc, char *path, char **ret_err)
 {
-	_cleanup_(closedirp) DIR *d = NULL;
-	_cleanup_(strv_freep) char **names = NULL;
-	size_t n = 0;
-	bool truncated = false;
-	struct dirent *de;
+	struct workload_registry *reg = ctx;
+	struct workload *w = NULL, **items;
+	size_t i;
+	int r;
 
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	names = calloc(1, sizeof(char *));
-	if (!names)
-		abort();
-	while ((errno = 0, de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		char **p;
-
-		if (de->d_name[0] == '.' || len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0)
-			continue;
-		if (n >= WORKLOAD_REGISTRY_MAX) {
-			truncated = true;
-			continue;
+	r = workload_from_json(doc, &w, ret_err);
+	if (r < 0)
+		return r;
+	for (i = 0; i < reg->n; i++)
+		if (strcmp(reg->items[i]->name, w->name) == 0) {
+			r = set_error(ret_err, -EEXIST,
+				      "duplicate workload name \"%s\", already defined in %s",
+				      w->name, reg->items[i]->source);
+			workload_free(w);
+			return r;
 		}
-		p = realloc(names, (n + 2) * sizeof(char *));
-		if (!p)
-			abort();
-		names = p;
-		names[n++] = xstrdup(de->d_name);
-		names[n] = NULL;
-	}
-	if (errno)
-		return -errno;
-	qsort(names, n, sizeof(char *), cmp_str);
-	*ret = TAKE_PTR(names);
-	*ret_n = n;
-	*ret_truncated = truncated;
+	items = realloc(reg->items, (reg->n + 1) * sizeof(*items));
+	if (!items)
+		abort();
+	reg->items = items;
+	w->source = path;
+	reg->items[reg->n++] = w;
 	return 0;
 }
 
-/* Parse one file into a workload, or a "file: reason" message. */
-static int load_one(const char *dir, const char *file, struct workload **ret, char **ret_err)
+static void registry_error(void *ctx, char *msg)
 {
-	_cleanup_free_ char *path = xasprintf("%s/%s", dir, file);
-	_cleanup_free_ char *text = NULL, *err = NULL;
-	struct workload *w = NULL;
-	json_error_t jerr;
-	json_t *doc;
-	struct stat st;
-	int r;
-
-	if (stat(path, &st) < 0) {
-		r = -errno;
-		*ret_err = xasprintf("%s: %s", file, strerror(-r));
-		return r;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*ret_err = xasprintf("%s: not a regular file", file);
-		return -EINVAL;
-	}
-	r = read_file_bounded(path, WORKLOAD_FILE_MAX, &text, NULL);
-	if (r == -EFBIG) {
-		*ret_err = xasprintf("%s: larger than %d bytes", file, WORKLOAD_FILE_MAX);
-		return r;
-	}
-	if (r < 0) {
-		*ret_err = xasprintf("%s: %s", file, strerror(-r));
-		return r;
-	}
-	doc = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	if (!doc) {
-		*ret_err = xasprintf("%s: line %d: %s", file, jerr.line, jerr.text);
-		return -EINVAL;
-	}
-	r = workload_from_json(doc, &w, &err);
-	json_decref(doc);
-	if (r < 0) {
-		*ret_err = xasprintf("%s: %s", file, err ? err : strerror(-r));
-		return r;
-	}
-	w->source = TAKE_PTR(path);
-	*ret = w;
-	return 0;
+	registry_add_error(ctx, msg);
 }
 
 int workload_registry_load(const char *dir, struct workload_registry **ret)
 {
-	_cleanup_(workload_registry_freep) struct workload_registry *reg = NULL;
-	_cleanup_(strv_freep) char **files = NULL;
-	size_t n_files = 0, i, j;
-	bool truncated = false;
+	_cleanup_(workload_registry_freep) struct workload_registry *reg = calloc(1, sizeof(*reg));
 	int r;
 
-	r = list_definition_files(dir, &files, &n_files, &truncated);
-	if (r < 0)
-		return r;
-
-	reg = calloc(1, sizeof(*reg));
 	if (!reg)
 		abort();
 	atomic_init(&reg->refs, 1);
-	reg->items = calloc(n_files ? n_files : 1, sizeof(struct workload *));
-	if (!reg->items)
-		abort();
-
-	for (i = 0; i < n_files; i++) {
-		struct workload *w = NULL;
-		char *err = NULL;
-		const struct workload *dup = NULL;
-
-		if (load_one(dir, files[i], &w, &err) < 0) {
-			registry_add_error(reg, err);
-			continue;
-		}
-		for (j = 0; j < reg->n; j++)
-			if (strcmp(reg->items[j]->name, w->name) == 0)
-				dup = reg->items[j];
-		if (dup) {
-			registry_add_error(reg, xasprintf("%s: duplicate workload name \"%s\", "
-							  "already defined in %s",
-							  files[i], w->name, dup->source));
-			workload_free(w);
-			continue;
-		}
-		reg->items[reg->n++] = w;
-	}
-	if (truncated)
-		registry_add_error(reg, xasprintf("more than %d definition files, the rest skipped",
-						  WORKLOAD_REGISTRY_MAX));
-
-	qsort(reg->items, reg->n, sizeof(struct workload *), cmp_workload);
+	r = defs_load(dir, WORKLOAD_REGISTRY_MAX, WORKLOAD_FILE_MAX, reg, registry_add,
+		      registry_error);
+	if (r < 0)
+		return r;
+	if (reg->n)
+		qsort(reg->items, reg->n, sizeof(struct workload *), cmp_workload);
 	*ret = TAKE_PTR(reg);
 	return 0;
 }

@@ -64,6 +64,8 @@ struct workload_registry {
 	size_t n;
 	char **errors; /* "file: reason" for each file skipped */
 	size_t n_errors;
+	/* the service definitions (service.h) read beside them, reloaded with them; never NULL once loaded */
+	struct service_registry *services;
 	atomic_uint refs; /* 1 from workload_registry_load; each reader of a live one holds one */
 };
 

@@ -58,6 +58,7 @@ cat >"$STATE/argusd.conf" <<EOF
 listen = 127.0.0.1:0
 state_dir = $STATE/state
 workloads_dir = $SRC/workloads
+services_dir = $STATE/no-services
 victims_dir = $STATE/programs
 tree_file = $SRC/tree-data/tree.json
 schema_dir = $SRC/schema

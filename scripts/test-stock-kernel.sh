@@ -161,6 +161,7 @@ guest_resolve() {
 		listen = 127.0.0.1:0
 		state_dir = $dir/state
 		workloads_dir = $dir/workloads
+		services_dir = $dir/no-services
 		victims_dir = $BUILD/bench/victims
 		tree_file = $SRC/tree-data/tree.json
 		schema_dir = $SRC/schema

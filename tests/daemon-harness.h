@@ -164,6 +164,8 @@ static inline int daemon_prepare(struct daemon *d, const char *extra_conf)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/workloads", d->dir);
 	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/services", d->dir);
+	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/programs", d->dir);
 	r = stage_programs(path);
 	if (r < 0)
@@ -176,9 +178,9 @@ static inline int daemon_prepare(struct daemon *d, const char *extra_conf)
 		return -errno;
 	fprintf(f,
 		"listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s/workloads\n"
-		"victims_dir = %s/programs\ntree_file = %s/tree-data/tree.json\n"
-		"schema_dir = %s/schema\n%s",
-		d->dir, d->dir, d->dir, src, src, extra_conf ?: "");
+		"services_dir = %s/services\nvictims_dir = %s/programs\n"
+		"tree_file = %s/tree-data/tree.json\nschema_dir = %s/schema\n%s",
+		d->dir, d->dir, d->dir, d->dir, src, src, extra_conf ?: "");
 	fclose(f);
 	return 0;
 }
@@ -189,6 +191,15 @@ static inline void daemon_add_workload(struct daemon *d, const char *name, const
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/workloads/%s.json", d->dir, name);
+	write_text(path, json);
+}
+
+/* Add a service definition file. */
+static inline void daemon_add_service(struct daemon *d, const char *name, const char *json)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/services/%s.json", d->dir, name);
 	write_text(path, json);
 }
 

@@ -9,6 +9,7 @@
 #include "api/http.h"
 #include "api/routes.h"
 #include "daemon/report.h"
+#include "daemon/service.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
 
@@ -482,7 +483,7 @@ static void test_basics(int schema_version)
 		/* the 404 names where the routes are */
 		const char *roots[] = {
 		    "/diagnose", "/references", "/jobs",    "/workloads",
-		    "/tree",	 "/healthz",	"/metrics",
+		    "/services", "/tree",	"/healthz", "/metrics",
 		};
 		size_t i;
 
@@ -563,6 +564,19 @@ static void test_basics(int schema_version)
 	CHECK(get("/workloads", &r) == 200);
 	CHECK(strstr(r.body, "\"checkout\""));
 	CHECK(json_is_array(json_object_get(r.json, "workloads")));
+
+	/* a service whose cgroup is not there: listed, with why it cannot be found */
+	CHECK(get("/services", &r) == 200);
+	CHECK(json_array_size(json_object_get(r.json, "services")) == 1);
+	{
+		json_t *s = json_array_get(json_object_get(r.json, "services"), 0);
+
+		CHECK_STREQ(json_string_value(json_object_get(s, "name")), "web", "service name");
+		CHECKF(!json_object_get(s, "now") &&
+			   strstr(json_string_value(json_object_get(s, "error")) ?: "",
+				  "does not exist"),
+		       "service error: %s", r.body);
+	}
 	reply_clear(&r);
 }
 
@@ -577,6 +591,12 @@ static void test_bad_requests(void)
 	EXPECT_ERROR(&r, 400, "bad_json");
 	post("/diagnose", "[]", &r);
 	EXPECT_ERROR(&r, 400, "bad_body");
+	post("/diagnose", "{\"service\": \"nope\"}", &r);
+	EXPECT_ERROR(&r, 400, "unknown_service");
+	post("/references", "{\"service\": \"Web!\"}", &r);
+	EXPECT_ERROR(&r, 400, "bad_field");
+	post("/diagnose", "{\"service\": \"web\", \"target\": {\"pid\": 1}}", &r);
+	EXPECT_ERROR(&r, 400, "conflicting_fields");
 	post("/diagnose", "{\"workload\": \"checkout\", \"colour\": \"blue\"}", &r);
 	EXPECT_ERROR(&r, 400, "unknown_field");
 	CHECK(strstr(error_message(&r), "colour"));
@@ -1308,7 +1328,7 @@ static void test_refusals_on_every_route(void)
 	    "/jobs",	   "/jobs/1",	    "/jobs/1/trace",
 	    "/references", "/references/1", "/references/1/compare/1",
 	    "/workloads",  "/tree",	    "/healthz",
-	    "/metrics",
+	    "/metrics",	   "/services",
 	};
 	struct reply r = {}, r2 = {};
 	size_t i;
@@ -1382,7 +1402,11 @@ int main(void)
 	    .source = "checkout.json",
 	};
 	struct workload *items[] = {&checkout};
-	struct workload_registry registry = {.items = items, .n = 1};
+	struct service web = {.name = "web", .cgroup = "/argus-test-api-no-such-cgroup",
+			      .user = "nobody"};
+	struct service *svcs[] = {&web};
+	struct service_registry services = {.items = svcs, .n = 1};
+	struct workload_registry registry = {.items = items, .n = 1, .services = &services};
 	struct config cfg = {
 	    .queue_max = 2,
 	    .max_body = 4096,

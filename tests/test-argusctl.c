@@ -168,7 +168,10 @@ static const struct {
 } fake_routes[] = {
     {"GET", "/workloads", 200, "{\"workloads\": [{\"name\": \"x\""},
     {"GET", "/services", 200,
-     "{\"services\": [{\"name\": \"web\", \"unit\": \"web.service\"}], \"errors\": []}"},
+     "{\"services\": [{\"name\": \"web\", \"unit\": \"web.service\", \"now\": {\"cgroup\": "
+     "\"/system.slice/web.service\", \"processes\": 5}}, {\"name\": \"db\", \"cgroup\": "
+     "\"/db\", \"sli\": {}, \"error\": \"service db: cgroup /db does not exist\"}], "
+     "\"errors\": []}"},
     {"GET", "/jobs", 200, "{\"jobs\": 5, \"next_before\": \"x\"}"},
     {"GET", "/jobs/1/trace", 200, job1_trace},
     {"GET", "/jobs/2", 200,
@@ -432,7 +435,10 @@ static void test_fake(void)
 	tap_subtest("fake_services");
 	CTL(&r, "--url", fake.url, "services");
 	CHECK_EXIT(&r, 0, "services");
-	CHECKF(strstr(r.out, "web.service") != NULL, "stdout: %s", r.out);
+	CHECKF(strstr(r.out, "web.service") != NULL &&
+		   strstr(r.out, "5 processes in /system.slice/web.service") &&
+		   strstr(r.out, "cgroup /db does not exist"),
+	       "stdout: %s", r.out);
 	run_free(&r);
 
 	tap_subtest("fake_follow");

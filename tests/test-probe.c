@@ -12,11 +12,15 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -192,6 +196,113 @@ WORKLOAD static void work_socket(void)
 		    sendmsg(dgram[0], &msg, 0) != 1 || recvmsg(dgram[1], &msg, 0) != 1 ||
 		    write(p[1], "x", 1) != 1 || read(p[0], &c, 1) != 1 ||
 		    read(zero, buf, sizeof(buf)) < 0)
+			_exit(7);
+	}
+	pthread_join(th, NULL);
+}
+
+/*
+ * NPIPE waits for a byte on a pipe, epoll_wait and poll in turn, each
+ * sleeping about PIPE_GAP_US until the writer's byte arrives (then read),
+ * and one accept that waits for a connection: NPIPE + 1 waits for events or
+ * connections, whose sleep is idle.
+ */
+WORKLOAD static void work_epoll(void)
+{
+	struct epoll_event ev = {.events = EPOLLIN}, out;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int ep = epoll_create1(0), lsn = socket(AF_UNIX, SOCK_STREAM, 0), cl, conn;
+	pthread_t th;
+	char c;
+	int i;
+
+	/* an abstract name: nothing on disk */
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "argus-test-epoll-%d", (int)getpid());
+	if (ep < 0 || lsn < 0 || pipe(pipe_fds) < 0 ||
+	    bind(lsn, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lsn, 1) < 0 ||
+	    (ev.data.fd = pipe_fds[0], epoll_ctl(ep, EPOLL_CTL_ADD, pipe_fds[0], &ev)) < 0 ||
+	    pthread_create(&th, NULL, gap_writer, &pipe_fds[1]))
+		_exit(5);
+	for (i = 0; i < NPIPE; i++) {
+		struct pollfd pfd = {.fd = pipe_fds[0], .events = POLLIN};
+
+		if ((i % 2 ? poll(&pfd, 1, -1) : epoll_wait(ep, &out, 1, -1)) != 1 ||
+		    read(pipe_fds[0], &c, 1) != 1)
+			_exit(7);
+	}
+	pthread_join(th, NULL);
+	/* the connection comes from a child of the target after a pause */
+	if (fork() == 0) {
+		usleep(PIPE_GAP_US);
+		cl = socket(AF_UNIX, SOCK_STREAM, 0);
+		_exit(cl < 0 || connect(cl, (struct sockaddr *)&sa, sizeof(sa)) < 0);
+	}
+	conn = accept(lsn, NULL, NULL);
+	if (conn < 0)
+		_exit(8);
+	wait(NULL);
+}
+
+/*
+ * NPIPE waits for a file lock that another of the target's threads holds
+ * for about PIPE_GAP_US, flock and OFD locks in turn (OFD locks, unlike
+ * POSIX ones, are per open file, so that two threads contend): NPIPE
+ * takes by the holder that find the lock free, NPIPE that wait. Releases
+ * and tries (LOCK_NB, F_OFD_SETLK) are not lock waits.
+ */
+static int lock_sync[2][2]; /* holder -> waiter "locked", waiter -> holder "done" */
+
+static void lock_take(int fd, int i, bool wait)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+
+	if (i % 2 ? fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) < 0
+		  : flock(fd, LOCK_EX) < 0)
+		_exit(9);
+}
+
+static void lock_release(int fd, int i)
+{
+	struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET};
+
+	if (i % 2 ? fcntl(fd, F_OFD_SETLK, &fl) < 0 : flock(fd, LOCK_UN) < 0)
+		_exit(9);
+}
+
+static void *lock_holder(void *arg)
+{
+	int fd = open(arg, O_RDWR), i;
+	char c;
+
+	for (i = 0; fd >= 0 && i < NPIPE; i++) {
+		lock_take(fd, i, true);
+		if (write(lock_sync[0][1], "l", 1) != 1)
+			_exit(9);
+		usleep(PIPE_GAP_US);
+		lock_release(fd, i);
+		if (read(lock_sync[1][0], &c, 1) != 1)
+			_exit(9);
+	}
+	return NULL;
+}
+
+static const char *lock_file;
+
+WORKLOAD static void work_file_lock(void)
+{
+	int fd = open(lock_file, O_RDWR | O_CREAT, 0600), i;
+	pthread_t th;
+	char c;
+
+	if (fd < 0 || pipe(lock_sync[0]) < 0 || pipe(lock_sync[1]) < 0 ||
+	    pthread_create(&th, NULL, lock_holder, (void *)lock_file))
+		_exit(5);
+	for (i = 0; i < NPIPE; i++) {
+		if (read(lock_sync[0][0], &c, 1) != 1)
+			_exit(7);
+		lock_take(fd, i, true);
+		lock_release(fd, i);
+		if (write(lock_sync[1][1], "d", 1) != 1)
 			_exit(7);
 	}
 	pthread_join(th, NULL);
@@ -475,24 +586,86 @@ static void test_pipe(void)
 		(double)c.cls[ARGUS_CLS_PIPE].time_ns / 1000 / (cls(&c, ARGUS_CLS_PIPE) ?: 1));
 }
 
-/* Every call on a socket, stream or datagram, and nothing else, counts in kernel_sync.socket. */
+/*
+ * Calls on sockets count by kind and direction (kernel_sync.socket's
+ * children): N stream round trips give N stream receives and N stream
+ * sends, N datagrams N datagram sends and N receives; nothing else counts.
+ */
 static void test_socket(void)
 {
+	static const struct {
+		unsigned cls;
+		const char *name;
+	} kinds[] = {
+	    {ARGUS_CLS_STREAM_RECV, "stream_recv"},
+	    {ARGUS_CLS_STREAM_SEND, "stream_send"},
+	    {ARGUS_CLS_DGRAM_RECV, "dgram_recv"},
+	    {ARGUS_CLS_DGRAM_SEND, "dgram_send"},
+	};
 	struct probe_counts c = {};
 	int r = run_probed(work_socket, &c);
+	size_t i;
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
-	CHECKF(cls(&c, ARGUS_CLS_SOCKET) == 4 * NPIPE,
-	       "socket calls %llu for %d stream round trips and %d datagrams",
-	       cls(&c, ARGUS_CLS_SOCKET), NPIPE, NPIPE);
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		CHECKF(cls(&c, kinds[i].cls) == NPIPE, "%s calls %llu, expected %d", kinds[i].name,
+		       cls(&c, kinds[i].cls), NPIPE);
+		fprintf(stderr, "socket %s: %llu calls, %.0f us each\n", kinds[i].name,
+			cls(&c, kinds[i].cls),
+			(double)c.cls[kinds[i].cls].time_ns / 1000 / (cls(&c, kinds[i].cls) ?: 1));
+	}
 	/* the pipe beside them, plus perhaps the harness's start signal */
 	CHECKF(cls(&c, ARGUS_CLS_PIPE) == 2 * NPIPE || cls(&c, ARGUS_CLS_PIPE) == 2 * NPIPE + 1,
 	       "pipe calls %llu", cls(&c, ARGUS_CLS_PIPE));
-	/* each stream read waited for its byte: most of PIPE_GAP_US */
-	CHECKF(c.cls[ARGUS_CLS_SOCKET].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
-	       "socket time %llu ns", c.cls[ARGUS_CLS_SOCKET].time_ns);
-	fprintf(stderr, "socket: %llu calls, %.0f us each\n", cls(&c, ARGUS_CLS_SOCKET),
-		(double)c.cls[ARGUS_CLS_SOCKET].time_ns / 1000 / (cls(&c, ARGUS_CLS_SOCKET) ?: 1));
+	/* each stream receive waited for its byte: most of PIPE_GAP_US */
+	CHECKF(c.cls[ARGUS_CLS_STREAM_RECV].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
+	       "stream receive time %llu ns", c.cls[ARGUS_CLS_STREAM_RECV].time_ns);
+	CHECK_EQ(cls(&c, ARGUS_CLS_EPOLL) + cls(&c, ARGUS_CLS_FILE_LOCK), 0, "epoll and lock calls");
+}
+
+/*
+ * Waits for events or connections: N epoll_wait and poll calls and one
+ * accept; each slept about PIPE_GAP_US, which is idle (wait_idle), the
+ * rest is the call's own time.
+ */
+static void test_epoll(void)
+{
+	struct probe_counts c = {};
+	int r = run_probed(work_epoll, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_EPOLL) == NPIPE + 1, "epoll calls %llu, expected %d",
+	       cls(&c, ARGUS_CLS_EPOLL), NPIPE + 1);
+	CHECKF(cls(&c, ARGUS_CLS_WAIT_IDLE) >= NPIPE / 2 &&
+		   cls(&c, ARGUS_CLS_WAIT_IDLE) <= NPIPE + 1,
+	       "idle waits %llu", cls(&c, ARGUS_CLS_WAIT_IDLE));
+	CHECKF(c.cls[ARGUS_CLS_WAIT_IDLE].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
+	       "idle time %llu ns", c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
+	/* the sleep is not the call's time: what is left is the kernel's work */
+	CHECKF(c.cls[ARGUS_CLS_EPOLL].time_ns * 4 < c.cls[ARGUS_CLS_WAIT_IDLE].time_ns,
+	       "epoll time %llu ns beside idle %llu ns", c.cls[ARGUS_CLS_EPOLL].time_ns,
+	       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
+	fprintf(stderr, "epoll: %llu calls, %.1f us each beside %.0f us idle\n",
+		cls(&c, ARGUS_CLS_EPOLL),
+		(double)c.cls[ARGUS_CLS_EPOLL].time_ns / 1000 / (cls(&c, ARGUS_CLS_EPOLL) ?: 1),
+		(double)c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1000 /
+		    (cls(&c, ARGUS_CLS_WAIT_IDLE) ?: 1));
+}
+
+/* N lock waits of about PIPE_GAP_US each, flock and OFD in turn, and the holder's N takes. */
+static void test_file_lock(void)
+{
+	struct probe_counts c = {};
+	int r = run_probed(work_file_lock, &c);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_FILE_LOCK) == 2 * NPIPE, "lock calls %llu, expected %d",
+	       cls(&c, ARGUS_CLS_FILE_LOCK), 2 * NPIPE);
+	CHECKF(c.cls[ARGUS_CLS_FILE_LOCK].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
+	       "lock wait time %llu ns", c.cls[ARGUS_CLS_FILE_LOCK].time_ns);
+	fprintf(stderr, "file_lock: %llu calls, %.0f us each\n", cls(&c, ARGUS_CLS_FILE_LOCK),
+		(double)c.cls[ARGUS_CLS_FILE_LOCK].time_ns / 1000 /
+		    (cls(&c, ARGUS_CLS_FILE_LOCK) ?: 1));
 }
 
 /* The lives of the threads the target starts are summed; the first thread's is not. */
@@ -1056,7 +1229,7 @@ int main(void)
 	const char *forced = getenv("ARGUS_BACKENDS");
 	struct backend_order order = {};
 	char tmpl[] = "/var/tmp/argus-test-probe-XXXXXX";
-	_cleanup_free_ char *file = NULL, *sync_path = NULL;
+	_cleanup_free_ char *file = NULL, *sync_path = NULL, *lock_path = NULL;
 	char *err = NULL;
 
 	if (geteuid() != 0) {
@@ -1072,6 +1245,8 @@ int main(void)
 	data_file = file;
 	sync_path = xasprintf("%s/sync", tmpl);
 	sync_file = sync_path;
+	lock_path = xasprintf("%s/lock", tmpl);
+	lock_file = lock_path;
 
 	test_resolution();
 	test_anon_minor();
@@ -1080,6 +1255,8 @@ int main(void)
 	test_fork();
 	test_pipe();
 	test_socket();
+	test_epoll();
+	test_file_lock();
 	test_file();
 	test_file_private_write();
 	test_runq_holders();
@@ -1092,6 +1269,7 @@ int main(void)
 
 	unlink(file);
 	unlink(sync_path);
+	unlink(lock_path);
 	rmdir(tmpl);
 	tree_free(tree);
 	return tap_done("test-probe");

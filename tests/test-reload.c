@@ -125,9 +125,21 @@ int main(void)
 	daemon_add_workload(&d, "fresh",
 			    "{\"name\": \"fresh\", \"argv\": [\"/bin/true\"], \"timeout_s\": 10}");
 	daemon_add_workload(&d, "broken", "{\"name\": \"broken\", \"argv\": ");
+	daemon_add_service(&d, "web", "{\"name\": \"web\", \"cgroup\": \"/argus-test-reload\"}");
 	REQUIRE(kill(d.pid, SIGHUP) == 0);
 	CHECKF(workloads_until("fresh", true, &reg), "the new definition is served after SIGHUP");
 	CHECK(!listed(reg, "slow") && listed(reg, "quick"));
+	{
+		/* the service definitions are read again with them */
+		struct http_reply r;
+
+		CHECK(http_get(&d, "/services", &r) == 200);
+		CHECKF(strstr(json_string_value(json_object_get(
+				   json_array_get(json_object_get(r.json, "services"), 0), "name")) ?: "",
+			      "web"),
+		       "the new service is listed after SIGHUP: %s", r.body ? r.body : "");
+		reply_free(&r);
+	}
 	{
 		json_t *e;
 		size_t i;
@@ -166,10 +178,10 @@ int main(void)
 	{
 		int i;
 
-		for (i = 0; i < 100 && !log_has("the workloads in use are kept"); i++)
+		for (i = 0; i < 100 && !log_has("the definitions in use are kept"); i++)
 			usleep(100 * 1000);
 	}
-	CHECK(log_has("the workloads in use are kept"));
+	CHECK(log_has("the definitions in use are kept"));
 	CHECK(workloads_until("fresh", true, &reg) && listed(reg, "quick"));
 	json_decref(reg);
 	REQUIRE(rename(moved, path) == 0);

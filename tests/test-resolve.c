@@ -73,12 +73,25 @@ static bool tracepoint_only(const struct tree_node *n)
 	       n->n_hooks[BACKEND_KPROBE] == 0;
 }
 
+/* Unavailable with fentry alone: such a leaf, or an inner node all of whose children are. */
+static bool fentry_unavailable(const struct tree *t, const struct tree_node *n)
+{
+	size_t i;
+
+	if (n->n_children == 0)
+		return tracepoint_only(n);
+	for (i = 0; i < n->n_children; i++)
+		if (!fentry_unavailable(t, &t->nodes[n->children[i]]))
+			return false;
+	return true;
+}
+
 static size_t count_tracepoint_only(const struct tree *t)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < t->n_nodes; i++)
-		n += tracepoint_only(&t->nodes[i]);
+		n += fentry_unavailable(t, &t->nodes[i]);
 	return n;
 }
 

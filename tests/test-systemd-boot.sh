@@ -417,8 +417,9 @@ build_packages() {
 	content=$(dpkg-deb -c "$WORK"/pkg/argusd_*.deb | awk '{ print $6 }')
 	! grep -qE '^\./usr/libexec/argusd/|^\./etc/argus/workloads/.|argusd-bench' <<<"$content" &&
 		grep -qx './usr/sbin/argusd' <<<"$content" && grep -qx './etc/argus/workloads/' <<<"$content" &&
+		grep -qx './etc/argus/services/' <<<"$content" &&
 		! dpkg-deb -f "$WORK"/pkg/argusd_*.deb Depends Recommends | grep -q argusd-bench ||
-		fail "argusd holds the daemon and an empty /etc/argus/workloads, no victim, perturber or workload, and does not pull argusd-bench"
+		fail "argusd holds the daemon, an empty /etc/argus/workloads and /etc/argus/services, no victim, perturber or workload, and does not pull argusd-bench"
 	content=$(dpkg-deb -c "$WORK"/pkg/argusd-bench_*.deb | awk '{ print $6 }')
 	grep -q '^\./usr/libexec/argusd/perturbers/cache_dropper$' <<<"$content" &&
 		grep -q "^\.$BENCH_WORKLOADS/$WORKLOAD\.json$" <<<"$content" ||
@@ -537,7 +538,7 @@ configure_argusd() {
 	local out rc=0 f
 
 	out=$(in_ct 120 argusd --check-config 2>&1) || rc=$?
-	[ "$rc" = 0 ] && grep -q ', 0 workloads (0 skipped, 0 unusable): ok$' <<<"$out" ||
+	[ "$rc" = 0 ] && grep -q ', 0 workloads and 0 services (0 skipped, 0 unusable): ok$' <<<"$out" ||
 		fail "argusd --check-config with the empty /etc/argus/workloads: exit 0, 0 workloads (exit $rc: $out)"
 	ok "empty workload registry: argusd --check-config ok (${out##*$'\n'})"
 	sed -i "s/^listen = .*/listen = 127.0.0.1:$PORT/" "$ROOT/etc/argus/argusd.conf"
@@ -838,6 +839,69 @@ check_reference() {
 	fi
 }
 
+# A real unit diagnosed in place by {"service": NAME}: a small prefork
+# service (a shell and three children) in its own unit, defined in
+# /etc/argus/services with an SLI command; argusd finds its cgroup through
+# systemd's D-Bus API (its private socket: the rootfs has no dbus-daemon),
+# measures every process of it, and keeps the service's reference across a
+# restart of the unit.
+check_service() {
+	local body now via procs main id t0
+
+	t0=$(date +%s)
+	mkdir -p "$ROOT/usr/local/lib/argus-test"
+	printf 'warming up\n5\n' >"$ROOT/usr/local/lib/argus-test/sli"
+	chmod 0644 "$ROOT/usr/local/lib/argus-test/sli"
+	cat >"$ROOT/etc/systemd/system/argus-echo.service" <<'UNIT'
+[Unit]
+Description=argusd's test service: a parent and three workers
+[Service]
+ExecStart=/bin/sh -c 'for i in 1 2 3; do sleep infinity & done; wait'
+UNIT
+	cat >"$ROOT/etc/argus/services/echo.json" <<'DEF'
+{"name": "echo", "unit": "argus-echo.service", "window_s": 1,
+ "sli": {"command": ["/usr/bin/cat", "/usr/local/lib/argus-test/sli"], "better": "lower", "unit": "ms"}}
+DEF
+	ctl daemon-reload || fail "systemctl daemon-reload"
+	ctl start argus-echo.service || fail "systemctl start argus-echo.service"
+	ctl reload argusd || fail "systemctl reload argusd"
+	for _ in $(seq 50); do
+		http GET /services
+		now=$(jq -c '.services[] | select(.name == "echo") | .now // empty' <<<"$BODY")
+		[ -n "$now" ] && [ "$(jq .processes <<<"$now")" = 4 ] && break
+		sleep 0.2
+	done
+	via=$(jq -r .via <<<"$now")
+	procs=$(jq -r .processes <<<"$now")
+	main=$(prop MainPID argus-echo.service)
+	[ "$via" = dbus ] && [ "$procs" = 4 ] && [ "$(jq -r .main_pid <<<"$now")" = "$main" ] &&
+		[ "$(jq -r .cgroup <<<"$now")" = /system.slice/argus-echo.service ] ||
+		fail "GET /services: echo found through D-Bus, 4 processes, MainPID $main (got $now; $BODY)"
+	ok "GET /services: echo is /system.slice/argus-echo.service via $via, $procs processes, main pid $main"
+
+	run_job /references '{"service": "echo", "repeats": 3}'
+	[ "$JOB_STATE" = succeeded ] && [ "$(jq -r .result.subject <<<"$BODY")" = service:echo ] ||
+		fail "reference of the service echo: $JOB_STATE $(jq -c '.error // .result' <<<"$BODY")"
+	REF_SERVICE=$(jq -r .result.reference <<<"$BODY")
+	http GET "/references/$REF_SERVICE"
+	jq -e '[.runs[] | select(.["target/processes"] == 4 and .["target/sli"] == 5)] | length == 3' \
+		<<<"$BODY" >/dev/null ||
+		fail "reference $REF_SERVICE: every run saw the 4 processes and the SLI 5 ($BODY)"
+	ok "reference $REF_SERVICE of the service echo: 3 windows, 4 processes each, SLI 5"
+
+	ctl restart argus-echo.service || fail "systemctl restart argus-echo.service"
+	[ "$(prop MainPID argus-echo.service)" != "$main" ] || fail "the restart gave the unit a new main pid"
+	run_job /diagnose '{"service": "echo"}'
+	id=$JOB_ID
+	body=$BODY
+	[ "$JOB_STATE" = succeeded ] &&
+		[ "$(jq -r .result.reference <<<"$body")" = "$REF_SERVICE" ] &&
+		[ "$(jq -r .result.reason_code <<<"$body")" = not_slower ] ||
+		fail "diagnosis $id of echo after its restart: against reference $REF_SERVICE, not slower (SLI the same): $JOB_STATE $(jq -c '.error // .result' <<<"$body")"
+	ok "diagnosis $id of the restarted service echo against reference $REF_SERVICE: $(jq -r .result.verdict <<<"$body") ($(jq -r .result.reason_code <<<"$body")) in $(($(date +%s) - t0)) s"
+	ctl stop argus-echo.service || fail "systemctl stop argus-echo.service"
+}
+
 # A diagnosis of the workload against that reference, through the installed
 # unit: it ends with a verdict (whichever: nothing perturbs the workload here)
 # and a trace, and has its journal entry.
@@ -1069,6 +1133,7 @@ main() {
 	check_watchdog
 	check_reference
 	check_diagnose
+	check_service
 	check_journal
 	check_stop
 	check_restart_keeps_state

@@ -71,16 +71,20 @@ class Argusd:
     Reads go to the TCP listener, writes to the control socket
     (state/argusd.sock), where root may do everything."""
 
-    def __init__(self, build, dir):
+    def __init__(self, build, dir, extra=""):
+        """extra: configuration lines after the harness's own (a later key wins)."""
         self.dir = dir
         self.conf = os.path.join(dir, "argusd.conf")
         self.log = os.path.join(dir, "argusd.log")
         self.sock = os.path.join(dir, "state", "argusd.sock")
         with open(self.conf, "w") as f:
+            # no services unless extra names a directory of them: never the host's /etc/argus
             f.write("listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s/workloads\n"
+                    "services_dir = %s/no-services\n"
                     "victims_dir = %s\ntree_file = %s/tree-data/tree.json\n"
-                    "schema_dir = %s/schema\n" % (dir, evallib.SRC, evallib.programs_dir(build),
-                                                   evallib.SRC, evallib.SRC))
+                    "schema_dir = %s/schema\n%s" % (dir, evallib.SRC, dir,
+                                                     evallib.programs_dir(build), evallib.SRC,
+                                                     evallib.SRC, extra))
         logf = open(self.log, "ab")
         self.proc = subprocess.Popen([os.path.join(build, "argusd"), "--config", self.conf],
                                      stdout=logf, stderr=logf, stdin=subprocess.DEVNULL)

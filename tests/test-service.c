@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Services (service.h): definitions parsed and refused field by field, the
+ * registry loaded; then for real, as root, a prefork server in a cgroup of
+ * its own (a parent and workers already running when the window starts)
+ * has every worker measured, and so has a process that joins the cgroup
+ * during the window after the probe first saw it as another's; and with the
+ * real argusd: GET /services shows where the service is, a service
+ * restarted between its reference and a diagnosis keeps its reference, a
+ * service without an SLI is never named a bottleneck, an SLI that is worse
+ * is what makes the service slower, and an SLI command that hangs, fails or
+ * prints garbage fails the job with a clear error.
+ */
+#include "daemon/bpf_log.h"
+#include "daemon/cgroup.h"
+#include "daemon/measure.h"
+#include "daemon/probe_plan.h"
+#include "daemon/probe_try.h"
+#include "daemon/resolve.h"
+#include "daemon/service.h"
+#include "daemon/sli.h"
+#include "daemon/util.h"
+#include "tests/daemon-harness.h"
+#include "tests/tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define WORKERS 3
+#define PAGES 2000 /* fresh anonymous pages each worker touches when told */
+
+static struct tree *tree;
+static char cg_path[128]; /* the test's cgroup, "/argus-test-service-PID" */
+static char *cg_dir;	  /* its directory */
+
+/* ---- definitions ---- */
+
+static int parse(const char *text, struct service **ret, char **ret_err)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(text, 0, &jerr);
+	int r;
+
+	REQUIRE(doc);
+	*ret = NULL;
+	*ret_err = NULL;
+	r = service_from_json(doc, ret, ret_err);
+	json_decref(doc);
+	return r;
+}
+
+/* A bad definition is refused, its message naming what (needle). */
+static void refused(const char *text, const char *needle)
+{
+	struct service *s;
+	char *err;
+	int r = parse(text, &s, &err);
+
+	CHECKF(r == -EINVAL && err && strstr(err, needle), "%s: r %d, \"%s\", wanted \"%s\"", text,
+	       r, err ?: "(none)", needle);
+	service_free(s);
+	free(err);
+}
+
+static void test_definitions(void)
+{
+	struct service *s, *back;
+	char *err, *text;
+	json_t *j;
+
+	tap_subtest("definitions");
+	CHECK(parse("{\"name\": \"cache\", \"unit\": \"redis-server.service\"}", &s, &err) == 0);
+	CHECK(s && strcmp(s->unit, "redis-server.service") == 0 && !s->cgroup && !s->sli &&
+	      strcmp(s->user, "nobody") == 0 && s->window_s == 0);
+	service_free(s);
+
+	CHECK(parse("{\"name\": \"web\", \"cgroup\": \"/argus/web\", \"window_s\": 7, \"user\": "
+		    "\"daemon\", \"description\": \"nginx\", \"sli\": {\"command\": "
+		    "[\"/usr/bin/true\"], \"better\": \"lower\", \"unit\": \"ms\"}}",
+		    &s, &err) == 0);
+	REQUIRE(s);
+	CHECK(strcmp(s->cgroup, "/argus/web") == 0 && s->window_s == 7 && s->sli &&
+	      sli_lower_is_better(s->sli) && strcmp(s->user, "daemon") == 0);
+	/* it parses back */
+	j = service_to_json(s);
+	text = json_dumps(j, JSON_SORT_KEYS);
+	CHECK(parse(text, &back, &err) == 0 && back && back->window_s == 7 && back->sli);
+	service_free(back);
+	free(text);
+	json_decref(j);
+	service_free(s);
+
+	refused("[1]", "JSON object");
+	refused("{\"unit\": \"a.service\"}", "name: missing");
+	refused("{\"name\": \"Bad Name\", \"unit\": \"a.service\"}", "name:");
+	refused("{\"name\": \"a\"}", "needs unit");
+	refused("{\"name\": \"a\", \"unit\": \"a.service\", \"cgroup\": \"/a\"}", "not both");
+	refused("{\"name\": \"a\", \"unit\": \"a.timer\"}", "unit:");
+	refused("{\"name\": \"a\", \"unit\": \"a;rm.service\"}", "unit:");
+	refused("{\"name\": \"a\", \"cgroup\": \"relative\"}", "cgroup:");
+	refused("{\"name\": \"a\", \"cgroup\": \"/a/../b\"}", "cgroup:");
+	refused("{\"name\": \"a\", \"cgroup\": \"/a\", \"window_s\": 0}", "window_s:");
+	refused("{\"name\": \"a\", \"cgroup\": \"/a\", \"window_s\": 601}", "window_s:");
+	refused("{\"name\": \"a\", \"cgroup\": \"/a\", \"user\": \"ro ot\"}", "user:");
+	refused("{\"name\": \"a\", \"cgroup\": \"/a\", \"argv\": [\"x\"]}", "unknown field");
+	refused("{\"name\": \"a\", \"cgroup\": \"/a\", \"sli\": {\"command\": [\"sh\"], "
+		"\"better\": \"lower\"}}",
+		"sli");
+	refused("{\"name\": \"a\", \"cgroup\": \"/a\", \"sli\": {\"prometheus\": {\"url\": "
+		"\"file:///etc/shadow\", \"metric\": \"x\", \"kind\": \"gauge\"}}}",
+		"sli");
+}
+
+static void test_registry(void)
+{
+	char dir[] = "/tmp/argus-test-services-XXXXXX";
+	struct service_registry *r = NULL;
+	char path[256];
+
+	tap_subtest("registry");
+	REQUIRE(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/b.json", dir);
+	write_text(path, "{\"name\": \"web\", \"cgroup\": \"/web\"}");
+	snprintf(path, sizeof(path), "%s/a.json", dir);
+	write_text(path, "{\"name\": \"cache\", \"unit\": \"redis-server.service\"}");
+	snprintf(path, sizeof(path), "%s/c.json", dir);
+	write_text(path, "{\"name\": \"web\", \"cgroup\": \"/web2\"}");
+	snprintf(path, sizeof(path), "%s/d.json", dir);
+	write_text(path, "{\"name\": \"x\"");
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	write_text(path, "not a definition");
+	CHECK(service_registry_load(dir, &r) == 0 && r);
+	if (r) {
+		CHECK_EQ(r->n, 2, "services");
+		CHECK_EQ(r->n_errors, 2, "errors (a duplicate, bad JSON)");
+		CHECK(service_find(r, "cache") && service_find(r, "web") &&
+		      strcmp(service_find(r, "web")->cgroup, "/web") == 0 && !service_find(r, "x"));
+		CHECK(r->n_errors == 2 && strstr(r->errors[0], "c.json: duplicate service name") &&
+		      strstr(r->errors[1], "d.json"));
+	}
+	service_registry_free(r);
+	r = NULL;
+	/* argusd ships no services directory: none is an empty registry */
+	CHECK(service_registry_load("/nonexistent/argus-services", &r) == 0 && r && r->n == 0);
+	service_registry_free(r);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	(void)!system(path);
+}
+
+/* ---- a prefork server in a cgroup of its own ---- */
+
+struct server {
+	pid_t parent;
+	pid_t workers[WORKERS];
+	int go[WORKERS]; /* write ends: 'g' touches PAGES pages, 'p' a few */
+};
+
+static void touch_pages(size_t n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t i;
+
+	if (m == MAP_FAILED)
+		_exit(3);
+	for (i = 0; i < n; i++)
+		m[i * page] = 1;
+	munmap(m, n * page);
+}
+
+/* A worker: waits on its pipe, touches pages when told, until the pipe closes. */
+static _Noreturn void worker(int fd)
+{
+	char c;
+
+	while (read(fd, &c, 1) == 1)
+		touch_pages(c == 'g' ? PAGES : 10);
+	_exit(0);
+}
+
+static int cgroup_join(const char *dir, pid_t pid)
+{
+	char path[512], num[32];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, num, strlen(num)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * The parent joins dir, then forks the workers: all of them are in the
+ * cgroup before anything measures it. The parent waits for its workers and
+ * exits when they have; the workers exit when their pipes close.
+ */
+static int server_start(struct server *s, const char *dir)
+{
+	int go[WORKERS][2], rep[2], start[2], i;
+	char c;
+
+	REQUIRE(pipe(rep) == 0 && pipe(start) == 0);
+	for (i = 0; i < WORKERS; i++)
+		REQUIRE(pipe(go[i]) == 0);
+	s->parent = fork();
+	REQUIRE(s->parent >= 0);
+	if (s->parent == 0) {
+		close(start[1]);
+		if (read(start[0], &c, 1) != 1)
+			_exit(2);
+		for (i = 0; i < WORKERS; i++) {
+			pid_t w = fork();
+			int j;
+
+			if (w == 0) {
+				for (j = 0; j < WORKERS; j++) {
+					close(go[j][1]);
+					if (j != i)
+						close(go[j][0]);
+				}
+				worker(go[i][0]);
+			}
+			(void)!write(rep[1], &w, sizeof(w));
+		}
+		for (i = 0; i < WORKERS; i++) {
+			close(go[i][0]);
+			close(go[i][1]);
+		}
+		while (wait(NULL) > 0 || errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(start[0]);
+	close(rep[1]);
+	for (i = 0; i < WORKERS; i++) {
+		close(go[i][0]);
+		s->go[i] = go[i][1];
+	}
+	if (cgroup_join(dir, s->parent) < 0) {
+		kill(s->parent, SIGKILL);
+		waitpid(s->parent, NULL, 0);
+		return -errno;
+	}
+	(void)!write(start[1], "s", 1);
+	close(start[1]);
+	for (i = 0; i < WORKERS; i++)
+		REQUIRE(read(rep[0], &s->workers[i], sizeof(pid_t)) == sizeof(pid_t));
+	close(rep[0]);
+	return 0;
+}
+
+/* Close the workers' pipes: they exit, then the parent; reaped. */
+static void server_stop(struct server *s)
+{
+	int i;
+
+	if (s->parent <= 0)
+		return;
+	for (i = 0; i < WORKERS; i++)
+		if (s->go[i] >= 0)
+			close(s->go[i]);
+	waitpid(s->parent, NULL, 0);
+	s->parent = 0;
+}
+
+/* At exit, also after a failed REQUIRE: what is left in the test's cgroup is ours; then the cgroup. */
+static void cleanup_cgroup(void)
+{
+	pid_t pids[64];
+	size_t n = 0, i;
+	int tries;
+
+	if (!cg_dir)
+		return;
+	for (tries = 0; tries < 50; tries++) {
+		if (cgroup_procs(cg_dir, pids, 64, &n, NULL) < 0 || n == 0)
+			break;
+		for (i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		usleep(100 * 1000);
+	}
+	rmdir(cg_dir);
+}
+
+/* ---- measuring it ---- */
+
+/* What the window's ticks do: the test's script, run from the measuring thread. */
+struct script {
+	struct server *srv;
+	int joiner_go; /* the process that joins the cgroup during the window */
+	pid_t joiner;
+	uint64_t start;
+	int step;
+};
+
+static bool script_tick(void *userdata)
+{
+	struct script *s = userdata;
+	uint64_t now = now_mono_ns(), t;
+	int i;
+
+	if (!s->start)
+		s->start = now;
+	t = (now - s->start) / 1000000;
+	if (s->step == 0) {
+		/* the probe is attached: each worker does its work */
+		for (i = 0; i < WORKERS; i++)
+			(void)!write(s->srv->go[i], "g", 1);
+		/* the joiner runs as another's first: the probe meets it outside */
+		(void)!write(s->joiner_go, "p", 1);
+		s->step = 1;
+	} else if (s->step == 1 && t >= 600) {
+		CHECK(cgroup_join(cg_dir, s->joiner) == 0);
+		s->step = 2;
+	} else if (s->step == 2 && t >= 1200) {
+		/* argusd has read the cgroup again by now (every 100 ms) */
+		(void)!write(s->joiner_go, "g", 1);
+		s->step = 3;
+	}
+	return false;
+}
+
+static void test_prefork(void)
+{
+	struct service svc = {.name = (char *)"prefork", .cgroup = cg_path, .user = (char *)"nobody"};
+	struct server srv = {};
+	struct script sc = {.srv = &srv};
+	struct measure_target tg = {.service = &svc, .window_ms = 3000};
+	struct measure_opts mo = {.should_stop = script_tick, .userdata = &sc};
+	struct measure_result mr = {};
+	int leaves[TREE_MAX_NODES], jgo[2], r;
+	struct probe_plan plan;
+	const double *minor, *procs, *cpu;
+	size_t n = 0, i;
+	char c;
+
+	tap_subtest("prefork");
+	for (i = 0; i < tree->n_nodes; i++)
+		if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
+			leaves[n++] = i;
+	REQUIRE(probe_plan_for(tree, leaves, n, &plan) == 0);
+	REQUIRE(server_start(&srv, cg_dir) == 0);
+	REQUIRE(pipe(jgo) == 0);
+	sc.joiner = fork();
+	REQUIRE(sc.joiner >= 0);
+	if (sc.joiner == 0) {
+		close(jgo[1]);
+		while (read(jgo[0], &c, 1) == 1)
+			touch_pages(c == 'g' ? PAGES : 10);
+		_exit(0);
+	}
+	close(jgo[0]);
+	sc.joiner_go = jgo[1];
+
+	r = measure_run(tree, &plan, &tg, &mo, &mr);
+	CHECKF(r == 0, "measure_run: %d %s", r, mr.error ?: "");
+	minor = mvec_get(&mr.vec, "kernel_paging.anon_fault.minor/count");
+	procs = mvec_get(&mr.vec, "target/processes");
+	cpu = mvec_get(&mr.vec, "target/cpu_ns");
+	/* every worker's pages and the joiner's: (WORKERS + 1) x PAGES; the parent's alone is none */
+	CHECKF(minor && *minor >= 0.95 * (WORKERS + 1) * PAGES &&
+		   *minor <= 1.3 * (WORKERS + 1) * PAGES + 500,
+	       "anonymous minor faults %.0f, expected about %d", minor ? *minor : -1,
+	       (WORKERS + 1) * PAGES);
+	CHECKF(procs && *procs == WORKERS + 2, "processes at the end %.0f, expected %d",
+	       procs ? *procs : -1, WORKERS + 2);
+	CHECK(cpu && *cpu >= 0);
+	CHECK(mvec_get(&mr.vec, "target/window_ns") && !mvec_get(&mr.vec, "target/sli"));
+	measure_result_clear(&mr);
+
+	close(jgo[1]);
+	waitpid(sc.joiner, NULL, 0);
+	server_stop(&srv);
+}
+
+/* ---- with the real argusd ---- */
+
+static struct daemon d;
+
+static json_int_t post(const char *path, const char *body, long *ret_status, char **ret_code)
+{
+	struct http_reply r;
+	json_int_t id = 0;
+
+	*ret_status = http_post(&d, path, body, &r);
+	if (*ret_status == 202)
+		id = json_integer_value(json_object_get(r.json, "id"));
+	if (ret_code)
+		*ret_code = err_code(&r) ? xstrdup(err_code(&r)) : NULL;
+	reply_free(&r);
+	return id;
+}
+
+/* Post, wait for the job's end; its JSON (owned) or NULL. */
+static json_t *run_job(const char *path, const char *body, int timeout_s)
+{
+	long status;
+	json_int_t id = post(path, body, &status, NULL);
+
+	CHECKF(status == 202, "%s %s: %ld", path, body, status);
+	return status == 202 ? wait_job(&d, id, timeout_s) : NULL;
+}
+
+static const char *job_error_text(const json_t *job, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(job, "error"), key)) ?: "";
+}
+
+static void test_daemon(void)
+{
+	char def[512], sli_file[256], script[256], body[256];
+	struct server srv = {};
+	json_int_t ref;
+	json_t *job, *res;
+	struct http_reply r;
+	long status;
+	char *code = NULL;
+	json_t *s;
+	size_t i;
+
+	tap_subtest("daemon");
+	REQUIRE(daemon_prepare(&d, "window_s = 1\n") == 0);
+	snprintf(def, sizeof(def), "{\"name\": \"plain\", \"cgroup\": \"%s\"}", cg_path);
+	daemon_add_service(&d, "plain", def);
+	/* the SLI of these: a file the test writes, read by a program run as nobody */
+	snprintf(sli_file, sizeof(sli_file), "%s/sli", d.dir);
+	write_text(sli_file, "warming up\n10\n");
+	snprintf(def, sizeof(def),
+		 "{\"name\": \"judged\", \"cgroup\": \"%s\", \"sli\": {\"command\": [\"/bin/cat\", "
+		 "\"%s\"], \"better\": \"lower\", \"unit\": \"ms\"}}",
+		 cg_path, sli_file);
+	daemon_add_service(&d, "judged", def);
+	snprintf(def, sizeof(def),
+		 "{\"name\": \"hangs\", \"cgroup\": \"%s\", \"sli\": {\"command\": [\"/bin/sleep\", "
+		 "\"60\"], \"better\": \"lower\"}}",
+		 cg_path);
+	daemon_add_service(&d, "hangs", def);
+	snprintf(def, sizeof(def),
+		 "{\"name\": \"fails\", \"cgroup\": \"%s\", \"sli\": {\"command\": [\"/bin/false\"], "
+		 "\"better\": \"higher\"}}",
+		 cg_path);
+	daemon_add_service(&d, "fails", def);
+	snprintf(script, sizeof(script), "%s/garbage", d.dir);
+	write_text(script, "12 requests\n");
+	snprintf(def, sizeof(def),
+		 "{\"name\": \"garbage\", \"cgroup\": \"%s\", \"sli\": {\"command\": [\"/bin/cat\", "
+		 "\"%s\"], \"better\": \"lower\"}}",
+		 cg_path, script);
+	daemon_add_service(&d, "garbage", def);
+	daemon_add_service(&d, "broken", "{\"name\": \"broken\", \"cgroup\": \"../x\"}");
+	REQUIRE(daemon_start(&d) == 0);
+	REQUIRE(server_start(&srv, cg_dir) == 0);
+
+	/* where each service is now */
+	CHECK(http_get(&d, "/services", &r) == 200);
+	CHECK_EQ(json_array_size(json_object_get(r.json, "services")), 5, "services listed");
+	CHECK_EQ(json_array_size(json_object_get(r.json, "errors")), 1, "definitions refused");
+	json_array_foreach(json_object_get(r.json, "services"), i, s)
+	{
+		json_t *now = json_object_get(s, "now");
+
+		if (strcmp(json_string_value(json_object_get(s, "name")), "plain") != 0)
+			continue;
+		CHECK_EQ(json_integer_value(json_object_get(now, "processes")), WORKERS + 1,
+			 "the service's processes");
+		CHECK_STREQ(json_string_value(json_object_get(now, "cgroup")), cg_path, "cgroup");
+		CHECK_STREQ(json_string_value(json_object_get(now, "via")), "definition", "via");
+	}
+	reply_free(&r);
+
+	/* bad requests lose nothing and say why */
+	post("/references", "{\"service\": \"nope\"}", &status, &code);
+	CHECK(status == 400 && code && strcmp(code, "unknown_service") == 0);
+	free(code);
+	post("/diagnose", "{\"service\": \"plain\", \"workload\": \"x\"}", &status, &code);
+	CHECK(status == 400 && code && strcmp(code, "conflicting_fields") == 0);
+	free(code);
+
+	/* a reference of the service, then the service restarted: the reference is still its */
+	job = run_job("/references", "{\"service\": \"plain\"}", 60);
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "reference: %s %s",
+	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
+	res = json_object_get(job, "result");
+	ref = json_integer_value(json_object_get(res, "reference"));
+	CHECK_STREQ(json_string_value(json_object_get(res, "subject")), "service:plain", "subject");
+	json_decref(job);
+	server_stop(&srv);
+	REQUIRE(server_start(&srv, cg_dir) == 0);
+	job = run_job("/diagnose", "{\"service\": \"plain\"}", 120);
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "diagnosis after a restart: %s %s",
+	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
+	res = json_object_get(job, "result");
+	CHECK_EQ(json_integer_value(json_object_get(res, "reference")), ref,
+		 "the reference recorded before the restart");
+	/* without an SLI nothing can be called slower: never a bottleneck */
+	CHECKF(strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "bottleneck") != 0,
+	       "verdict %s", json_string_value(json_object_get(res, "verdict")));
+	json_decref(job);
+
+	/* judged by its SLI: the same SLI is not slower; a worse one is */
+	job = run_job("/references", "{\"service\": \"judged\"}", 60);
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "judged reference: %s %s",
+	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
+	json_decref(job);
+	job = run_job("/diagnose", "{\"service\": \"judged\"}", 120);
+	res = json_object_get(job, "result");
+	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "no_bottleneck",
+		    "same SLI: verdict");
+	CHECK_STREQ(json_string_value(json_object_get(res, "reason_code")), "not_slower",
+		    "same SLI: reason_code");
+	json_decref(job);
+	write_text(sli_file, "40\n");
+	job = run_job("/diagnose", "{\"service\": \"judged\"}", 120);
+	res = json_object_get(job, "result");
+	/* idle workers: slower by its SLI, and no kernel path explains it */
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0 &&
+		   strcmp(json_string_value(json_object_get(res, "reason_code")) ?: "",
+			  "not_slower") != 0,
+	       "worse SLI: %s %s", json_string_value(json_object_get(res, "verdict")),
+	       json_string_value(json_object_get(res, "summary")));
+	CHECK_STREQ(json_string_value(json_object_get(res, "reason_code")), "unexplained",
+		    "worse SLI, nothing deviates: reason_code");
+	CHECKF(strstr(json_string_value(json_object_get(res, "summary")) ?: "", "SLI 40 vs 10"),
+	       "the summary names the SLI: %s", json_string_value(json_object_get(res, "summary")));
+	json_decref(job);
+
+	/* SLI commands that hang, fail or print garbage fail the job, saying so */
+	snprintf(body, sizeof(body), "{\"service\": \"hangs\"}");
+	job = run_job("/references", body, 60);
+	CHECK_STREQ(job_state(job), "failed", "hanging SLI: state");
+	CHECK_STREQ(job_error_text(job, "code"), "sli_failed", "hanging SLI: code");
+	CHECKF(strstr(job_error_text(job, "message"), "did not finish within"),
+	       "hanging SLI: %s", job_error_text(job, "message"));
+	json_decref(job);
+	job = run_job("/references", "{\"service\": \"fails\"}", 60);
+	CHECK_STREQ(job_error_text(job, "code"), "sli_failed", "failing SLI: code");
+	CHECKF(strstr(job_error_text(job, "message"), "status 1"), "failing SLI: %s",
+	       job_error_text(job, "message"));
+	json_decref(job);
+	job = run_job("/references", "{\"service\": \"garbage\"}", 60);
+	CHECK_STREQ(job_error_text(job, "code"), "sli_failed", "garbage SLI: code");
+	CHECKF(strstr(job_error_text(job, "message"), "not a number"), "garbage SLI: %s",
+	       job_error_text(job, "message"));
+	json_decref(job);
+
+	/* a service with no process left is a clear error too */
+	server_stop(&srv);
+	job = run_job("/diagnose", "{\"service\": \"plain\"}", 60);
+	CHECK_STREQ(job_error_text(job, "code"), "target_gone", "stopped service: code");
+	CHECKF(strstr(job_error_text(job, "message"), "has no process"), "stopped service: %s",
+	       job_error_text(job, "message"));
+	json_decref(job);
+	daemon_stop(&d, SIGTERM);
+	daemon_cleanup(&d);
+}
+
+int main(void)
+{
+	const char *src = getenv("ARGUS_SOURCE_DIR");
+	_cleanup_free_ char *path = xasprintf("%s/tree-data/tree.json", src ?: ".");
+	struct prober pr = {.try_hook = probe_try_hook};
+	char *err = NULL;
+
+	test_definitions();
+	test_registry();
+	if (geteuid() != 0) {
+		tap_skip("prefork,daemon", "measuring a service needs root");
+		return tap_done("test-service");
+	}
+	bpf_log_setup();
+	REQUIRE(tree_load_file(path, &tree, &err) == 0);
+	REQUIRE(tree_resolve(tree, &pr) >= 0);
+	snprintf(cg_path, sizeof(cg_path), "/argus-test-service-%d", (int)getpid());
+	REQUIRE(cgroup_dir(cg_path, &cg_dir, NULL) == 0);
+	REQUIRE(mkdir(cg_dir, 0755) == 0);
+	atexit(cleanup_cgroup);
+
+	test_prefork();
+	test_daemon();
+	tree_free(tree);
+	return tap_done("test-service");
+}
