@@ -96,6 +96,14 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
+/* Wait time (count, time) by the task that ended each wait and the wait's class. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ARGUS_WAKERS);
+	__type(key, struct argus_waker_key);
+	__type(value, struct argus_counter);
+} wakers SEC(".maps");
+
 /* What happened inside a fault: its class is decided when it ends. */
 /* A path a thread is in: since when (0: not in it), and its runq_total then. */
 struct span {
@@ -131,6 +139,13 @@ struct thread_state {
 		struct span lock, futex;
 		__u32 futex_own; /* the futex wait was ended by one of the target's own tasks */
 	} sync;
+	/* who woke it last inside its current wait (futex or a call of one kind): 0 none */
+	struct {
+		__u32 tgid;
+		__u32 own;
+		char comm[16];
+		__u32 seen;
+	} waker;
 	struct {
 		struct span span; /* in a system call of one kind (syscalls.bpf.h) */
 		__u32 cls;	  /* its class, from file_call_class() */

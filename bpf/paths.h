@@ -51,16 +51,16 @@
 	X(BLOCK_QUEUE, block_queue, BLOCK, MAX, NONE, NONE) /* request insert..issue */            \
 	X(BLOCK_DEVICE, block_device, BLOCK, MAX, NONE, NONE) /* request issue..complete */        \
 	/* kernel_sync */                                                                          \
-	X(FUTEX, futex, FUTEX, FUTEX_OWN, NONE, NONE) /* not ended by its own tasks */             \
+	X(FUTEX, futex, WAKE, FUTEX_OWN, NONE, NONE) /* not ended by its own tasks */             \
 	X(MMAP_LOCK, mmap_lock, NONE, MAX, NONE, NONE) /* start_locking..acquired */               \
-	X(PIPE, pipe, NONE, MAX, FIFO, RW) /* reads and writes on a pipe */                        \
-	X(STREAM_RECV, stream_recv, NONE, MAX, STREAM, IN) /* receives on a stream socket */       \
-	X(STREAM_SEND, stream_send, NONE, MAX, STREAM, OUT) /* sends on a stream socket */         \
-	X(DGRAM_RECV, dgram_recv, NONE, MAX, DGRAM, IN) /* receives on a datagram socket */        \
-	X(DGRAM_SEND, dgram_send, NONE, MAX, DGRAM, OUT) /* sends on a datagram socket */          \
+	X(PIPE, pipe, WAKE, MAX, FIFO, RW) /* reads and writes on a pipe */                        \
+	X(STREAM_RECV, stream_recv, WAKE, MAX, STREAM, IN) /* receives on a stream socket */       \
+	X(STREAM_SEND, stream_send, WAKE, MAX, STREAM, OUT) /* sends on a stream socket */         \
+	X(DGRAM_RECV, dgram_recv, WAKE, MAX, DGRAM, IN) /* receives on a datagram socket */        \
+	X(DGRAM_SEND, dgram_send, WAKE, MAX, DGRAM, OUT) /* sends on a datagram socket */          \
 	/* waits for events or connections, the sleep for them apart (wait_idle) */                \
-	X(EPOLL, epoll, NONE, WAIT_IDLE, ANY, POLL)                                                \
-	X(FILE_LOCK, file_lock, NONE, MAX, ANY, LOCK) /* flock, fcntl F_SETLKW waits */            \
+	X(EPOLL, epoll, WAKE, WAIT_IDLE, ANY, POLL)                                                \
+	X(FILE_LOCK, file_lock, WAKE, MAX, ANY, LOCK) /* flock, fcntl F_SETLKW waits */            \
 	/*                                                                                         \
 	 * Waits on the target's own tasks, owned by no node: a runqueue wait                      \
 	 * ended by one of its own threads (the CPU ran the target), a futex wait                  \
@@ -118,7 +118,7 @@ enum argus_companions {
 	ARGUS_COMPANIONS_FAULT,	 /* what bounds a fault and takes nested paths out of it */
 	ARGUS_COMPANIONS_BLOCK,	 /* every phase of a block request */
 	ARGUS_COMPANIONS_CREATE, /* the parent's time in clone/fork/clone3 */
-	ARGUS_COMPANIONS_FUTEX,	 /* who ends a futex wait: its own tasks, others, timers */
+	ARGUS_COMPANIONS_WAKE,	 /* who ends a wait: its own tasks, others, timers */
 	ARGUS_COMPANIONS_MAX,
 };
 
@@ -151,6 +151,21 @@ struct argus_rq_holder_key {
 	unsigned int tgid; /* in argusd's PID namespace; 0: the idle task, or not visible */
 	char comm[16];	   /* the task's name (TASK_COMM_LEN) */
 	unsigned int own;  /* 1: one of the target's own tasks (the time it held the CPU counts in runq_own) */
+};
+
+/*
+ * Who ended a target thread's wait on another task (a futex wait, a call
+ * on a pipe or socket, a file lock, a wait for events): the task that woke
+ * it, by process and name and by the class the wait counted in, for the
+ * causal chain of a result. Wakeups from a timer callback are not a task's.
+ * At most this many distinct wakers are kept in one run.
+ */
+#define ARGUS_WAKERS 256
+struct argus_waker_key {
+	unsigned int tgid; /* in argusd's PID namespace; 0: not visible */
+	char comm[16];	   /* the waker's name (TASK_COMM_LEN) */
+	unsigned int own;  /* 1: one of the target's own tasks */
+	unsigned int cls;  /* the class the wait counted in (enum argus_class) */
 };
 
 /* Per-class totals are also kept, for the trace and the signature table. */

@@ -190,9 +190,20 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(handle_sched_waking, struct task_struct *p)
 {
 	struct thread_state *ts = task_state(p);
+	struct task_struct *waker;
+	bool own;
 
-	if (ts && ts->sync.futex.start && !in_timer() && current_state())
+	if (!ts || !(ts->sync.futex.start | ts->file_call.span.start) || in_timer())
+		return 0;
+	own = current_state() != NULL;
+	if (ts->sync.futex.start && own)
 		ts->sync.futex_own = 1;
+	/* the causal chain: who ended the wait (the last waker when several did) */
+	waker = bpf_get_current_task_btf();
+	ts->waker.tgid = argus_tgid_in_ns(waker, pidns_inum);
+	ts->waker.own = own;
+	bpf_get_current_comm(ts->waker.comm, sizeof(ts->waker.comm));
+	ts->waker.seen = 1;
 	return 0;
 }
 

@@ -147,6 +147,31 @@ static __always_inline __u32 file_call_class(long id, struct pt_regs *regs)
 	return ARGUS_CLS_MAX;
 }
 
+/* A wait of class cls and time_ns ended: charge it to the task that woke the thread, if any. */
+static __always_inline void note_waker(struct thread_state *ts, __u32 cls, __u64 time_ns)
+{
+	struct argus_waker_key k = {};
+	struct argus_counter zero = {}, *c;
+
+	if (!ts->waker.seen)
+		return;
+	ts->waker.seen = 0;
+	k.tgid = ts->waker.tgid;
+	k.own = ts->waker.own;
+	k.cls = cls;
+	__builtin_memcpy(k.comm, ts->waker.comm, sizeof(k.comm));
+	c = bpf_map_lookup_elem(&wakers, &k);
+	if (!c) {
+		/* full: the run keeps the wakers it met first */
+		bpf_map_update_elem(&wakers, &k, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&wakers, &k);
+		if (!c)
+			return;
+	}
+	__sync_fetch_and_add(&c->count, 1);
+	__sync_fetch_and_add(&c->time_ns, time_ns);
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
@@ -155,6 +180,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	if (!ts)
 		return 0;
 	fault_finish(ts);
+	ts->waker.seen = 0;
 	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait) {
 		span_begin(ts, &ts->sync.futex);
 		ts->sync.futex_own = 0;
@@ -179,9 +205,13 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (!ts || !(ts->sync.futex.start | ts->sched.fork.start | ts->file_call.span.start))
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (ts->sync.futex.start)
-		account(ts->sync.futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX, 1,
-			span_end(ts, &ts->sync.futex, now));
+	if (ts->sync.futex.start) {
+		__u32 cls = ts->sync.futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX;
+		__u64 t = span_end(ts, &ts->sync.futex, now);
+
+		account(cls, 1, t);
+		note_waker(ts, cls, t);
+	}
 	/* the child was counted at sched_process_fork; the parent's time in the call is here */
 	if (ts->sched.fork.start)
 		account(ARGUS_CLS_FORK, 0, span_end(ts, &ts->sched.fork, now));
@@ -199,6 +229,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 			t -= slept;
 		}
 		account(ts->file_call.cls, 1, t);
+		note_waker(ts, ts->file_call.cls, t);
 	}
 	return 0;
 }

@@ -408,8 +408,10 @@ static enum calib_why gate(const struct calib_params *p, struct calib_decision *
 		d->refuted = w->z < p->refute_z;
 		return CALIB_WHY_NOT_REPRODUCED;
 	}
-	return w->z > p->tau && wall_rel <= p->min_slowdown ? CALIB_WHY_BELOW_MIN_SLOWDOWN
-							     : CALIB_WHY_NOT_SLOWER;
+	return w->z > p->tau &&
+		       wall_rel <= (d->wall_is_sli ? p->min_sli_change : p->min_slowdown)
+		   ? CALIB_WHY_BELOW_MIN_SLOWDOWN
+		   : CALIB_WHY_NOT_SLOWER;
 }
 
 /* Calibrated ranking: a flagged time first, by its increase in ns (exclusive thread time

@@ -583,6 +583,21 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 		}
 		json_object_set_new(o, "runq_holders", a);
 	}
+	if (c->n_wakers > 0) {
+		json_t *a = json_array();
+		size_t i;
+
+		for (i = 0; i < c->n_wakers; i++) {
+			const struct probe_waker *w = &c->wakers[i];
+
+			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:s,s:I,s:I}", "pid",
+							   (int)w->tgid, "comm", w->comm, "own",
+							   w->own, "class", probe_class_name(w->cls),
+							   "waits", (json_int_t)w->waits, "wait_ns",
+							   (json_int_t)w->wait_ns));
+		}
+		json_object_set_new(o, "wakers", a);
+	}
 	if (stats && c->run_cnt) {
 		json_object_set_new(o, "program_runs", json_integer(c->run_cnt));
 		json_object_set_new(o, "program_time_ns", json_integer(c->run_time_ns));

@@ -449,6 +449,48 @@ static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
 	return r == -ENOENT ? 0 : r;
 }
 
+/* Insert w into c's wakers, kept sorted by wait time and cut at PROBE_WAKERS_TOP. */
+static void waker_insert(struct probe_counts *c, const struct probe_waker *w)
+{
+	size_t i = c->n_wakers;
+
+	if (i == PROBE_WAKERS_TOP) {
+		if (w->wait_ns <= c->wakers[i - 1].wait_ns)
+			return;
+		i--;
+	} else
+		c->n_wakers++;
+	for (; i > 0 && c->wakers[i - 1].wait_ns < w->wait_ns; i--)
+		c->wakers[i] = c->wakers[i - 1];
+	c->wakers[i] = *w;
+}
+
+static int read_wakers(struct bpf_map *m, struct probe_counts *c)
+{
+	struct argus_waker_key key, next;
+	const struct argus_waker_key *prev = NULL;
+	struct argus_counter v;
+	int r;
+
+	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
+		struct probe_waker w = {};
+
+		key = next;
+		prev = &key;
+		if (bpf_map__lookup_elem(m, &key, sizeof(key), &v, sizeof(v), 0) < 0 ||
+		    key.cls >= ARGUS_CLS_MAX)
+			continue;
+		w.tgid = key.tgid;
+		w.own = key.own != 0;
+		w.cls = key.cls;
+		comm_copy(w.comm, key.comm);
+		w.waits = v.count;
+		w.wait_ns = v.time_ns;
+		waker_insert(c, &w);
+	}
+	return r == -ENOENT ? 0 : r;
+}
+
 int probe_read(struct probe *p, struct probe_counts *ret)
 {
 	struct argus_counter all[ARGUS_COUNTER_ENTRIES];
@@ -466,6 +508,9 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 	r = read_rq_holders(p->skel->maps.runq_holders, &out);
 	if (r < 0)
 		log_warning_errno(r, "reading the runqueue holders: %m");
+	r = read_wakers(p->skel->maps.wakers, &out);
+	if (r < 0)
+		log_warning_errno(r, "reading the wakers: %m");
 	probe_sum_run_stats(p->skel->obj, &out);
 	*ret = out;
 	return 0;

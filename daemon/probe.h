@@ -58,6 +58,17 @@ struct probe_rq_holder {
 };
 #define PROBE_RQ_HOLDERS_TOP 5
 
+/* A task that ended target waits on other tasks (bpf/paths.h, argus_waker_key). */
+struct probe_waker {
+	unsigned int tgid; /* 0: a process argusd cannot see */
+	char comm[16];	   /* NUL-terminated, printable ASCII ('?' for anything else) */
+	bool own;	   /* one of the target's own tasks */
+	unsigned int cls;  /* the class the waits counted in (enum argus_class) */
+	unsigned long long waits;
+	unsigned long long wait_ns;
+};
+#define PROBE_WAKERS_TOP 8
+
 struct probe_counts {
 	struct argus_counter slot[ARGUS_MAX_SLOTS];
 	struct argus_counter cls[ARGUS_CLS_MAX];
@@ -75,6 +86,9 @@ struct probe_counts {
 	/* The holders with the most wait time, most first (built-in probe only). */
 	struct probe_rq_holder rq_holders[PROBE_RQ_HOLDERS_TOP];
 	size_t n_rq_holders;
+	/* The wakers with the most wait time, most first (built-in probe only). */
+	struct probe_waker wakers[PROBE_WAKERS_TOP];
+	size_t n_wakers;
 };
 
 /* Sum the per-CPU counters. */

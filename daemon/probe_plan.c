@@ -65,9 +65,12 @@ static const char *const block_companions[] = {"block_rq_insert", "block_rq_issu
 /* Creation time is the parent's time in clone/fork/clone3. */
 static const char *const create_companions[] = {"sys_enter", "sys_exit"};
 
-/* Who ends a futex wait: one of the target's own tasks, or another (a timer among them). */
-static const char *const futex_companions[] = {"sched_waking", "hrtimer_expire_entry",
-					       "hrtimer_expire_exit"};
+/*
+ * Who ends a wait (a futex, a call on a pipe or socket, a lock, a wait for
+ * events): one of the target's own tasks, another, or a timer.
+ */
+static const char *const wake_companions[] = {"sched_waking", "hrtimer_expire_entry",
+					      "hrtimer_expire_exit"};
 
 static const struct {
 	const char *const *tracepoints;
@@ -76,7 +79,7 @@ static const struct {
     [ARGUS_COMPANIONS_FAULT] = {fault_companions, ARRAY_SIZE(fault_companions)},
     [ARGUS_COMPANIONS_BLOCK] = {block_companions, ARRAY_SIZE(block_companions)},
     [ARGUS_COMPANIONS_CREATE] = {create_companions, ARRAY_SIZE(create_companions)},
-    [ARGUS_COMPANIONS_FUTEX] = {futex_companions, ARRAY_SIZE(futex_companions)},
+    [ARGUS_COMPANIONS_WAKE] = {wake_companions, ARRAY_SIZE(wake_companions)},
 };
 
 /*

@@ -27,6 +27,7 @@ void report_free(struct report *r)
 	json_decref(r->timings);
 	json_decref(r->overhead);
 	json_decref(r->rq_holders);
+	json_decref(r->wakers);
 	json_decref(r->causes);
 	free(r->stop_reason);
 	memset(r, 0, sizeof(*r));
@@ -90,6 +91,8 @@ void report_probe(struct report *r, int level, const json_t *probe)
 	json_object_set(e, "programs", json_object_get(probe, "programs"));
 	json_decref(r->rq_holders);
 	r->rq_holders = json_incref(json_object_get(probe, "runq_holders"));
+	json_decref(r->wakers);
+	r->wakers = json_incref(json_object_get(probe, "wakers"));
 }
 
 /* One cause: the node and the time score that makes it one. */
@@ -224,6 +227,49 @@ static char *holders_text(json_t *holders)
 	return text;
 }
 
+/* The wakers whose waits count in node's classes, most wait time first (as the probe keeps them). */
+static json_t *node_wakers(const struct report *r, int node)
+{
+	unsigned classes = r->tree->nodes[node].classes;
+	json_t *out = json_array(), *w;
+	size_t i;
+
+	json_array_foreach(r->wakers, i, w)
+	{
+		int cls = tree_class_from_name(json_string_value(json_object_get(w, "class")));
+
+		if (cls >= 0 && (classes & (1u << cls)))
+			json_array_append(out, w);
+	}
+	return out;
+}
+
+/* "redis-server (pid 812): 40 waits, 180.2 ms in futex; ..." */
+static char *wakers_text(json_t *wakers)
+{
+	char *text = xstrdup(""), *next;
+	json_t *w;
+	size_t i;
+
+	json_array_foreach(wakers, i, w)
+	{
+		json_int_t pid = json_integer_value(json_object_get(w, "pid"));
+		_cleanup_free_ char *who =
+		    pid ? xasprintf("pid %lld%s", (long long)pid,
+				    json_is_true(json_object_get(w, "own")) ? ", the target's own" : "")
+			: xstrdup("not visible");
+
+		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms in %s", text, i ? "; " : "",
+				 json_string_value(json_object_get(w, "comm")), who,
+				 (long long)json_integer_value(json_object_get(w, "waits")),
+				 json_integer_value(json_object_get(w, "wait_ns")) / 1e6,
+				 json_string_value(json_object_get(w, "class")));
+		free(text);
+		text = next;
+	}
+	return text;
+}
+
 /* ". Two causes at level 1: kernel_paging (100% of the added time), followed, and kernel_scheduler (33%)" */
 static char *causes_text(json_t *causes)
 {
@@ -243,7 +289,8 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 	json_t *path = json_array(), *res;
 	bool bottleneck = r->stop_action == CALIB_COMMIT && r->stop_node >= 0;
 	int chain[TREE_MAX_DEPTH + 1], n = 0, i, idx;
-	_cleanup_free_ char *summary = NULL, *behind = NULL, *both = NULL;
+	_cleanup_free_ char *summary = NULL, *behind = NULL, *both = NULL, *woken = NULL;
+	json_auto_t *waited_for = NULL;
 
 	for (idx = bottleneck ? r->stop_node : -1; idx >= 0 && n <= TREE_MAX_DEPTH;
 	     idx = r->tree->nodes[idx].parent)
@@ -255,8 +302,13 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 		behind = holders_text(r->rq_holders);
 	if (r->causes)
 		both = causes_text(r->causes);
+	if (bottleneck && r->wakers) {
+		waited_for = node_wakers(r, r->stop_node);
+		if (json_array_size(waited_for) > 0)
+			woken = wakers_text(waited_for);
+	}
 	if (bottleneck)
-		summary = xasprintf("%s at %s%s. %s%s%s Why: %s%s%s%s",
+		summary = xasprintf("%s at %s%s. %s%s%s Why: %s%s%s%s%s%s",
 				    r->unproven ? "Deviation" : "Bottleneck",
 				    r->tree->nodes[r->stop_node].id,
 				    tree_is_leaf(r->tree, r->stop_node) ? ""
@@ -265,7 +317,8 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 				    r->unproven ? " The slowdown was not established: " : "",
 				    r->unproven ?: "", r->stop_reason ?: "",
 				    behind ? ". On the CPU when its runqueue waits ended: " : "",
-				    behind ?: "", both ?: "");
+				    behind ?: "", woken ? ". Its waits were ended by: " : "", woken ?: "",
+				    both ?: "");
 	else
 		summary = xasprintf("No kernel bottleneck: %s", r->stop_reason ?: "");
 
@@ -283,6 +336,8 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 		json_object_set_new(res, "reason_code", json_string(r->stop_code ?: "unexplained"));
 	if (behind)
 		json_object_set(res, "waited_behind", r->rq_holders);
+	if (woken)
+		json_object_set(res, "waited_for", waited_for);
 	if (bottleneck && r->causes)
 		json_object_set(res, "causes", r->causes);
 	return res;

@@ -23,6 +23,7 @@ struct report {
 	json_t *timings;     /* {"total_s", "levels": [{level, measure_s, decide_s}]} */
 	json_t *overhead;    /* [{level, program_runs, program_time_ns, ns_per_run, overhead_fraction}] */
 	json_t *rq_holders;  /* the last run's probe "runq_holders", or NULL */
+	json_t *wakers;	     /* the last run's probe "wakers", or NULL */
 	json_t *causes;	     /* the first level that named two causes: [{node, level, share, evidence}] */
 	int stop_node;
 	int stop_action; /* enum calib_action, -1 until stopped */
@@ -57,7 +58,11 @@ void report_stop(struct report *r, int node, int action, const char *reason, con
  * named (not_slower, unexplained, transient, reference_noisy), and "waited_behind" when the
  * path names runqueue waiting and the last run saw any: the tasks on the
  * CPU when the target's waits ended ([{pid, comm, waits, wait_ns}], most
- * wait time first), also named in the summary; "causes" when a level found
+ * wait time first), also named in the summary; "waited_for" when the path
+ * names waits on other tasks and the last run saw who ended them: the
+ * tasks that woke the target ([{pid, comm, own, class, waits, wait_ns}],
+ * most wait time first, only the classes of the node named), also in the
+ * summary; "causes" when a level found
  * two paths that each took at least cause_share of the added time (the
  * first such level: [{node, level, share, evidence}], the one followed
  * first), also named in the summary.

@@ -769,6 +769,103 @@ static void test_why_names(void)
 }
 
 /*
+ * A service is slower by its SLI ("target/sli_cost", larger is worse, a
+ * throughput's negative): beyond tau spreads and min_sli_change, and its
+ * paths are then ranked without the share rule (an SLI is not a time).
+ */
+static void test_sli_gate(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow)];
+	struct calib_decision d;
+	size_t i;
+
+	tap_subtest("sli gate");
+	memcpy(rows, level1_slow, sizeof(level1_slow));
+	for (i = 0; i < ARRAY_SIZE(rows); i++)
+		if (streq(rows[i].metric, "target/wall_ns"))
+			rows[i] = (struct row){"target/sli_cost", {10.0, 10.2, 9.8}, 20.0};
+	/* p99 10 ms -> 20 ms: slower; the scheduler's added 100 ms ranks below paging's 300 */
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging") && d.wall_is_sli,
+	       "action %s node %s: %s", calib_action_name(d.action), node_id(t, &d), d.reason);
+	CHECKF(strstr(d.reason, "SLI 20 vs 10"), "reason: %s", d.reason);
+	CHECK(isnan(find_score(&d, "kernel_paging/time_ns")->share));
+	calib_decision_free(&d);
+
+	/* 10 -> 10.8: beyond tau spreads (floor 2%: 0.2), under the 10% minimum change */
+	rows[ARRAY_SIZE(rows) - 1].pmv = 10.8;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_BELOW_MIN_SLOWDOWN, "why %s: %s",
+	       calib_why_name(d.why), d.reason);
+	CHECKF(strstr(d.reason, "minimum change of the SLI"), "reason: %s", d.reason);
+	calib_decision_free(&d);
+
+	/* a throughput, higher is better: 1000 req/s -> 500 is slower, shown as the service gives it */
+	rows[ARRAY_SIZE(rows) - 1] = (struct row){"target/sli_cost", {-1000, -990, -1010}, -500};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && strstr(d.reason, "SLI 500 vs 1000") &&
+		   strstr(d.reason, "higher is better"),
+	       "reason: %s", d.reason);
+	calib_decision_free(&d);
+	/* 1000 -> 1100: better, not slower */
+	rows[ARRAY_SIZE(rows) - 1].pmv = -1100;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NOT_SLOWER);
+	calib_decision_free(&d);
+}
+
+/*
+ * The report of a path that names waits on other tasks says who ended them
+ * (the classes of the node named only), and a target whose slowdown could
+ * not be established gets a deviation, never a bottleneck.
+ */
+static void test_report_waits(const struct tree *t)
+{
+	json_auto_t *probe = json_loads(
+	    "{\"wakers\": [{\"pid\": 813, \"comm\": \"worker\", \"own\": false, \"class\": "
+	    "\"futex\", \"waits\": 40, \"wait_ns\": 180000000}, {\"pid\": 90, \"comm\": \"app\", "
+	    "\"own\": true, \"class\": \"pipe\", \"waits\": 7, \"wait_ns\": 1000000}]}",
+	    0, NULL);
+	struct report rep;
+	json_auto_t *res = NULL, *dev = NULL;
+	json_t *w;
+
+	tap_subtest("report waits");
+	REQUIRE(probe);
+	report_init(&rep, t);
+	report_probe(&rep, 2, probe);
+	report_stop(&rep, tree_find(t, "kernel_sync.futex"), CALIB_COMMIT, "test", NULL);
+	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	w = json_object_get(res, "waited_for");
+	CHECKF(json_array_size(w) == 1 &&
+		   json_integer_value(json_object_get(json_array_get(w, 0), "pid")) == 813,
+	       "waited_for: %s", json_dumps(w, JSON_COMPACT) ?: "(none)");
+	CHECKF(strstr(json_string_value(json_object_get(res, "summary")),
+		      "Its waits were ended by: worker (pid 813): 40 waits, 180.0 ms in futex"),
+	       "summary: %s", json_string_value(json_object_get(res, "summary")));
+	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "bottleneck", "verdict");
+
+	rep.unproven = "the service has no SLI.";
+	dev = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	CHECK_STREQ(json_string_value(json_object_get(dev, "verdict")), "deviation", "no SLI");
+	CHECKF(strstr(json_string_value(json_object_get(dev, "summary")),
+		      "Deviation at kernel_sync.futex. ") &&
+		   strstr(json_string_value(json_object_get(dev, "summary")),
+			  "The slowdown was not established: the service has no SLI."),
+	       "summary: %s", json_string_value(json_object_get(dev, "summary")));
+	report_free(&rep);
+
+	/* a path that is not a wait on other tasks names no waker */
+	report_init(&rep, t);
+	report_probe(&rep, 1, probe);
+	report_stop(&rep, tree_find(t, "kernel_paging"), CALIB_COMMIT, "test", NULL);
+	json_decref(res);
+	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	CHECK(!json_object_get(res, "waited_for"));
+	report_free(&rep);
+}
+
+/*
  * Two causes: the path named and another that each took at least 30% of
  * the time the target lost are both named; the descent follows the first.
  * One that took less (but deviated) is not a second cause.
@@ -846,6 +943,8 @@ int main(void)
 	test_rest_of_run(t);
 	test_thread_time(t);
 	test_share(t);
+	test_sli_gate(t);
+	test_report_waits(t);
 	test_two_causes(t);
 	test_count_only_ranking(t);
 	test_uncalibrated(t);

@@ -140,6 +140,8 @@ static void *gap_writer(void *arg)
 	int fd = *(const int *)arg, i;
 	bool sock = arg == &sock_fds[1];
 
+	/* the name the causal chain gives the task that ended the reader's waits */
+	prctl(PR_SET_NAME, "argus-writer");
 	for (i = 0; i < NPIPE; i++) {
 		usleep(PIPE_GAP_US);
 		if ((sock && i % 2 == 0 ? send(fd, "x", 1, 0) : write(fd, "x", 1)) != 1)
@@ -582,6 +584,17 @@ static void test_pipe(void)
 	/* each read waited for its byte: most of PIPE_GAP_US */
 	CHECKF(c.cls[ARGUS_CLS_PIPE].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
 	       "pipe time %llu ns", c.cls[ARGUS_CLS_PIPE].time_ns);
+	/* the causal chain: the writer thread, one of the target's own, ended the reads' waits */
+	{
+		const struct probe_waker *w = c.n_wakers ? &c.wakers[0] : NULL;
+
+		CHECKF(w && w->cls == ARGUS_CLS_PIPE && w->own && strcmp(w->comm, "argus-writer") == 0 &&
+			   w->waits >= NPIPE / 2 && w->waits <= NPIPE &&
+			   w->wait_ns * 2 > c.cls[ARGUS_CLS_PIPE].time_ns,
+		       "top waker: %s (pid %u, own %d, class %u): %llu waits, %llu ns",
+		       w ? w->comm : "(none)", w ? w->tgid : 0, w ? w->own : 0, w ? w->cls : 0,
+		       w ? w->waits : 0, w ? w->wait_ns : 0);
+	}
 	fprintf(stderr, "pipe: %llu calls, %.0f us each\n", cls(&c, ARGUS_CLS_PIPE),
 		(double)c.cls[ARGUS_CLS_PIPE].time_ns / 1000 / (cls(&c, ARGUS_CLS_PIPE) ?: 1));
 }
