@@ -946,6 +946,7 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 	struct sli_window *sw = NULL;
 	pid_t tids[TARGET_THREADS_MAX];
 	uint64_t start, end, cpu;
+	_cleanup_free_ char *sli_err = NULL;
 	char *err = NULL;
 	double sli = NAN;
 	bool all = false;
@@ -986,15 +987,18 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 	g.next_relist = start + RELIST_MS * 1000000ull;
 	if (svc->sli) {
 		r = sli_window_begin(svc->sli, svc->user, tg->window_ms / 1000 + SLI_GRACE_S, &sw,
-				     &err);
+				     &sli_err);
 		if (r >= 0)
-			r = sli_window_wait(sw, group_tick, &g, &err);
+			r = sli_window_wait(sw, group_tick, &g, &sli_err);
 		if (r < 0 && !g.stopped) {
 			lp_detach(probe);
 			sli_window_free(sw);
 			return fail(ret, r, "sli_failed",
-				    xasprintf("service %s: %s", svc->name, err ?: strerror(-r)));
+				    xasprintf("service %s: %s", svc->name, sli_err ?: strerror(-r)));
 		}
+		/* cancelled while the command ran: its reason is the stop's */
+		free(sli_err);
+		sli_err = NULL;
 	}
 	while (!g.stopped && now_mono_ns() < end) {
 		struct timespec ts = {0, 20 * 1000000L};
@@ -1009,11 +1013,11 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 		return fail(ret, -ECANCELED, "cancelled", xstrdup("cancelled while observing"));
 	}
 	if (sw) {
-		r = sli_window_end(sw, ret->target.wall_ns, &sli, &err);
+		r = sli_window_end(sw, ret->target.wall_ns, &sli, &sli_err);
 		sli_window_free(sw);
 		if (r < 0)
 			return fail(ret, r, "sli_failed",
-				    xasprintf("service %s: %s", svc->name, err ?: strerror(-r)));
+				    xasprintf("service %s: %s", svc->name, sli_err ?: strerror(-r)));
 	}
 	cpu = group_cpu_ns(&g);
 	if (service_relist(&g.where) < 0 || g.where.n_pids == 0)

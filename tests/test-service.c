@@ -563,7 +563,8 @@ static void test_daemon(void)
 	CHECKF(strstr(job_error_text(job, "message"), "has no process"), "stopped service: %s",
 	       job_error_text(job, "message"));
 	json_decref(job);
-	daemon_stop(&d, SIGTERM);
+	/* a clean stop, which under the sanitizers also says that nothing leaked */
+	CHECK_EQ(daemon_stop(&d, SIGTERM), 0, "argusd's exit status");
 	daemon_cleanup(&d);
 }
 
