@@ -40,7 +40,8 @@ static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
-	return n >= m && memcmp(s + n - m, suffix, m) == 0;
+	/* a name before the suffix: ".service" alone names no unit */
+	return n > m && memcmp(s + n - m, suffix, m) == 0;
 }
 
 bool unit_name_valid(const char *name)

@@ -294,6 +294,9 @@ static void test_unit_name_valid(void)
 	    "redis.service\n",
 	    "caf\xc3\xa9.service",
 	    "redis$.service",
+	    /* a suffix with no name before it (fuzz-validate found it accepted) */
+	    ".service",
+	    ".scope",
 	};
 	char name[UNIT_NAME_MAX + 2];
 	size_t i;
