@@ -202,25 +202,32 @@ static bool path_waits(const struct report *r, const int *chain, int n)
 	return false;
 }
 
-/* "cpu_hog (pid 812): 9812 waits, 280.1 ms; app (pid 90, the target's own): 12 waits, 0.4 ms" */
-static char *holders_text(json_t *holders)
+/*
+ * The tasks a target's waits went to, runqueue holders or wakers: "cpu_hog
+ * (pid 812): 9812 waits, 280.1 ms; app (pid 90, the target's own): 12 waits,
+ * 0.4 ms", each with " in CLASS" when it names the class of its waits.
+ * unseen: what a pid of 0 means for these tasks.
+ */
+static char *tasks_text(json_t *tasks, const char *unseen)
 {
 	char *text = xstrdup(""), *next;
-	json_t *h;
+	json_t *t;
 	size_t i;
 
-	json_array_foreach(holders, i, h)
+	json_array_foreach(tasks, i, t)
 	{
-		json_int_t pid = json_integer_value(json_object_get(h, "pid"));
+		json_int_t pid = json_integer_value(json_object_get(t, "pid"));
+		const char *cls = json_string_value(json_object_get(t, "class"));
 		_cleanup_free_ char *who =
 		    pid ? xasprintf("pid %lld%s", (long long)pid,
-				    json_is_true(json_object_get(h, "own")) ? ", the target's own" : "")
-			: xstrdup("idle, or not visible");
+				    json_is_true(json_object_get(t, "own")) ? ", the target's own" : "")
+			: xstrdup(unseen);
 
-		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms", text, i ? "; " : "",
-				 json_string_value(json_object_get(h, "comm")), who,
-				 (long long)json_integer_value(json_object_get(h, "waits")),
-				 json_integer_value(json_object_get(h, "wait_ns")) / 1e6);
+		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms%s%s", text, i ? "; " : "",
+				 json_string_value(json_object_get(t, "comm")), who,
+				 (long long)json_integer_value(json_object_get(t, "waits")),
+				 json_integer_value(json_object_get(t, "wait_ns")) / 1e6,
+				 cls ? " in " : "", cls ?: "");
 		free(text);
 		text = next;
 	}
@@ -242,32 +249,6 @@ static json_t *node_wakers(const struct report *r, int node)
 			json_array_append(out, w);
 	}
 	return out;
-}
-
-/* "redis-server (pid 812): 40 waits, 180.2 ms in futex; ..." */
-static char *wakers_text(json_t *wakers)
-{
-	char *text = xstrdup(""), *next;
-	json_t *w;
-	size_t i;
-
-	json_array_foreach(wakers, i, w)
-	{
-		json_int_t pid = json_integer_value(json_object_get(w, "pid"));
-		_cleanup_free_ char *who =
-		    pid ? xasprintf("pid %lld%s", (long long)pid,
-				    json_is_true(json_object_get(w, "own")) ? ", the target's own" : "")
-			: xstrdup("not visible");
-
-		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms in %s", text, i ? "; " : "",
-				 json_string_value(json_object_get(w, "comm")), who,
-				 (long long)json_integer_value(json_object_get(w, "waits")),
-				 json_integer_value(json_object_get(w, "wait_ns")) / 1e6,
-				 json_string_value(json_object_get(w, "class")));
-		free(text);
-		text = next;
-	}
-	return text;
 }
 
 /* ". Two causes at level 1: kernel_paging (100% of the added time), followed, and kernel_scheduler (33%)" */
@@ -299,13 +280,13 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 		json_array_append_new(path, json_string(r->tree->nodes[chain[i]].id));
 
 	if (bottleneck && json_array_size(r->rq_holders) > 0 && path_waits(r, chain, n))
-		behind = holders_text(r->rq_holders);
+		behind = tasks_text(r->rq_holders, "idle, or not visible");
 	if (r->causes)
 		both = causes_text(r->causes);
 	if (bottleneck && r->wakers) {
 		waited_for = node_wakers(r, r->stop_node);
 		if (json_array_size(waited_for) > 0)
-			woken = wakers_text(waited_for);
+			woken = tasks_text(waited_for, "not visible");
 	}
 	if (bottleneck)
 		summary = xasprintf("%s at %s%s. %s%s%s Why: %s%s%s%s%s%s",

@@ -40,19 +40,6 @@ static void service_freep(struct service **s)
 	service_free(*s);
 }
 
-/* A JSON string without NUL bytes of at most max bytes, or NULL. */
-static const char *plain_string(const json_t *v, size_t max)
-{
-	const char *s;
-
-	if (!json_is_string(v))
-		return NULL;
-	s = json_string_value(v);
-	if (strlen(s) != json_string_length(v) || strlen(s) > max)
-		return NULL;
-	return s;
-}
-
 int service_from_json(const json_t *doc, struct service **ret, char **ret_err)
 {
 	_cleanup_(service_freep) struct service *s = NULL;
@@ -81,7 +68,7 @@ int service_from_json(const json_t *doc, struct service **ret, char **ret_err)
 	v = json_object_get(doc, "name");
 	if (!v)
 		return set_error(ret_err, -EINVAL, "name: missing");
-	str = plain_string(v, SERVICE_NAME_MAX);
+	str = json_plain_string(v, SERVICE_NAME_MAX);
 	if (!str || !valid_name(str, SERVICE_NAME_MAX))
 		return set_error(
 		    ret_err, -EINVAL,
@@ -92,7 +79,7 @@ int service_from_json(const json_t *doc, struct service **ret, char **ret_err)
 
 	v = json_object_get(doc, "description");
 	if (v) {
-		str = plain_string(v, SERVICE_DESCRIPTION_MAX);
+		str = json_plain_string(v, SERVICE_DESCRIPTION_MAX);
 		if (!str)
 			return set_error(ret_err, -EINVAL,
 					 "description: must be a string of at most %d bytes",
@@ -104,7 +91,7 @@ int service_from_json(const json_t *doc, struct service **ret, char **ret_err)
 		return set_error(ret_err, -EINVAL, "give either unit or cgroup, not both");
 	v = json_object_get(doc, "unit");
 	if (v) {
-		str = plain_string(v, 256);
+		str = json_plain_string(v, 256);
 		if (!str || !unit_name_valid(str))
 			return set_error(ret_err, -EINVAL,
 					 "unit: must be a systemd unit name ending in .service or "
@@ -113,7 +100,7 @@ int service_from_json(const json_t *doc, struct service **ret, char **ret_err)
 	}
 	v = json_object_get(doc, "cgroup");
 	if (v) {
-		str = plain_string(v, 512);
+		str = json_plain_string(v, 512);
 		if (!str || !cgroup_path_valid(str))
 			return set_error(
 			    ret_err, -EINVAL,
@@ -138,7 +125,7 @@ int service_from_json(const json_t *doc, struct service **ret, char **ret_err)
 
 	v = json_object_get(doc, "user");
 	if (v) {
-		str = plain_string(v, 32);
+		str = json_plain_string(v, 32);
 		if (!str || !valid_user_name(str))
 			return set_error(ret_err, -EINVAL, "user: must be a user name");
 		s->user = xstrdup(str);
@@ -202,16 +189,6 @@ static void service_registry_freep(struct service_registry **r)
 	service_registry_free(*r);
 }
 
-static void add_error(struct service_registry *r, char *msg)
-{
-	char **e = realloc(r->errors, (r->n_errors + 1) * sizeof(char *));
-
-	if (!e)
-		abort();
-	r->errors = e;
-	r->errors[r->n_errors++] = msg;
-}
-
 static int cmp_service(const void *a, const void *b)
 {
 	const struct service *x = *(const struct service *const *)a;
@@ -250,7 +227,9 @@ static int registry_add(void *ctx, const json_t *doc, char *path, char **ret_err
 
 static void registry_error(void *ctx, char *msg)
 {
-	add_error(ctx, msg);
+	struct service_registry *reg = ctx;
+
+	strv_push(&reg->errors, &reg->n_errors, msg);
 }
 
 int service_registry_load(const char *dir, struct service_registry **ret)

@@ -417,19 +417,6 @@ static void sli_freep(struct sli **s)
 	sli_free(*s);
 }
 
-/* A JSON string without embedded NUL bytes and at most max bytes long, or NULL. */
-static const char *plain_string(const json_t *v, size_t max)
-{
-	const char *s;
-
-	if (!json_is_string(v))
-		return NULL;
-	s = json_string_value(v);
-	if (strlen(s) != json_string_length(v) || strlen(s) > max)
-		return NULL;
-	return s;
-}
-
 /* The keys of o are all in known (NULL terminated); else -EINVAL naming the first other. */
 static int check_fields(const json_t *o, const char *const *known, const char *where,
 			char **ret_err)
@@ -466,7 +453,7 @@ static int parse_command(const json_t *a, struct sli *s, char **ret_err)
 	if (!s->argv)
 		abort();
 	for (i = 0; i < n; i++) {
-		const char *arg = plain_string(json_array_get(a, i), SLI_ARG_LEN_MAX);
+		const char *arg = json_plain_string(json_array_get(a, i), SLI_ARG_LEN_MAX);
 
 		if (!arg)
 			return set_error(
@@ -583,7 +570,7 @@ static int parse_prometheus(const json_t *o, struct sli *s, char **ret_err)
 	v = json_object_get(o, "url");
 	if (!v)
 		return set_error(ret_err, -EINVAL, "sli.prometheus.url: missing");
-	url = plain_string(v, SLI_URL_MAX);
+	url = json_plain_string(v, SLI_URL_MAX);
 	if (!url)
 		return set_error(ret_err, -EINVAL,
 				 "sli.prometheus.url: must be a string of at most %d bytes",
@@ -596,7 +583,7 @@ static int parse_prometheus(const json_t *o, struct sli *s, char **ret_err)
 	v = json_object_get(o, "metric");
 	if (!v)
 		return set_error(ret_err, -EINVAL, "sli.prometheus.metric: missing");
-	metric = plain_string(v, SLI_SELECTOR_MAX);
+	metric = json_plain_string(v, SLI_SELECTOR_MAX);
 	if (!metric)
 		return set_error(ret_err, -EINVAL,
 				 "sli.prometheus.metric: must be a string of at most %d bytes, "
@@ -614,7 +601,7 @@ static int parse_prometheus(const json_t *o, struct sli *s, char **ret_err)
 		return set_error(
 		    ret_err, -EINVAL,
 		    "sli.prometheus.kind: missing (\"gauge\", \"rate\" or \"quantile:Q\")");
-	kind = plain_string(v, KIND_MAX);
+	kind = json_plain_string(v, KIND_MAX);
 	if (!kind)
 		return set_error(
 		    ret_err, -EINVAL,
@@ -675,7 +662,7 @@ int sli_from_json(const json_t *o, struct sli **ret, char **ret_err)
 
 	v = json_object_get(o, "unit");
 	if (v) {
-		str = plain_string(v, SLI_UNIT_MAX);
+		str = json_plain_string(v, SLI_UNIT_MAX);
 		for (const char *c = str; c && *c; c++)
 			if ((unsigned char)*c < 0x20 || *c == 0x7f)
 				str = NULL;

@@ -203,3 +203,25 @@ bool valid_user_name(const char *s)
 	}
 	return true;
 }
+
+const char *json_plain_string(const json_t *v, size_t max)
+{
+	const char *s;
+
+	if (!json_is_string(v))
+		return NULL;
+	s = json_string_value(v);
+	if (strlen(s) != json_string_length(v) || strlen(s) > max)
+		return NULL;
+	return s;
+}
+
+void strv_push(char ***v, size_t *n, char *s)
+{
+	char **e = realloc(*v, (*n + 1) * sizeof(char *));
+
+	if (!e)
+		abort();
+	*v = e;
+	e[(*n)++] = s;
+}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <jansson.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -91,6 +92,10 @@ int set_error(char **ret_err, int r, const char *fmt, ...) __attribute__((format
 bool valid_name(const char *s, size_t max);
 /* A Unix user name as useradd accepts it: [a-z_][a-z0-9_-]*[$]?, at most 32 bytes. */
 bool valid_user_name(const char *s);
+/* A JSON string without embedded NUL bytes and at most max bytes long, or NULL. */
+const char *json_plain_string(const json_t *v, size_t max);
+/* Append s (owned from now) to the array *v of *n strings; aborts on OOM. */
+void strv_push(char ***v, size_t *n, char *s);
 /*
  * Make s valid UTF-8 in place: every byte that does not belong to a
  * well-formed sequence (overlong forms, surrogates and code points above

@@ -105,19 +105,6 @@ int parse_cpu_list(const char *s, cpu_set_t *ret)
 	return 0;
 }
 
-/* A JSON string without embedded NUL bytes and at most max bytes long, or NULL. */
-static const char *json_plain_string(const json_t *v, size_t max)
-{
-	const char *s;
-
-	if (!json_is_string(v))
-		return NULL;
-	s = json_string_value(v);
-	if (strlen(s) != json_string_length(v) || strlen(s) > max)
-		return NULL;
-	return s;
-}
-
 static int parse_argv(const json_t *a, struct workload *w, char **ret_err)
 {
 	size_t i, n;
@@ -319,16 +306,6 @@ static int cmp_workload(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void registry_add_error(struct workload_registry *r, char *msg)
-{
-	char **e = realloc(r->errors, (r->n_errors + 1) * sizeof(char *));
-
-	if (!e)
-		abort();
-	r->errors = e;
-	r->errors[r->n_errors++] = msg;
-}
-
 /* defs_load's add: a parsed definition joins the registry unless its name is taken. */
 static int registry_add(void *ctx, const json_t *doc, char *path, char **ret_err)
 {
@@ -359,7 +336,9 @@ static int registry_add(void *ctx, const json_t *doc, char *path, char **ret_err
 
 static void registry_error(void *ctx, char *msg)
 {
-	registry_add_error(ctx, msg);
+	struct workload_registry *reg = ctx;
+
+	strv_push(&reg->errors, &reg->n_errors, msg);
 }
 
 int workload_registry_load(const char *dir, struct workload_registry **ret)
