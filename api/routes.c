@@ -859,8 +859,7 @@ static void count_reference(const json_t *ref, void *ud)
 	const struct api_ctx *ctx = c->ctx;
 	_cleanup_free_ char *why = diag_reference_stale(
 	    ref, json_integer_value(json_object_get(ref, "id")), ctx->kernel_release ?: "",
-	    ctx->tree && ctx->tree->version ? ctx->tree->version : "",
-	    ctx->cfg && ctx->cfg->probe_stats);
+	    ctx->tree, ctx->cfg && ctx->cfg->probe_stats);
 
 	if (why)
 		c->stale++;

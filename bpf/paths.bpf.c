@@ -34,6 +34,19 @@
  * them.
  */
 #include "vmlinux.h"
+/*
+ * Built for arm64 against another architecture's vmlinux.h (a cross build):
+ * the registers bpf_tracing.h reads there, declared for CO-RE to relocate
+ * against the running kernel's BTF.
+ */
+#if defined(__TARGET_ARCH_arm64) && defined(ARGUS_VMLINUX_FOREIGN)
+struct user_pt_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+} __attribute__((preserve_access_index));
+#endif
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>

@@ -95,7 +95,60 @@ enum argus_class {
 #define ARGUS_FTYPE_STREAM 0140001
 #define ARGUS_FTYPE_DGRAM 0140002
 
-/* Groups of calls on a file descriptor (its calls column; bpf/syscalls.bpf.h has their numbers). */
+/*
+ * The system calls the probe tells apart, by role: name (SYS_<name> in
+ * <sys/syscall.h>) and role. The probe knows no numbers: before it attaches,
+ * the loader writes each call's number on this architecture into the probe's
+ * syscall_roles map, and a call the architecture lacks (fork, poll and
+ * select on arm64) is left out. vfork is not a creation: its parent waits
+ * for the child's exec.
+ */
+#define ARGUS_SYSCALLS(X)                                                                          \
+	X(futex, FUTEX)                                                                            \
+	X(futex_waitv, FUTEX)                                                                      \
+	X(futex_wait, FUTEX)                                                                       \
+	X(clone, CREATE)                                                                           \
+	X(fork, CREATE)                                                                            \
+	X(clone3, CREATE)                                                                          \
+	X(read, READ)                                                                              \
+	X(readv, READ)                                                                             \
+	X(write, WRITE)                                                                            \
+	X(writev, WRITE)                                                                           \
+	X(recvfrom, RECV)                                                                          \
+	X(recvmsg, RECV)                                                                           \
+	X(recvmmsg, RECV)                                                                          \
+	X(sendto, SEND)                                                                            \
+	X(sendmsg, SEND)                                                                           \
+	X(sendmmsg, SEND)                                                                          \
+	X(poll, POLL)                                                                              \
+	X(ppoll, POLL)                                                                             \
+	X(select, POLL)                                                                            \
+	X(pselect6, POLL)                                                                          \
+	X(epoll_wait, POLL)                                                                        \
+	X(epoll_pwait, POLL)                                                                       \
+	X(epoll_pwait2, POLL)                                                                      \
+	X(accept, POLL)                                                                            \
+	X(accept4, POLL)                                                                           \
+	X(flock, FLOCK)                                                                            \
+	X(fcntl, FCNTL)
+
+enum argus_sys_role {
+	ARGUS_SYS_NONE = 0,
+	ARGUS_SYS_FUTEX,  /* a futex wait or wake */
+	ARGUS_SYS_CREATE, /* a new process or thread */
+	ARGUS_SYS_READ,
+	ARGUS_SYS_WRITE,
+	ARGUS_SYS_RECV,
+	ARGUS_SYS_SEND,
+	ARGUS_SYS_POLL,	 /* a wait for events or connections */
+	ARGUS_SYS_FLOCK, /* flock: a lock wait unless LOCK_NB or a release */
+	ARGUS_SYS_FCNTL, /* fcntl: a lock wait for F_SETLKW and F_OFD_SETLKW */
+};
+
+/* syscall_roles is indexed by the call's number: numbers at or above this are no call's. */
+#define ARGUS_SYSCALL_NR_MAX 1024
+
+/* Groups of calls on a file descriptor (its calls column; ARGUS_SYSCALLS names their calls). */
 enum argus_calls {
 	ARGUS_CALLS_NONE = 0,
 	ARGUS_CALLS_READ = 1,	/* read, readv */

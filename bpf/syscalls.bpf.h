@@ -3,7 +3,8 @@
  * Syscalls: the end of a fault (the thread is back in the kernel), futex
  * waits, process creation, and calls of one kind (the class table of
  * paths.h: on a pipe, a stream or datagram socket, waits for events or
- * connections, file lock waits), by syscall number and descriptor type.
+ * connections, file lock waits), by the call's role (ARGUS_SYSCALLS: the
+ * loader gives each number its role) and descriptor type.
  * Part of the multiplexed probe: included by paths.bpf.c, after the
  * shared state (thread_state, account(), task_state(), spans) it uses.
  */
@@ -12,34 +13,24 @@
 
 /* ---- syscalls: end of a fault (the thread is back in user space), futex waits ---- */
 
-#define NR_futex 202
-#define NR_futex_waitv 449
-#define NR_futex_wait 455
-#define NR_clone 56
-#define NR_fork 57
-#define NR_clone3 435
-/* vfork is left out: its parent waits for the child's exec, which is not creation time */
-#define NR_read 0
-#define NR_write 1
-#define NR_readv 19
-#define NR_writev 20
-#define NR_sendto 44
-#define NR_recvfrom 45
-#define NR_sendmsg 46
-#define NR_recvmsg 47
-#define NR_recvmmsg 299
-#define NR_sendmmsg 307
-#define NR_poll 7
-#define NR_select 23
-#define NR_accept 43
-#define NR_fcntl 72
-#define NR_flock 73
-#define NR_epoll_wait 232
-#define NR_pselect6 270
-#define NR_ppoll 271
-#define NR_epoll_pwait 281
-#define NR_accept4 288
-#define NR_epoll_pwait2 441
+/* The role of each system call by its number on this architecture (the loader fills it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ARGUS_SYSCALL_NR_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} syscall_roles SEC(".maps");
+
+static __always_inline __u32 syscall_role(long id)
+{
+	__u32 k = (__u32)id;
+	__u8 *role;
+
+	if (id < 0 || id >= ARGUS_SYSCALL_NR_MAX)
+		return ARGUS_SYS_NONE;
+	role = bpf_map_lookup_elem(&syscall_roles, &k);
+	return role ? *role : ARGUS_SYS_NONE;
+}
 
 #define F_SETLKW_CMD 7	    /* F_SETLKW (and F_SETLKW64 on 64-bit) */
 #define F_OFD_SETLKW_CMD 38 /* F_OFD_SETLKW */
@@ -80,42 +71,28 @@ static __always_inline __u32 fd_file_type(long fd)
 								       : ARGUS_FTYPE_DGRAM;
 }
 
-/* The group of a system call (enum argus_calls), by its number and, for locks, its arguments. */
-static __always_inline __u32 call_group(long id, struct pt_regs *regs)
+/* The group of a system call of this role (enum argus_calls); for locks, by its arguments. */
+static __always_inline __u32 call_group(__u32 role, struct pt_regs *regs)
 {
-	switch (id) {
-	case NR_read:
-	case NR_readv:
+	switch (role) {
+	case ARGUS_SYS_READ:
 		return ARGUS_CALLS_READ;
-	case NR_write:
-	case NR_writev:
+	case ARGUS_SYS_WRITE:
 		return ARGUS_CALLS_WRITE;
-	case NR_recvfrom:
-	case NR_recvmsg:
-	case NR_recvmmsg:
+	case ARGUS_SYS_RECV:
 		return ARGUS_CALLS_RECV;
-	case NR_sendto:
-	case NR_sendmsg:
-	case NR_sendmmsg:
+	case ARGUS_SYS_SEND:
 		return ARGUS_CALLS_SEND;
-	case NR_epoll_wait:
-	case NR_epoll_pwait:
-	case NR_epoll_pwait2:
-	case NR_poll:
-	case NR_ppoll:
-	case NR_select:
-	case NR_pselect6:
-	case NR_accept:
-	case NR_accept4:
+	case ARGUS_SYS_POLL:
 		return ARGUS_CALLS_POLL;
-	case NR_flock: {
+	case ARGUS_SYS_FLOCK: {
 		long op = PT_REGS_PARM2_CORE(regs);
 
 		/* taking a lock that may wait; not a release, not a try */
 		return (op & (LOCK_SH_FLAG | LOCK_EX_FLAG)) && !(op & LOCK_NB_FLAG) ? ARGUS_CALLS_LOCK
 										  : 0;
 	}
-	case NR_fcntl: {
+	case ARGUS_SYS_FCNTL: {
 		long cmd = PT_REGS_PARM2_CORE(regs);
 
 		return cmd == F_SETLKW_CMD || cmd == F_OFD_SETLKW_CMD ? ARGUS_CALLS_LOCK : 0;
@@ -130,9 +107,9 @@ static __always_inline __u32 call_group(long id, struct pt_regs *regs)
  * type of its file descriptor (the first argument); ARGUS_CLS_MAX for any
  * other call.
  */
-static __always_inline __u32 file_call_class(long id, struct pt_regs *regs)
+static __always_inline __u32 file_call_class(__u32 role, struct pt_regs *regs)
 {
-	__u32 group = call_group(id, regs), type = 0;
+	__u32 group = call_group(role, regs), type = 0;
 
 	if (!group)
 		return ARGUS_CLS_MAX;
@@ -176,18 +153,20 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
 	struct thread_state *ts = current_state();
+	__u32 role;
 
 	if (!ts)
 		return 0;
 	fault_finish(ts);
 	ts->waker.seen = 0;
-	if (id == NR_futex || id == NR_futex_waitv || id == NR_futex_wait) {
+	role = syscall_role(id);
+	if (role == ARGUS_SYS_FUTEX) {
 		span_begin(ts, &ts->sync.futex);
 		ts->sync.futex_own = 0;
-	} else if (id == NR_clone || id == NR_fork || id == NR_clone3) {
+	} else if (role == ARGUS_SYS_CREATE) {
 		span_begin(ts, &ts->sched.fork);
-	} else {
-		ts->file_call.cls = file_call_class(id, regs);
+	} else if (role != ARGUS_SYS_NONE) {
+		ts->file_call.cls = file_call_class(role, regs);
 		if (ts->file_call.cls != ARGUS_CLS_MAX) {
 			span_begin(ts, &ts->file_call.span);
 			ts->file_call.slept0 = ts->sched.slept_total;

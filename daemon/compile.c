@@ -13,6 +13,7 @@
  * U and u8 (raw strings), trigraphs.
  */
 #include "daemon/compile.h"
+#include "daemon/paths-config.h"
 #include "daemon/sandbox.h"
 #include "daemon/util.h"
 
@@ -849,7 +850,7 @@ static int run_in_workdir(const struct compile_opts *o, const char *src, size_t 
 int compile_probe(const struct compile_opts *o, const char *src, size_t len, void **ret_obj,
 		  size_t *ret_len, char **ret_diag)
 {
-	char *argv[] = { NULL, "-target", "bpf", "-std=gnu11", "-O2", "-g", "-D__TARGET_ARCH_x86",
+	char *argv[] = { NULL, "-target", "bpf", "-std=gnu11", "-O2", "-g", ARGUS_BPF_TARGET_ARCH_FLAG,
 			 "-nostdinc", "-I" COMPILE_INCLUDE_AT, "-Wall", "-Wno-unused-function",
 			 "-Wno-unused-variable", "-fno-color-diagnostics",
 			 "-fno-crash-diagnostics", "-ferror-limit=20", "-c", "probe.bpf.c", "-o",
@@ -875,7 +876,7 @@ int compile_dependencies(const struct compile_opts *o, const char *src, size_t l
 			 char ***ret_deps, size_t *ret_n, char **ret_diag)
 {
 	/* the flags of compile_probe that steer the preprocessor, then -M -MG into a file */
-	char *argv[] = { NULL, "-target", "bpf", "-std=gnu11", "-D__TARGET_ARCH_x86", "-nostdinc",
+	char *argv[] = { NULL, "-target", "bpf", "-std=gnu11", ARGUS_BPF_TARGET_ARCH_FLAG, "-nostdinc",
 			 "-I" COMPILE_INCLUDE_AT, "-fno-color-diagnostics", "-fno-crash-diagnostics",
 			 "-ferror-limit=20", "-M", "-MG", "-MF", "probe.d", "probe.bpf.c", NULL };
 	_cleanup_free_ char *text = NULL;

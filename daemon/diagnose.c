@@ -174,13 +174,16 @@ struct diag_state {
 };
 
 char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kernel_release,
-			   const char *tree_version, bool probe_stats)
+			   const struct tree *t, bool probe_stats)
 {
 	const char *kernel = json_string_value(json_object_get(meta, "kernel"));
 	const char *tver = json_string_value(json_object_get(meta, "tree_version"));
+	const char *tree_version = t && t->version ? t->version : "";
 	json_t *stats = json_object_get(meta, "probe_stats");
+	json_t *backends = json_object_get(meta, "backends");
 	/* references from before the key were measured with the statistics on */
 	bool ref_stats = stats ? json_is_true(stats) : true;
+	size_t i, moved = 0, first = 0;
 
 	if (!kernel || !tver || strcmp(kernel, kernel_release) != 0 ||
 	    strcmp(tver, tree_version) != 0)
@@ -194,6 +197,30 @@ char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kerne
 				 "the target a different amount",
 				 (long long)ref_id, ref_stats ? "on" : "off",
 				 probe_stats ? "on" : "off");
+	/* the same kernel resolved otherwise (the backends setting, or the rules of resolution) */
+	for (i = 0; t && json_is_object(backends) && i < t->n_nodes; i++) {
+		const char *was = json_string_value(json_object_get(backends, t->nodes[i].id));
+		const char *now = t->nodes[i].backend == BACKEND_NONE
+				      ? "none"
+				      : backend_name(t->nodes[i].backend);
+
+		if (!was || strcmp(was, now) != 0) {
+			if (moved++ == 0)
+				first = i;
+		}
+	}
+	if (moved) {
+		const char *was = json_string_value(json_object_get(backends, t->nodes[first].id));
+
+		return xasprintf("reference %lld measured %s on %s and this argusd measures it on "
+				 "%s (%zu node%s resolved otherwise): a node's count and time come "
+				 "from what its backend sees",
+				 (long long)ref_id, t->nodes[first].id, was ?: "nothing",
+				 t->nodes[first].backend == BACKEND_NONE
+				     ? "none"
+				     : backend_name(t->nodes[first].backend),
+				 moved, moved == 1 ? "" : "s");
+	}
 	return NULL;
 }
 
@@ -222,7 +249,7 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 					(long long)ref_id, rsubject, subject);
 		return -EINVAL;
 	}
-	why = diag_reference_stale(ref, ref_id, st->env->kernel_release, st->env->tree->version,
+	why = diag_reference_stale(ref, ref_id, st->env->kernel_release, st->env->tree,
 				   st->env->cfg->probe_stats);
 	if (why) {
 		if (!st->env->cfg->allow_stale_reference) {

@@ -38,13 +38,14 @@ struct diag_env {
 
 /*
  * Why a reference (its meta, as the store gives it) cannot be compared with
- * a diagnosis on this kernel, with this tree and this probe_stats (a
+ * a diagnosis on this kernel, with this tree as it resolved (every node's
+ * backend) and this probe_stats (a
  * sentence, owned), or NULL when it can. The one rule of staleness: the
  * diagnosis refuses such a reference (unless allow_stale_reference), and
  * /metrics counts them.
  */
 char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kernel_release,
-			   const char *tree_version, bool probe_stats);
+			   const struct tree *t, bool probe_stats);
 
 /* job_runner_t for "diagnose" jobs; userdata is a struct diag_env. */
 int diagnose_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **ret_error);

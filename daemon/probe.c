@@ -5,6 +5,7 @@
  */
 #include "daemon/probe.h"
 #include "daemon/probe_skel.h"
+#include "daemon/syscalls.h"
 #include "daemon/log.h"
 #include "daemon/util.h"
 
@@ -222,6 +223,13 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 		r = -errno ?: r;
 		if (ret_log && logbuf[0])
 			*ret_log = TAKE_PTR(logbuf);
+		goto fail;
+	}
+	r = syscall_roles_write(p->skel->maps.syscall_roles);
+	if (r < 0) {
+		if (ret_err)
+			*ret_err = xasprintf("cannot write the system calls' roles: %s",
+					     strerror(-r));
 		goto fail;
 	}
 	*ret = p;

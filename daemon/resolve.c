@@ -300,9 +300,24 @@ static bool node_has_hooks(const struct tree_node *n)
 }
 
 /*
+ * One meaning per node. A leaf that owns classes measures what the
+ * tracepoint classifier counts for them: exclusive thread time, nested
+ * paths and runqueue waits left out, the target's own waits apart. The
+ * function backends give one function's calls and their inclusive time
+ * (sleeps, runqueue waits and nested paths in it), which is not that, so
+ * they measure only leaves that own no class: a function's calls are then
+ * what the node means.
+ */
+static bool gives_meaning(const struct tree_node *n, enum backend b)
+{
+	return b == BACKEND_TRACEPOINT || n->classes == 0;
+}
+
+/*
  * Try a node's own hooks in the order's backends, then in file order; the
  * first that works is chosen. The backends it declares hooks for that the
- * order leaves out are named first: they are why it is not on them.
+ * order leaves out, or that cannot give its meaning, are named first: they
+ * are why it is not on them.
  */
 static void resolve_own_hooks(struct tree_node *n, struct probe_cache *c, const struct prober *p,
 			      const struct backend_order *order, struct strlist *refusals)
@@ -310,12 +325,23 @@ static void resolve_own_hooks(struct tree_node *n, struct probe_cache *c, const 
 	size_t k;
 	int b;
 
-	for (b = 0; b < BACKEND_MAX; b++)
-		if (n->n_hooks[b] > 0 && !backend_order_has(order, b))
+	for (b = 0; b < BACKEND_MAX; b++) {
+		if (n->n_hooks[b] == 0)
+			continue;
+		if (!backend_order_has(order, b))
 			strlist_add(refusals,
 				    xasprintf("%s: not in the backends setting", backend_name(b)));
+		else if (!gives_meaning(n, b))
+			strlist_add(refusals,
+				    xasprintf("%s: %s gives its calls and their inclusive time, not "
+					      "this node's measure (the classifier's exclusive thread "
+					      "time, runqueue waits and nested paths left out)",
+					      backend_name(b), n->hooks[b][0].v[0].name));
+	}
 	for (k = 0; k < order->n; k++) {
 		b = order->v[k];
+		if (!gives_meaning(n, b))
+			continue;
 		for (size_t h = 0; h < n->n_hooks[b]; h++)
 			if (try_alternative(c, p, b, &n->hooks[b][h], refusals) == 0) {
 				tree_node_choose(n, b, &n->hooks[b][h]);

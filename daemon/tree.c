@@ -593,9 +593,15 @@ static int check_classes(struct perr *e, struct tree *t, const bool *has_classes
 					    "of its descendants)");
 			continue;
 		}
-		if (!has_classes[i])
+		/*
+		 * The classifier measures a leaf by its classes; a leaf that only
+		 * functions measure (their calls and time) owns none.
+		 */
+		if (!has_classes[i] && (n->n_hooks[BACKEND_TRACEPOINT] > 0 ||
+					n->n_hooks[BACKEND_FENTRY] + n->n_hooks[BACKEND_KPROBE] == 0))
 			return fail(e, i, n->id, "classes",
-				    "missing: a leaf must own at least one class");
+				    "missing: a leaf must own a class, unless only functions "
+				    "(fentry, kprobe) measure it");
 		for (c = 0; c < ARGUS_CLS_MAX; c++) {
 			if (!(n->classes & (1u << c)))
 				continue;

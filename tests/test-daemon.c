@@ -327,7 +327,7 @@ static void expect_stale(json_int_t ref, const char *want)
  * A reference recorded on another kernel is refused, with a message saying
  * what to do; so is one measured with kernel.bpf_stats on when argusd now
  * measures with it off (the default), as every reference was before
- * probe_stats.
+ * probe_stats; so is one whose nodes were on other backends.
  */
 static void test_stale_reference(json_int_t ref)
 {
@@ -350,6 +350,20 @@ static void test_stale_reference(json_int_t ref)
 		 (long long)ref);
 	REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
 	expect_stale(ref, "kernel.bpf_stats on");
+
+	/* the same kernel resolved otherwise: a node measured on another backend */
+	snprintf(sql, sizeof(sql),
+		 "SELECT json_extract(meta, '$.backends.\\\"kernel_sync.futex\\\"') FROM refs WHERE id = "
+		 "%lld",
+		 (long long)ref);
+	CHECKF(!strcmp(db_value(sql, buf, sizeof(buf)), "tracepoint"),
+	       "a reference records every node's backend: '%s'", buf);
+	snprintf(sql, sizeof(sql),
+		 "UPDATE refs SET meta = json_set(meta, '$.probe_stats', json('false'), "
+		 "'$.backends.\\\"kernel_sync.futex\\\"', 'fentry') WHERE id = %lld; SELECT changes()",
+		 (long long)ref);
+	REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
+	expect_stale(ref, "kernel_sync.futex on fentry and this argusd measures it on tracepoint");
 }
 
 static void expect_failure(const char *body, const char *code)

@@ -6,6 +6,7 @@
 #include "daemon/config.h"
 #include "daemon/resolve.h"
 #include "daemon/util.h"
+#include "tests/real-tree.h"
 #include "tests/tap.h"
 
 #include <errno.h>
@@ -128,16 +129,13 @@ static size_t subtree_size(const struct tree *t, int root)
 
 static struct tree *load_real(void)
 {
-	const char *src = getenv("ARGUS_SOURCE_DIR");
-	_cleanup_free_ char *path = NULL, *err = NULL;
-	struct tree *t = NULL;
+	return real_tree_load(false);
+}
 
-	REQUIRE(src);
-	path = xasprintf("%s/tree-data/tree.json", src);
-	if (tree_load_file(path, &t, &err) < 0)
-		fprintf(stderr, "%s\n", err ? err : path);
-	REQUIRE(t);
-	return t;
+/* The real tree as only functions would measure it (real-tree.h). */
+static struct tree *load_real_functions(void)
+{
+	return real_tree_load(true);
 }
 
 static struct tree *load_text(const char *text)
@@ -199,15 +197,14 @@ static void test_tracepoint_only(void)
 	n = node(t, "kernel_paging.anon_fault.minor");
 	CHECK(n->backend == BACKEND_TRACEPOINT);
 	CHECK(streq(n->hook, "page_fault_user+rss_stat"));
-	CHECKF(
-	    streq(n->reason,
-		  "fentry: do_anonymous_page: Operation not permitted; "
-		  "kprobe: do_anonymous_page: kernel has no kprobe support (CONFIG_KPROBES off); "
-		  "kprobe: do_anonymous_page.isra.0: kernel has no kprobe support (CONFIG_KPROBES "
-		  "off); "
-		  "kprobe: do_anonymous_page.constprop.0: kernel has no kprobe support "
-		  "(CONFIG_KPROBES off)"),
-	    "%s", n->reason);
+	/* One meaning per node: the function backends are not tried for a leaf with classes. */
+	CHECKF(streq(n->reason, "fentry: do_anonymous_page gives its calls and their inclusive "
+				"time, not this node's measure (the classifier's exclusive thread "
+				"time, runqueue waits and nested paths left out); "
+				"kprobe: do_anonymous_page gives its calls and their inclusive "
+				"time, not this node's measure (the classifier's exclusive thread "
+				"time, runqueue waits and nested paths left out)"),
+	       "%s", n->reason);
 
 	/* Only a tracepoint declared: nothing refused, nothing to explain. */
 	n = node(t, "kernel_paging.anon_fault.zero_page");
@@ -219,7 +216,7 @@ static void test_tracepoint_only(void)
 	n = node(t, "kernel_paging.file_fault.major");
 	CHECK(n->backend == BACKEND_TRACEPOINT &&
 	      streq(n->hook, "page_fault_user+sched_switch+mm_filemap_add_to_page_cache"));
-	CHECK(n->reason && strstr(n->reason, "fentry: filemap_fault: Operation not permitted"));
+	CHECK(n->reason && strstr(n->reason, "fentry: filemap_fault gives its calls"));
 
 	/* Inner nodes: measured through their children, on the tracepoint backend. */
 	n = node(t, "kernel_paging");
@@ -246,7 +243,10 @@ static void test_tracepoint_only(void)
 	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "rss_stat") == 1);
 	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "sched_switch") == 1);
 	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "block_rq_issue") == 1);
-	CHECK(calls_of(&f, BACKEND_KPROBE, "do_anonymous_page.isra.0") == 1);
+	/* nothing was asked of the function backends: no leaf of this tree is theirs */
+	CHECK(calls_of(&f, BACKEND_KPROBE, "do_anonymous_page.isra.0") == 0);
+	CHECK(calls_of(&f, BACKEND_FENTRY, "do_anonymous_page") == 0);
+	CHECK(calls_of(&f, BACKEND_FENTRY, "kernel_clone") == 0);
 
 	j = tree_to_json(t);
 	CHECK(json_integer_value(json_object_get(json_object_get(j, "summary"), "unavailable")) ==
@@ -276,7 +276,7 @@ static int decide_isra_only(enum backend b, const char *hook, char **ret_reason)
 
 static void test_symbol_variants(void)
 {
-	struct tree *t = load_real();
+	struct tree *t = load_real_functions();
 	struct fake f = {.decide = decide_isra_only};
 	struct prober p = {fake_try, &f};
 	const struct tree_node *n;
@@ -316,8 +316,7 @@ static void test_symbol_variants(void)
 	CHECK(n->backend == BACKEND_NONE && n->hook == NULL);
 	CHECKF(streq(n->reason, "fentry: do_huge_pmd_anonymous_page: no BTF for the function; "
 				"kprobe: do_huge_pmd_anonymous_page: symbol "
-				"do_huge_pmd_anonymous_page not in kallsyms; "
-				"tracepoint: page_fault_user: no such tracepoint"),
+				"do_huge_pmd_anonymous_page not in kallsyms"),
 	       "%s", n->reason);
 	/* The first tracepoint of a joined alternative failed: the rest are not tried. */
 	CHECK(calls_of(&f, BACKEND_TRACEPOINT, "mm_page_alloc") == 0);
@@ -361,7 +360,7 @@ static int decide_fentry(enum backend b, const char *hook, char **ret_reason)
 
 static void test_fentry_everywhere(void)
 {
-	struct tree *t = load_real();
+	struct tree *t = load_real_functions();
 	struct fake f = {.decide = decide_fentry};
 	struct prober p = {fake_try, &f};
 	const struct tree_node *n;
@@ -433,8 +432,12 @@ static void test_subtree_refused(void)
 	n = node(t, "kernel_sync.futex");
 	CHECK(n->backend == BACKEND_NONE && n->hook == NULL);
 	CHECKF(streq(n->reason,
-		     "fentry: futex_wait: Operation not permitted; "
-		     "kprobe: futex_wait: kernel has no kprobe support (CONFIG_KPROBES off); "
+		     "fentry: futex_wait gives its calls and their inclusive time, not this "
+		     "node's measure (the classifier's exclusive thread time, runqueue waits "
+		     "and nested paths left out); "
+		     "kprobe: futex_wait gives its calls and their inclusive time, not this "
+		     "node's measure (the classifier's exclusive thread time, runqueue waits "
+		     "and nested paths left out); "
 		     "tracepoint: sys_enter: verifier rejected sys_enter"),
 	       "%s", n->reason);
 	n = node(t, "kernel_sync.mmap_lock");
@@ -443,9 +446,9 @@ static void test_subtree_refused(void)
 	n = node(t, "kernel_sync");
 	CHECK(n->backend == BACKEND_NONE && n->hook == NULL);
 	CHECK(n->reason &&
-	      strstr(n->reason, "no child is available: kernel_sync.futex [fentry: futex_wait:"));
+	      strstr(n->reason, "no child is available: kernel_sync.futex [fentry: futex_wait gives"));
 	CHECK(n->reason &&
-	      strstr(n->reason, "kernel_sync.mmap_lock [fentry: lock_mm_and_find_vma:"));
+	      strstr(n->reason, "kernel_sync.mmap_lock [fentry: lock_mm_and_find_vma gives"));
 	CHECK(n->reason && strstr(n->reason, "verifier rejected sys_enter") &&
 	      strstr(n->reason, "verifier rejected mmap_lock_start_locking"));
 
@@ -488,15 +491,13 @@ static void test_inner_hooks_and_ties(void)
 	struct tree *t = load_text(
 	    "{'version': 'v', 'nodes': ["
 	    " {'id': 'a', 'description': 'd', 'metrics': ['count'], 'hooks': {'fentry': ['y']}},"
-	    " {'id': 'a.l', 'description': 'd', 'metrics': ['count'], 'classes': ['fork'], "
-	    "'hooks': {'fentry': ['y']}},"
+	    " {'id': 'a.l', 'description': 'd', 'metrics': ['count'], 'hooks': {'fentry': ['y']}},"
 	    " {'id': 'b', 'description': 'd', 'metrics': ['count'], 'hooks': {'kprobe': ['x']}},"
-	    " {'id': 'b.l1', 'description': 'd', 'metrics': ['count'], 'classes': ['futex'], "
-	    "'hooks': {'fentry': ['y']}},"
+	    " {'id': 'b.l1', 'description': 'd', 'metrics': ['count'], 'hooks': {'fentry': ['y']}},"
 	    " {'id': 'b.l2', 'description': 'd', 'metrics': ['count'], 'classes': ['mmap_lock'], "
 	    "'hooks': {'tracepoint': ['t1']}},"
 	    " {'id': 'c', 'description': 'd', 'metrics': ['count'], 'classes': ['migrate']},"
-	    " {'id': 'd', 'description': 'd', 'metrics': ['count'], 'classes': ['kswapd'], "
+	    " {'id': 'd', 'description': 'd', 'metrics': ['count'], "
 	    "'hooks': {'fentry': ['x'], 'kprobe': ['z']}}"
 	    "]}");
 	struct fake f = {.decide = decide_refuse_x_and_fentry_y};
@@ -511,8 +512,11 @@ static void test_inner_hooks_and_ties(void)
 	/* Its own hook refused: through its children; one fentry, one tracepoint: the earlier
 	 * backend wins. */
 	CHECK(t->nodes[2].backend == BACKEND_FENTRY && streq(t->nodes[2].hook, "y"));
-	CHECKF(streq(t->nodes[2].reason, "kprobe: x: No such file or directory"), "%s",
-	       t->nodes[2].reason);
+	CHECKF(streq(t->nodes[2].reason,
+		     "kprobe: x gives its calls and their inclusive time, not this node's measure "
+		     "(the classifier's exclusive thread time, runqueue waits and nested paths "
+		     "left out)"),
+	       "%s", t->nodes[2].reason);
 	CHECK(t->nodes[4].backend == BACKEND_TRACEPOINT && streq(t->nodes[4].hook, "t1"));
 	/* A leaf without hooks. */
 	CHECK(t->nodes[5].backend == BACKEND_NONE &&
@@ -520,7 +524,7 @@ static void test_inner_hooks_and_ties(void)
 	CHECKF(streq(t->nodes[6].reason,
 		     "fentry: x: No such file or directory; kprobe: z: Operation not permitted"),
 	       "%s", t->nodes[6].reason);
-	CHECK(calls_of(&f, BACKEND_FENTRY, "x") == 1 && calls_of(&f, BACKEND_KPROBE, "x") == 1);
+	CHECK(calls_of(&f, BACKEND_FENTRY, "x") == 1 && calls_of(&f, BACKEND_KPROBE, "x") == 0);
 
 	CHECK(tree_resolve(NULL, &p) == -EINVAL);
 	CHECK(tree_resolve(t, NULL) == -EINVAL);
@@ -600,7 +604,7 @@ static int decide_all(enum backend b, const char *hook, char **ret_reason)
 /* A backend left out is never asked, and the nodes that declare it say so. */
 static void test_order_restricts(void)
 {
-	struct tree *t = load_real();
+	struct tree *t = load_real_functions(), *real = load_real();
 	struct fake f = {.decide = decide_all};
 	struct prober p = {fake_try, &f};
 	struct backend_order o = order_of("kprobe tracepoint");
@@ -619,23 +623,35 @@ static void test_order_restricts(void)
 	CHECK(node(t, "kernel_paging.anon_fault")->backend == BACKEND_KPROBE);
 	CHECK(node(t, "kernel_scheduler")->backend == BACKEND_KPROBE);
 
-	/* tracepoint alone: the tree this machine resolves to, with the others named */
+	/* tracepoint alone, the real tree: the tree this machine resolves to, the others named */
 	f.n_calls = 0;
 	o = order_of("tracepoint");
-	CHECK(tree_resolve_backends(t, &p, &o) == 0);
+	CHECK(tree_resolve_backends(real, &p, &o) == 0);
 	check_probed_once(&f);
 	CHECK(calls_of_backend(&f, BACKEND_FENTRY) == 0 &&
 	      calls_of_backend(&f, BACKEND_KPROBE) == 0);
-	for (i = 0; i < t->n_nodes; i++)
-		CHECKF(t->nodes[i].backend == BACKEND_TRACEPOINT, "%s", t->nodes[i].id);
-	n = node(t, "kernel_paging.anon_fault.minor");
+	for (i = 0; i < real->n_nodes; i++)
+		CHECKF(real->nodes[i].backend == BACKEND_TRACEPOINT, "%s", real->nodes[i].id);
+	n = node(real, "kernel_paging.anon_fault.minor");
 	CHECK(streq(n->hook, "page_fault_user+rss_stat"));
 	CHECKF(streq(n->reason,
 		     "fentry: not in the backends setting; kprobe: not in the backends setting"),
 	       "%s", n->reason);
-	CHECK(streq(node(t, "kernel_paging")->hook,
+	CHECK(streq(node(real, "kernel_paging")->hook,
 		    "page_fault_user+rss_stat+mm_page_alloc+sched_switch+"
 		    "mm_filemap_add_to_page_cache+tlb_flush"));
+	/* fentry alone, the real tree: no leaf is the function backends', all say why */
+	f.n_calls = 0;
+	o = order_of("fentry");
+	CHECK_EQ(tree_resolve_backends(real, &p, &o), real->n_nodes, "unavailable");
+	CHECK(f.n_calls == 0);
+	n = node(real, "kernel_scheduler.fork");
+	CHECKF(streq(n->reason, "fentry: kernel_clone gives its calls and their inclusive time, "
+				"not this node's measure (the classifier's exclusive thread time, "
+				"runqueue waits and nested paths left out); kprobe: not in the "
+				"backends setting; tracepoint: not in the backends setting"),
+	       "%s", n->reason);
+	tree_free(real);
 
 	/* fentry alone: the nodes with only tracepoints become unavailable, and say why */
 	f.n_calls = 0;
@@ -657,9 +673,7 @@ static void test_order_restricts(void)
 				"kernel_scheduler.runqueue_wait"),
 	       "%s", n->reason);
 	n = node(t, "kernel_paging.anon_fault.minor");
-	CHECKF(streq(n->reason, "kprobe: not in the backends setting; "
-				"tracepoint: not in the backends setting"),
-	       "%s", n->reason);
+	CHECKF(streq(n->reason, "kprobe: not in the backends setting"), "%s", n->reason);
 
 	/* An order that repeats or names no backend is refused before anything is probed. */
 	f.n_calls = 0;
@@ -691,29 +705,43 @@ static void test_order_reorders(void)
 	struct backend_order o = order_of("tracepoint fentry");
 	const struct tree_node *n;
 
-	CHECK(tree_resolve_backends(t, &p, &o) == 0);
+	CHECK(tree_resolve_backends(t, &p, &o) == 1); /* tlb_shootdown */
 	check_probed_once(&f);
 	CHECK(calls_of_backend(&f, BACKEND_KPROBE) == 0);
 	/* the tracepoint worked: fentry is not even asked */
 	n = node(t, "kernel_paging.anon_fault.minor");
 	CHECK(n->backend == BACKEND_TRACEPOINT && streq(n->hook, "page_fault_user+rss_stat"));
 	CHECK(calls_of(&f, BACKEND_FENTRY, "do_anonymous_page") == 0);
-	CHECKF(streq(n->reason, "kprobe: not in the backends setting"), "%s", n->reason);
-	/* the tracepoint refused: the next backend of the order */
-	n = node(t, "kernel_paging.tlb_shootdown");
-	CHECK(n->backend == BACKEND_FENTRY && streq(n->hook, "flush_tlb_mm_range"));
-	CHECKF(streq(n->reason, "kprobe: not in the backends setting; "
-				"tracepoint: tlb_flush: no such tracepoint"),
+	CHECKF(streq(n->reason, "fentry: do_anonymous_page gives its calls and their inclusive "
+				"time, not this node's measure (the classifier's exclusive thread "
+				"time, runqueue waits and nested paths left out); kprobe: not in "
+				"the backends setting"),
 	       "%s", n->reason);
+	/* the tracepoint refused: a function does not stand in for the classifier */
+	n = node(t, "kernel_paging.tlb_shootdown");
+	CHECK(n->backend == BACKEND_NONE && !n->hook);
+	CHECK(calls_of(&f, BACKEND_FENTRY, "flush_tlb_mm_range") == 0);
+	CHECKF(n->reason && strstr(n->reason, "; tracepoint: tlb_flush: no such tracepoint"), "%s",
+	       n->reason);
 	CHECK(node(t, "kernel_paging")->backend == BACKEND_TRACEPOINT);
 	tree_free(t);
+
+	/* a leaf only functions measure: the order's first that works */
+	t = load_real_functions();
+	f = (struct fake){.decide = decide_no_tlb_tracepoint};
+	o = order_of("kprobe fentry");
+	CHECK_EQ(tree_resolve_backends(t, &p, &o), count_tracepoint_only(t), "unavailable");
+	n = node(t, "kernel_paging.tlb_shootdown");
+	CHECK(n->backend == BACKEND_FENTRY && streq(n->hook, "flush_tlb_mm_range"));
+	CHECK(calls_of(&f, BACKEND_KPROBE, "flush_tlb_mm_range") == 1);
+	tree_free(t);
+	o = order_of("tracepoint fentry");
 
 	/* One child on fentry, one on tracepoint: the tie goes to the order's first. */
 	t = load_text(
 	    "{'version': 'v', 'nodes': ["
 	    " {'id': 'a', 'description': 'd', 'metrics': ['count']},"
-	    " {'id': 'a.f', 'description': 'd', 'metrics': ['count'], 'classes': ['fork'], "
-	    "'hooks': {'fentry': ['y']}},"
+	    " {'id': 'a.f', 'description': 'd', 'metrics': ['count'], 'hooks': {'fentry': ['y']}},"
 	    " {'id': 'a.t', 'description': 'd', 'metrics': ['count'], 'classes': ['futex'], "
 	    "'hooks': {'tracepoint': ['t1']}}"
 	    "]}");

@@ -537,6 +537,22 @@ static void test_malformed(void)
 	REJECT("{'version': 'v', 'nodes': [" LEAF("a", "forks") "]}", "nodes[0] (a)",
 	       "\"classes\": unknown class \"forks\"");
 	REJECT("{'version': 'v', 'nodes': [" INNER("a") "]}", "(a)", "\"classes\": missing");
+	/* the classifier measures a leaf by its classes; only functions measure one without */
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'hooks': {'fentry': ['f'], 'tracepoint': ['sched_switch']}}]}",
+	       "(a)", "a leaf must own a class, unless only functions");
+	{
+		_cleanup_free_ char *err = NULL;
+		json_auto_t *doc = json_loads("{\"version\": \"v\", \"nodes\": [{\"id\": \"a\", "
+					      "\"description\": \"d\", \"metrics\": [\"count\"], "
+					      "\"hooks\": {\"kprobe\": [\"f\"]}}]}",
+					      0, NULL);
+		struct tree *t = NULL;
+
+		CHECKF(doc && tree_from_json(doc, &t, &err) == 0 && t && t->nodes[0].classes == 0,
+		       "a leaf of functions alone: %s", err ?: "");
+		tree_free(t);
+	}
 	REJECT(
 	    "{'version': 'v', 'nodes': [" INNER("a") ", " INNER("a.b") ", " LEAF("c", "fork") "]}",
 	    "nodes[1] (a.b)", "\"classes\"");

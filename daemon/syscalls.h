@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The numbers of the system calls the probe tells apart (ARGUS_SYSCALLS in
+ * bpf/paths.h), on the architecture argusd is built for.
+ */
+#pragma once
+
+#include <stddef.h>
+
+struct bpf_map;
+
+struct syscall_role {
+	const char *name;
+	long nr; /* -1: this architecture has no such call */
+	unsigned role; /* enum argus_sys_role */
+};
+
+/* The table, in ARGUS_SYSCALLS order; *ret_n entries. */
+const struct syscall_role *syscall_roles(size_t *ret_n);
+
+/* Write every present call's role into the probe's syscall_roles map. 0 or a negative errno. */
+int syscall_roles_write(struct bpf_map *map);
