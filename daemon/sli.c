@@ -6,13 +6,11 @@
  * time limit and bounded output tail as any registered workload; its value
  * is the number on the last line of that tail. A prometheus SLI is two
  * scrapes of a text exposition (libcurl, no proxy, no redirects, bounded
- * in time and size) and a small parser that reads only the lines of the
- * selected metric: a gauge's last value, a counter's rate over the window,
- * or a histogram's quantile over the bucket deltas as histogram_quantile()
- * computes it (a summary's own quantile when there are no buckets). The
- * parsing and the arithmetic are pure functions, tested on literal texts.
+ * in time and size), read by prom.c: a gauge's last value, a counter's
+ * rate over the window, or a histogram's quantile over the window.
  */
 #include "daemon/sli.h"
+#include "daemon/prom.h"
 #include "daemon/target.h"
 #include "daemon/util.h"
 #include "daemon/workload.h"
@@ -30,8 +28,6 @@
 _Static_assert(SLI_ARGV_MAX <= WORKLOAD_ARGV_MAX, "a command SLI must fit a workload");
 _Static_assert(SLI_ARG_LEN_MAX <= WORKLOAD_ARG_LEN_MAX, "a command SLI must fit a workload");
 
-#define SAMPLE_LABELS_MAX 256 /* labels on one exposition sample */
-#define VALUE_TOKEN_MAX 64    /* bytes of a sample's value or timestamp */
 #define KIND_MAX 32	      /* bytes of "kind" */
 
 enum sli_source {
@@ -56,21 +52,6 @@ static const struct {
     [SLI_QUANTILE] = {"quantile", true},
 };
 
-struct prom_label {
-	char *name;
-	char *value; /* unescaped */
-};
-
-struct prom_labels {
-	struct prom_label *v;
-	size_t n;
-};
-
-/* NAME{label="value",...}: the name and the labels that must be present with those values. */
-struct prom_selector {
-	char *name;
-	struct prom_labels labels;
-};
 
 struct sli {
 	enum sli_source source;
@@ -100,63 +81,11 @@ struct sli_window {
 	uint64_t begin_ns;  /* when the first scrape ended */
 };
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
+
 
 static bool is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == '\n';
-}
-
-static bool is_metric_start(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-}
-
-static bool is_metric_char(char c)
-{
-	return is_metric_start(c) || (c >= '0' && c <= '9');
-}
-
-static bool is_label_start(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static bool is_label_char(char c)
-{
-	return is_label_start(c) || (c >= '0' && c <= '9');
-}
-
-static const char *skip_blanks(const char *p, const char *end)
-{
-	while (p < end && is_blank(*p))
-		p++;
-	return p;
-}
-
-/* The whole of [p, end) read by strtod; false when it is not exactly one number. */
-static bool parse_double(const char *p, const char *end, double *ret)
-{
-	char buf[VALUE_TOKEN_MAX + 1], *e;
-	size_t len = end - p;
-	double v;
-
-	if (len == 0 || len > VALUE_TOKEN_MAX)
-		return false;
-	memcpy(buf, p, len);
-	buf[len] = 0;
-	/* strtod skips leading space itself: refuse it, the caller trimmed what it allows */
-	if (is_space(buf[0]))
-		return false;
-	/* out of range: ±HUGE_VAL or a denormal, left to the caller's finiteness check */
-	v = strtod(buf, &e);
-	if (e == buf || *e)
-		return false;
-	*ret = v;
-	return true;
 }
 
 /*
@@ -212,190 +141,6 @@ static char *excerpt_head(const char *text, size_t len)
 	return utf8_sanitize(out);
 }
 
-/* ---- labels and selectors ---- */
-
-static void labels_clear(struct prom_labels *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		free(l->v[i].name);
-		free(l->v[i].value);
-	}
-	free(l->v);
-	*l = (struct prom_labels){};
-}
-
-static void selector_clear(struct prom_selector *s)
-{
-	free(s->name);
-	labels_clear(&s->labels);
-	s->name = NULL;
-}
-
-static const char *label_get(const struct prom_labels *l, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].name, name) == 0)
-			return l->v[i].value;
-	return NULL;
-}
-
-/*
- * A quoted label value at *pp (on its '"'), unescaped as the exposition
- * format escapes it (\\, \" and \n; any other backslash is kept as it is).
- */
-static int parse_quoted(const char **pp, const char *end, char **ret, const char **why)
-{
-	const char *p = *pp + 1;
-	char *out = malloc(end - p + 1), *o = out;
-
-	if (!out)
-		abort();
-	while (p < end && *p != '"') {
-		if (*p == '\\' && p + 1 < end) {
-			char c = p[1];
-
-			if (c == 'n' || c == '\\' || c == '"') {
-				*o++ = c == 'n' ? '\n' : c;
-				p += 2;
-				continue;
-			}
-		}
-		*o++ = *p++;
-	}
-	if (p >= end) {
-		free(out);
-		*why = "a label value is not terminated by '\"'";
-		return -EBADMSG;
-	}
-	*o = 0;
-	*pp = p + 1;
-	*ret = out;
-	return 0;
-}
-
-/* {name="value",...} at *pp (on its '{'), a trailing comma allowed; at most max labels. */
-static int parse_labels(const char **pp, const char *end, size_t max, struct prom_labels *ret,
-			const char **why)
-{
-	const char *p = *pp + 1;
-	struct prom_labels l = {};
-	int r = -EBADMSG;
-
-	for (;;) {
-		struct prom_label *nv;
-		const char *start;
-
-		p = skip_blanks(p, end);
-		if (p < end && *p == '}')
-			break;
-		if (l.n >= max) {
-			*why = "too many labels";
-			goto fail;
-		}
-		if (p >= end || !is_label_start(*p)) {
-			*why = "expected a label name";
-			goto fail;
-		}
-		for (start = p; p < end && is_label_char(*p); p++)
-			;
-		nv = realloc(l.v, (l.n + 1) * sizeof(*l.v));
-		if (!nv)
-			abort();
-		l.v = nv;
-		l.v[l.n++] = (struct prom_label){.name = xstrndup(start, p - start)};
-		p = skip_blanks(p, end);
-		if (p >= end || *p != '=') {
-			*why = "expected '=' after a label name";
-			goto fail;
-		}
-		p = skip_blanks(p + 1, end);
-		if (p >= end || *p != '"') {
-			*why = "expected a label value in double quotes";
-			goto fail;
-		}
-		r = parse_quoted(&p, end, &l.v[l.n - 1].value, why);
-		if (r < 0)
-			goto fail;
-		r = -EBADMSG;
-		p = skip_blanks(p, end);
-		if (p < end && *p == ',') {
-			p++;
-			continue;
-		}
-		if (p < end && *p == '}')
-			break;
-		*why = "expected ',' or '}' after a label value";
-		goto fail;
-	}
-	*pp = p + 1;
-	*ret = l;
-	return 0;
-fail:
-	labels_clear(&l);
-	return r;
-}
-
-/* Parse "NAME" or "NAME{label="value",...}"; -EINVAL with *why. */
-static int selector_parse(const char *text, struct prom_selector *ret, const char **why)
-{
-	const char *p = text, *end = text + strlen(text);
-	struct prom_selector s = {};
-	size_t i, j;
-
-	if (end - text > SLI_SELECTOR_MAX) {
-		*why = "longer than 1024 bytes";
-		return -EINVAL;
-	}
-	if (!is_metric_start(*p)) {
-		*why = "must start with a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)";
-		return -EINVAL;
-	}
-	while (p < end && is_metric_char(*p))
-		p++;
-	s.name = xstrndup(text, p - text);
-	if (p < end && *p == '{') {
-		if (parse_labels(&p, end, SLI_MATCHERS_MAX, &s.labels, why) < 0) {
-			selector_clear(&s);
-			return -EINVAL;
-		}
-		if (p < end) {
-			*why = "unexpected text after the labels";
-			selector_clear(&s);
-			return -EINVAL;
-		}
-	} else if (p < end) {
-		*why = "the metric name must be followed by nothing or by {label=\"value\",...}";
-		selector_clear(&s);
-		return -EINVAL;
-	}
-	for (i = 0; i < s.labels.n; i++)
-		for (j = 0; j < i; j++)
-			if (strcmp(s.labels.v[i].name, s.labels.v[j].name) == 0) {
-				*why = "a label is given twice";
-				selector_clear(&s);
-				return -EINVAL;
-			}
-	*ret = s;
-	return 0;
-}
-
-/* Every label of the selector is on the sample with that value. */
-static bool selector_matches(const struct prom_selector *s, const struct prom_labels *l)
-{
-	size_t i;
-
-	for (i = 0; i < s->labels.n; i++) {
-		const char *v = label_get(l, s->labels.v[i].name);
-
-		if (!v || strcmp(v, s->labels.v[i].value) != 0)
-			return false;
-	}
-	return true;
-}
 
 /* ---- the definition ---- */
 
@@ -406,7 +151,7 @@ void sli_free(struct sli *s)
 	strv_free(s->argv);
 	free(s->url);
 	free(s->metric);
-	selector_clear(&s->sel);
+	prom_selector_clear(&s->sel);
 	free(s->kind_text);
 	free(s->unit);
 	free(s);
@@ -537,7 +282,7 @@ static int parse_kind(const char *text, struct sli *s, char **ret_err)
 		    "\"quantile:Q\" (0 < Q < 1, e.g. \"quantile:0.99\")",
 		    text);
 	qs = text + strlen(quantile);
-	if (!parse_double(qs, qs + strlen(qs), &q) || !isfinite(q))
+	if (!prom_parse_double(qs, qs + strlen(qs), &q) || !isfinite(q))
 		return set_error(
 		    ret_err, -EINVAL,
 		    "sli.prometheus.kind: \"%.64s\": Q in \"quantile:Q\" must be a number "
@@ -583,13 +328,13 @@ static int parse_prometheus(const json_t *o, struct sli *s, char **ret_err)
 	v = json_object_get(o, "metric");
 	if (!v)
 		return set_error(ret_err, -EINVAL, "sli.prometheus.metric: missing");
-	metric = json_plain_string(v, SLI_SELECTOR_MAX);
+	metric = json_plain_string(v, PROM_SELECTOR_MAX);
 	if (!metric)
 		return set_error(ret_err, -EINVAL,
 				 "sli.prometheus.metric: must be a string of at most %d bytes, "
 				 "NAME or NAME{label=\"value\",...}",
-				 SLI_SELECTOR_MAX);
-	if (selector_parse(metric, &s->sel, &why) < 0)
+				 PROM_SELECTOR_MAX);
+	if (prom_selector_parse(metric, &s->sel, &why) < 0)
 		return set_error(ret_err, -EINVAL,
 				 "sli.prometheus.metric: \"%.256s\": %s (NAME or "
 				 "NAME{label=\"value\",...} expected)",
@@ -610,7 +355,7 @@ static int parse_prometheus(const json_t *o, struct sli *s, char **ret_err)
 	if (r < 0)
 		return r;
 	s->kind_text = xstrdup(kind);
-	if (s->kind == SLI_QUANTILE && label_get(&s->sel.labels, "le"))
+	if (s->kind == SLI_QUANTILE && prom_labels_get(&s->sel.labels, "le"))
 		return set_error(ret_err, -EINVAL,
 				 "sli.prometheus.metric: an \"le\" label selects one bucket, not a "
 				 "histogram: leave it out for kind %s",
@@ -748,7 +493,7 @@ int sli_last_number(const char *out, double *ret, char **ret_err)
 	while (start < line_end && is_space(*start))
 		start++;
 
-	if (line_end - start > VALUE_TOKEN_MAX || !parse_double(start, line_end, &v)) {
+	if (line_end - start > PROM_VALUE_MAX || !prom_parse_double(start, line_end, &v)) {
 		shown = xstrndup(start, line_end - start < SLI_EXCERPT_MAX ? line_end - start
 									   : SLI_EXCERPT_MAX);
 		for (char *c = shown; *c; c++)
@@ -766,489 +511,6 @@ int sli_last_number(const char *out, double *ret, char **ret_err)
 	return 0;
 }
 
-/* ---- the text exposition format ---- */
-
-/* One sample of the metric looked for: its labels and value, on line lineno. */
-typedef int (*sample_fn)(const struct prom_labels *labels, double value, unsigned lineno,
-			 void *userdata, char **ret_err);
-
-/*
- * The rest of a sample line after its name: optional labels, blanks, the
- * value, an optional integer timestamp, nothing else.
- */
-static int parse_sample_rest(const char *p, const char *end, struct prom_labels *ret_labels,
-			     double *ret_value, const char **why)
-{
-	struct prom_labels l = {};
-	const char *tok;
-	double v;
-	int r;
-
-	if (p < end && *p == '{') {
-		r = parse_labels(&p, end, SAMPLE_LABELS_MAX, &l, why);
-		if (r < 0)
-			return r;
-	}
-	if (p >= end || !is_blank(*p)) {
-		*why = p >= end ? "no value" : "expected a blank before the value";
-		goto fail;
-	}
-	p = skip_blanks(p, end);
-	for (tok = p; p < end && !is_blank(*p); p++)
-		;
-	if (!parse_double(tok, p, &v)) {
-		*why = tok == p ? "no value" : "the value is not a number";
-		goto fail;
-	}
-	p = skip_blanks(p, end);
-	if (p < end) {
-		/* a timestamp: milliseconds, an integer */
-		tok = p;
-		if (*p == '-')
-			p++;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
-		if (p == tok || (*tok == '-' && p == tok + 1) || p - tok > VALUE_TOKEN_MAX ||
-		    skip_blanks(p, end) != end) {
-			*why = "unexpected text after the value (only a timestamp may follow)";
-			goto fail;
-		}
-	}
-	*ret_labels = l;
-	*ret_value = v;
-	return 0;
-fail:
-	labels_clear(&l);
-	return -EBADMSG;
-}
-
-/*
- * Call fn for each sample of text named name. Comments, blank lines and
- * the lines of other metrics are skipped unread; a malformed line of this
- * metric is -EBADMSG ("line 12: ..."). Stops at fn's first error.
- */
-static int prom_scan(const char *text, const char *name, sample_fn fn, void *userdata,
-		     char **ret_err)
-{
-	size_t name_len = strlen(name);
-	const char *line = text;
-	unsigned lineno = 0;
-
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		const char *end = nl ? nl : line + strlen(line), *p;
-		struct prom_labels labels = {};
-		const char *why = NULL;
-		double value;
-		int r;
-
-		lineno++;
-		if (end > line && end[-1] == '\r')
-			end--;
-		p = skip_blanks(line, end);
-		line = nl ? nl + 1 : NULL;
-		if (p == end || *p == '#')
-			continue;
-		if ((size_t)(end - p) < name_len || memcmp(p, name, name_len) != 0 ||
-		    is_metric_char(p[name_len]))
-			continue;
-		r = parse_sample_rest(p + name_len, end, &labels, &value, &why);
-		if (r < 0)
-			return set_error(ret_err, r, "line %u: %s", lineno, why);
-		r = fn(&labels, value, lineno, userdata, ret_err);
-		labels_clear(&labels);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-/* The samples that match a selector (and, when q is not NaN, carry quantile="q"). */
-struct select_state {
-	const struct prom_selector *sel;
-	double q;
-	size_t count;
-	double value;
-};
-
-static int select_sample(const struct prom_labels *labels, double value, unsigned lineno,
-			 void *userdata, char **ret_err)
-{
-	struct select_state *st = userdata;
-
-	if (!selector_matches(st->sel, labels))
-		return 0;
-	if (!isnan(st->q)) {
-		const char *qs = label_get(labels, "quantile");
-		double q;
-
-		if (!qs || !parse_double(qs, qs + strlen(qs), &q) || q != st->q)
-			return 0;
-	}
-	st->count++;
-	st->value = value;
-	return 0;
-}
-
-/* How many samples match, and the value of the last one; errors only for malformed lines. */
-static int prom_select(const char *text, const struct prom_selector *sel, const char *name,
-		       double q, size_t *ret_count, double *ret_value, char **ret_err)
-{
-	struct select_state st = {.sel = sel, .q = q};
-	int r;
-
-	r = prom_scan(text, name, select_sample, &st, ret_err);
-	if (r < 0)
-		return r;
-	*ret_count = st.count;
-	*ret_value = st.value;
-	return 0;
-}
-
-/* The one matching sample's finite value; messages start with "metric SELECTOR: ". */
-static int prom_sample_parsed(const char *text, const struct prom_selector *sel, const char *shown,
-			      double *ret, char **ret_err)
-{
-	_cleanup_free_ char *err = NULL;
-	size_t count;
-	double v;
-	int r;
-
-	r = prom_select(text, sel, sel->name, NAN, &count, &v, &err);
-	if (r < 0)
-		return set_error(ret_err, r, "metric %s: %s", shown, err);
-	if (count != 1)
-		return set_error(ret_err, count ? -ENOTUNIQ : -ENOENT,
-				 "metric %s: %zu samples match%s", shown, count,
-				 count ? " (add labels to the selector to pick one series)" : "");
-	if (!isfinite(v))
-		return set_error(ret_err, -EBADMSG,
-				 "metric %s: the value is %g, not a finite number", shown, v);
-	*ret = v;
-	return 0;
-}
-
-int sli_prom_sample(const char *text, const char *selector, double *ret, char **ret_err)
-{
-	struct prom_selector sel = {};
-	const char *why = NULL;
-	int r;
-
-	if (selector_parse(selector, &sel, &why) < 0)
-		return set_error(ret_err, -EINVAL, "metric selector \"%.256s\": %s", selector, why);
-	r = prom_sample_parsed(text, &sel, selector, ret, ret_err);
-	selector_clear(&sel);
-	return r;
-}
-
-/* ---- histograms ---- */
-
-struct bucket {
-	double le;
-	double count;
-};
-
-/* The buckets of one series: the samples of NAME_bucket whose labels, le aside, are key. */
-struct hist_series {
-	char *key;
-	struct bucket *b;
-	size_t n;
-};
-
-struct hist_state {
-	const struct prom_selector *sel;
-	const char *only_key; /* NULL: every matching series */
-	struct hist_series *series;
-	size_t n;
-};
-
-static void hist_state_clear(struct hist_state *st)
-{
-	size_t i;
-
-	for (i = 0; i < st->n; i++) {
-		free(st->series[i].key);
-		free(st->series[i].b);
-	}
-	free(st->series);
-	st->series = NULL;
-	st->n = 0;
-}
-
-static int cmp_label_name(const void *a, const void *b)
-{
-	const struct prom_label *x = *(const struct prom_label *const *)a;
-	const struct prom_label *y = *(const struct prom_label *const *)b;
-
-	return strcmp(x->name, y->name);
-}
-
-/* A series' identity: its labels but le, sorted by name, each length-prefixed. */
-static char *series_key(const struct prom_labels *l)
-{
-	_cleanup_free_ const struct prom_label **v = calloc(l->n + 1, sizeof(*v));
-	size_t i, n = 0, len = 1;
-	char *key, *k;
-
-	if (!v)
-		abort();
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].name, "le") != 0) {
-			v[n++] = &l->v[i];
-			/* two lengths of at most 20 digits and ":=:," */
-			len += strlen(l->v[i].name) + strlen(l->v[i].value) + 44;
-		}
-	qsort(v, n, sizeof(*v), cmp_label_name);
-	key = malloc(len);
-	if (!key)
-		abort();
-	for (k = key, *k = 0, i = 0; i < n; i++)
-		k += sprintf(k, "%zu:%s=%zu:%s,", strlen(v[i]->name), v[i]->name,
-			     strlen(v[i]->value), v[i]->value);
-	return key;
-}
-
-static int collect_bucket(const struct prom_labels *labels, double value, unsigned lineno,
-			  void *userdata, char **ret_err)
-{
-	struct hist_state *st = userdata;
-	_cleanup_free_ char *key = NULL;
-	struct hist_series *s = NULL;
-	const char *les;
-	struct bucket *nb;
-	double le;
-	size_t i;
-
-	if (!selector_matches(st->sel, labels))
-		return 0;
-	les = label_get(labels, "le");
-	if (!les)
-		return set_error(ret_err, -EBADMSG, "line %u: a bucket without an le label",
-				 lineno);
-	if (!parse_double(les, les + strlen(les), &le) || isnan(le))
-		return set_error(ret_err, -EBADMSG, "line %u: le=\"%.64s\" is not a number", lineno,
-				 les);
-	key = series_key(labels);
-	if (st->only_key && strcmp(key, st->only_key) != 0)
-		return 0;
-	for (i = 0; i < st->n && !s; i++)
-		if (strcmp(st->series[i].key, key) == 0)
-			s = &st->series[i];
-	if (!s) {
-		struct hist_series *ns = realloc(st->series, (st->n + 1) * sizeof(*ns));
-
-		if (!ns)
-			abort();
-		st->series = ns;
-		s = &st->series[st->n++];
-		*s = (struct hist_series){.key = TAKE_PTR(key)};
-	}
-	for (i = 0; i < s->n; i++)
-		if (s->b[i].le == le)
-			return set_error(ret_err, -EBADMSG,
-					 "line %u: bucket le=\"%.64s\" appears twice", lineno, les);
-	nb = realloc(s->b, (s->n + 1) * sizeof(*nb));
-	if (!nb)
-		abort();
-	s->b = nb;
-	s->b[s->n++] = (struct bucket){.le = le, .count = value};
-	return 0;
-}
-
-static int cmp_bucket(const void *a, const void *b)
-{
-	const struct bucket *x = a, *y = b;
-
-	return x->le < y->le ? -1 : x->le > y->le;
-}
-
-/*
- * The q-quantile of cumulative buckets b (sorted by le, the last +Inf), as
- * Prometheus' bucketQuantile: counts made monotonic, the rank q * total
- * located in the first bucket whose count reaches it, linear interpolation
- * between that bucket's bounds (0 below the first one); the highest finite
- * bound when the rank lies in the +Inf bucket.
- */
-static int bucket_quantile(struct bucket *b, size_t n, double q, double *ret, const char **why)
-{
-	double total, rank, start = 0, end, count, max = 0;
-	size_t i;
-
-	if (n < 2 || !isinf(b[n - 1].le) || b[n - 1].le < 0) {
-		*why = n && isinf(b[n - 1].le) && b[n - 1].le > 0 ? "it has no finite bucket"
-								  : "it has no le=\"+Inf\" bucket";
-		return -EBADMSG;
-	}
-	for (i = 0; i < n; i++) {
-		if (b[i].count < max)
-			b[i].count = max;
-		max = b[i].count;
-	}
-	total = b[n - 1].count;
-	if (total <= 0) {
-		*why = "no observations between the scrapes";
-		return -ENODATA;
-	}
-	rank = q * total;
-	for (i = 0; i < n - 1 && b[i].count < rank; i++)
-		;
-	if (i == n - 1) {
-		*ret = b[n - 2].le;
-		return 0;
-	}
-	if (i == 0 && b[0].le <= 0) {
-		*ret = b[0].le;
-		return 0;
-	}
-	end = b[i].le;
-	count = b[i].count;
-	if (i > 0) {
-		start = b[i - 1].le;
-		count -= b[i - 1].count;
-		rank -= b[i - 1].count;
-	}
-	*ret = start + (end - start) * (rank / count);
-	return 0;
-}
-
-/* A quantile selector that found no histogram and not one summary sample either. */
-static int summary_count_error(char **ret_err, const char *shown, const char *name, double q,
-			       size_t count)
-{
-	if (count == 0)
-		return set_error(ret_err, -ENOENT,
-				 "metric %s: 0 samples match (neither a histogram %s_bucket nor a "
-				 "summary %s{quantile=\"%g\"})",
-				 shown, name, name, q);
-	return set_error(
-	    ret_err, -ENOTUNIQ,
-	    "metric %s: %zu samples match (summary series %s{quantile=\"%g\"}: add labels "
-	    "to the selector to pick one)",
-	    shown, count, name, q);
-}
-
-/* The quantile over before -> after for a parsed selector; messages start "metric SELECTOR: ". */
-static int prom_quantile_parsed(const char *before, const char *after,
-				const struct prom_selector *sel, const char *shown, double q,
-				double *ret, char **ret_err)
-{
-	_cleanup_free_ char *bucket_name = xasprintf("%s_bucket", sel->name), *err = NULL;
-	struct hist_state a = {.sel = sel}, b = {.sel = sel};
-	const struct hist_series *sa, *sb;
-	const char *why = NULL;
-	struct bucket *d = NULL;
-	size_t i, j;
-	int r;
-
-	r = prom_scan(after, bucket_name, collect_bucket, &a, &err);
-	if (r < 0) {
-		r = set_error(ret_err, r, "metric %s: %s", shown, err);
-		goto out;
-	}
-	if (a.n == 0) {
-		/* no histogram: a summary's own quantile */
-		size_t count;
-		double v;
-
-		r = prom_select(after, sel, sel->name, q, &count, &v, &err);
-		if (r < 0)
-			r = set_error(ret_err, r, "metric %s: %s", shown, err);
-		else if (count != 1)
-			r = summary_count_error(ret_err, shown, sel->name, q, count);
-		else if (!isfinite(v))
-			r = set_error(
-			    ret_err, -EBADMSG,
-			    "metric %s: the summary's quantile %g is %g, not a finite number",
-			    shown, q, v);
-		else
-			*ret = v;
-		goto out;
-	}
-	if (a.n > 1) {
-		r = set_error(
-		    ret_err, -ENOTUNIQ,
-		    "metric %s: %zu histograms match (series of %s that differ in more than "
-		    "le: add labels to the selector to pick one)",
-		    shown, a.n, bucket_name);
-		goto out;
-	}
-	sa = &a.series[0];
-
-	b.only_key = sa->key;
-	r = prom_scan(before, bucket_name, collect_bucket, &b, &err);
-	if (r < 0) {
-		r = set_error(ret_err, r, "metric %s: first scrape: %s", shown, err);
-		goto out;
-	}
-	if (b.n == 0) {
-		r = set_error(
-		    ret_err, -ENOENT,
-		    "metric %s: the histogram was not in the first scrape (a reset: did the "
-		    "service restart?)",
-		    shown);
-		goto out;
-	}
-	sb = &b.series[0];
-
-	/* the observations between the scrapes: bucket by bucket deltas */
-	d = calloc(sa->n, sizeof(*d));
-	if (!d)
-		abort();
-	for (i = 0; i < sa->n; i++) {
-		const struct bucket *prev = NULL;
-
-		for (j = 0; j < sb->n && !prev; j++)
-			if (sb->b[j].le == sa->b[i].le)
-				prev = &sb->b[j];
-		if (!prev || sb->n != sa->n) {
-			r = set_error(
-			    ret_err, -ERANGE,
-			    "metric %s: its buckets changed between the scrapes (a restart "
-			    "with another configuration?)",
-			    shown);
-			goto out;
-		}
-		if (isnan(sa->b[i].count) || isnan(prev->count)) {
-			r = set_error(ret_err, -EBADMSG, "metric %s: bucket le=\"%g\" counts NaN",
-				      shown, sa->b[i].le);
-			goto out;
-		}
-		if (sa->b[i].count < prev->count) {
-			r = set_error(
-			    ret_err, -ERANGE,
-			    "metric %s: bucket le=\"%g\" went down from %g to %g between the "
-			    "scrapes (a counter reset: did the service restart?)",
-			    shown, sa->b[i].le, prev->count, sa->b[i].count);
-			goto out;
-		}
-		d[i] = (struct bucket){.le = sa->b[i].le, .count = sa->b[i].count - prev->count};
-	}
-	qsort(d, sa->n, sizeof(*d), cmp_bucket);
-	r = bucket_quantile(d, sa->n, q, ret, &why);
-	if (r < 0)
-		r = set_error(ret_err, r, "metric %s: %s", shown, why);
-out:
-	free(d);
-	hist_state_clear(&a);
-	hist_state_clear(&b);
-	return r;
-}
-
-int sli_prom_quantile(const char *before, const char *after, const char *selector, double q,
-		      double *ret, char **ret_err)
-{
-	struct prom_selector sel = {};
-	const char *why = NULL;
-	int r;
-
-	if (!(q > 0 && q < 1))
-		return set_error(ret_err, -EINVAL, "quantile %g is outside (0, 1)", q);
-	if (selector_parse(selector, &sel, &why) < 0)
-		return set_error(ret_err, -EINVAL, "metric selector \"%.256s\": %s", selector, why);
-	r = prom_quantile_parsed(before, after, &sel, selector, q, ret, ret_err);
-	selector_clear(&sel);
-	return r;
-}
 
 /* ---- scraping ---- */
 
@@ -1417,8 +679,6 @@ static int prometheus_begin(struct sli_window *w, char **ret_err)
 {
 	const struct sli *s = w->s;
 	_cleanup_free_ char *body = NULL, *err = NULL;
-	size_t count;
-	double v;
 	int r;
 
 	r = scrape(s->url, &body, ret_err);
@@ -1428,31 +688,17 @@ static int prometheus_begin(struct sli_window *w, char **ret_err)
 
 	switch (s->kind) {
 	case SLI_RATE:
-		r = prom_sample_parsed(body, &s->sel, s->metric, &w->start_value, &err);
+		r = prom_sample(body, &s->sel, s->metric, &w->start_value, &err);
 		break;
 	case SLI_GAUGE:
 		/* only the end's value counts: the start's may be NaN */
-		r = prom_select(body, &s->sel, s->sel.name, NAN, &count, &v, &err);
-		if (r == 0 && count != 1)
-			r = set_error(&err, count ? -ENOTUNIQ : -ENOENT,
-				      "metric %s: %zu samples match", s->metric, count);
+		r = prom_sample_present(body, &s->sel, s->metric, &err);
 		break;
-	case SLI_QUANTILE: {
-		_cleanup_free_ char *bucket_name = xasprintf("%s_bucket", s->sel.name);
-		struct hist_state st = {.sel = &s->sel};
-
-		r = prom_scan(body, bucket_name, collect_bucket, &st, &err);
-		count = st.n;
-		hist_state_clear(&st);
-		if (r == 0 && count == 0) {
-			r = prom_select(body, &s->sel, s->sel.name, s->q, &count, &v, &err);
-			if (r == 0 && count != 1)
-				r = summary_count_error(&err, s->metric, s->sel.name, s->q, count);
-		}
+	case SLI_QUANTILE:
+		r = prom_quantile_present(body, &s->sel, s->metric, s->q, &err);
 		if (r == 0)
 			w->before = TAKE_PTR(body);
 		break;
-	}
 	default:
 		r = -EINVAL;
 	}
@@ -1556,10 +802,10 @@ static int prometheus_end(struct sli_window *w, uint64_t elapsed_ns, double *ret
 
 	switch (s->kind) {
 	case SLI_GAUGE:
-		r = prom_sample_parsed(body, &s->sel, s->metric, &v, &err);
+		r = prom_sample(body, &s->sel, s->metric, &v, &err);
 		break;
 	case SLI_RATE:
-		r = prom_sample_parsed(body, &s->sel, s->metric, &v, &err);
+		r = prom_sample(body, &s->sel, s->metric, &v, &err);
 		if (r < 0)
 			break;
 		if (v < w->start_value) {
@@ -1578,7 +824,7 @@ static int prometheus_end(struct sli_window *w, uint64_t elapsed_ns, double *ret
 		v = (v - w->start_value) / seconds;
 		break;
 	case SLI_QUANTILE:
-		r = prom_quantile_parsed(w->before, body, &s->sel, s->metric, s->q, &v, &err);
+		r = prom_quantile(w->before, body, &s->sel, s->metric, s->q, &v, &err);
 		break;
 	default:
 		r = -EINVAL;

@@ -48,8 +48,6 @@
 #define SLI_ARGV_MAX 64		   /* arguments of a command */
 #define SLI_ARG_LEN_MAX 4096	   /* bytes of one argument */
 #define SLI_URL_MAX 1024	   /* bytes of a scrape URL */
-#define SLI_SELECTOR_MAX 1024	   /* bytes of a metric selector */
-#define SLI_MATCHERS_MAX 32	   /* label matchers in a selector */
 #define SLI_UNIT_MAX 16		   /* bytes of "unit" */
 #define SLI_SCRAPE_MAX (4 << 20)   /* bytes of a scraped body */
 #define SLI_SCRAPE_TIMEOUT_MS 5000 /* one scrape, all of it */
@@ -124,25 +122,4 @@ void sli_window_free(struct sli_window *w);
  * ("", "abc", "1 2", "nan", "12 ms"), *ret_err quoting the line.
  */
 int sli_last_number(const char *out, double *ret, char **ret_err);
-/*
- * The value of the one sample of text (exposition format) that selector
- * matches. -EINVAL for a bad selector, -ENOENT when none matches,
- * -ENOTUNIQ when several do ("metric foo{a=\"b\"}: 2 samples match"),
- * -EBADMSG for a malformed line of that metric or a value that is NaN or
- * infinite.
- */
-int sli_prom_sample(const char *text, const char *selector, double *ret, char **ret_err);
-/*
- * The q-quantile (0 < q < 1) of the observations of histogram
- * selector's NAME_bucket series (the one series, le aside, that matches)
- * made between the scrapes before and after: bucket deltas, linear
- * interpolation inside the bucket holding the rank, the highest finite
- * bound when the rank falls into the +Inf bucket (as histogram_quantile).
- * When after holds no NAME_bucket series, the summary sample
- * NAME{quantile="q"} of after. -ENODATA when no observation was made
- * between the scrapes, -ERANGE when a bucket went down or the buckets
- * changed (a reset), -EBADMSG without a +Inf bucket or for NaN counts,
- * -ENOENT / -ENOTUNIQ as sli_prom_sample.
- */
-int sli_prom_quantile(const char *before, const char *after, const char *selector, double q,
-		      double *ret, char **ret_err);
+/* The exposition format's own functions (a selector's sample, a histogram's quantile): prom.h. */

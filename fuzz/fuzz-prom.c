@@ -2,14 +2,15 @@
 /*
  * The Prometheus text exposition format, as a service's metrics endpoint
  * sends it (sli.h): the bytes are one scrape, or two separated by a NUL
- * byte (the window's start and end), given to sli_prom_sample with a few
- * selectors and to sli_prom_quantile; and a command's output to
+ * byte (the window's start and end), given to prom_sample_text with a few
+ * selectors and to prom_quantile_text; and a command's output to
  * sli_last_number.
  *
  * Properties: every refusal says why (valid UTF-8: it reaches the job's
  * error); a value found is finite where the function promises it
  * (quantiles, last numbers).
  */
+#include "daemon/prom.h"
 #include "daemon/sli.h"
 #include "fuzz/fuzz.h"
 
@@ -52,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < sizeof(selectors) / sizeof(selectors[0]); i++) {
 		char *err = NULL;
 		double v;
-		int r = sli_prom_sample(after, selectors[i], &v, &err);
+		int r = prom_sample_text(after, selectors[i], &v, &err);
 
 		if (r < 0)
 			refusal(r, err);
@@ -62,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 3; i < sizeof(selectors) / sizeof(selectors[0]); i++) {
 		char *err = NULL;
 		double q = (i == 3) ? 0.99 : 0.5, v;
-		int r = sli_prom_quantile(text, after, selectors[i], q, &v, &err);
+		int r = prom_quantile_text(text, after, selectors[i], q, &v, &err);
 
 		if (r < 0)
 			refusal(r, err);

@@ -6,6 +6,7 @@
  * nobody through the target runner (a number, a hang, a failure, garbage, a
  * stop); real scrapes of a loopback HTTP server serving canned bodies.
  */
+#include "daemon/prom.h"
 #include "daemon/sli.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
@@ -389,7 +390,7 @@ static void expect_sample(const char *selector, double want)
 	char *err = NULL;
 	int r;
 
-	r = sli_prom_sample(exposition, selector, &v, &err);
+	r = prom_sample_text(exposition, selector, &v, &err);
 	CHECKF(r == 0 && near(v, want), "%s: %d %g %s", selector, r, v, err ?: "");
 	free(err);
 }
@@ -401,7 +402,7 @@ static void expect_sample_error(const char *text, const char *selector, int want
 	char *err = NULL;
 	int r;
 
-	r = sli_prom_sample(text ?: exposition, selector, &v, &err);
+	r = prom_sample_text(text ?: exposition, selector, &v, &err);
 	CHECKF(r == want_r, "%s: got %d, expected %d", selector, r, want_r);
 	CHECKF(v == -1, "%s: *ret written on failure", selector);
 	CHECKF(err && strstr(err, part), "%s: message \"%s\" lacks \"%s\"", selector,
@@ -500,7 +501,7 @@ static void expect_quantile(const char *before, const char *after, const char *s
 	char *err = NULL;
 	int r;
 
-	r = sli_prom_quantile(before, after, selector, q, &v, &err);
+	r = prom_quantile_text(before, after, selector, q, &v, &err);
 	CHECKF(r == 0 && near(v, want), "%s q=%g: %d %.17g (expected %.17g) %s", selector, q, r, v,
 	       want, err ?: "");
 	free(err);
@@ -513,7 +514,7 @@ static void expect_quantile_error(const char *before, const char *after, const c
 	char *err = NULL;
 	int r;
 
-	r = sli_prom_quantile(before, after, selector, q, &v, &err);
+	r = prom_quantile_text(before, after, selector, q, &v, &err);
 	CHECKF(r == want_r, "%s q=%g: got %d, expected %d (%s)", selector, q, r, want_r, err ?: "");
 	CHECKF(v == -1, "%s: *ret written on failure", selector);
 	CHECKF(err && strstr(err, part), "%s: message \"%s\" lacks \"%s\"", selector,
