@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -738,14 +739,73 @@ static void get_workloads(const struct api_ctx *ctx, struct api_stats *st,
 	respond_json(r, 200, j);
 }
 
+/*
+ * Where the services are asks systemd (D-Bus, up to 5 s a service when it
+ * does not answer) and reads cgroup.procs: one request at a time does it
+ * (locating), and its answer serves the requests of the next
+ * SERVICES_FRESH_NS, and those that come while another request is
+ * locating, so that a slow systemd holds one of the API's threads, not all.
+ */
+#define SERVICES_FRESH_NS (2 * 1000000000ull)
+
+static struct {
+	pthread_mutex_t locating, lock; /* lock guards the rest */
+	/* of the registry the answer was built from (workload_registry_load's; 0, none: not kept) */
+	unsigned long generation;
+	uint64_t at_ns;
+	json_t *answer;
+} services_located = {.locating = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* A copy of the last answer for registry generation gen (fresh only, or any age); NULL if none. */
+static json_t *services_cached(unsigned long gen, bool fresh)
+{
+	json_t *j = NULL;
+
+	pthread_mutex_lock(&services_located.lock);
+	if (gen && services_located.answer && services_located.generation == gen &&
+	    (!fresh || now_mono_ns() - services_located.at_ns <= SERVICES_FRESH_NS))
+		j = json_deep_copy(services_located.answer);
+	pthread_mutex_unlock(&services_located.lock);
+	return j;
+}
+
+/* Locate the services of reg now and keep the answer. Called with locating held. */
+static json_t *services_locate(const struct workload_registry *reg, unsigned long gen)
+{
+	json_t *j = service_registry_to_json(reg ? reg->services : NULL, true);
+
+	pthread_mutex_lock(&services_located.lock);
+	json_decref(services_located.answer);
+	services_located.answer = json_deep_copy(j);
+	services_located.generation = gen;
+	services_located.at_ns = now_mono_ns();
+	pthread_mutex_unlock(&services_located.lock);
+	return j;
+}
+
 /* The service definitions, each with where it is now (its cgroup and processes) or why not. */
 static void get_services(const struct api_ctx *ctx, struct api_stats *st,
 			 const struct api_request *req, const char *idstr, struct api_response *r)
 {
 	const struct workload_registry *reg;
 	struct workload_registry *held = registry_hold(ctx, &reg);
-	json_t *j = service_registry_to_json(reg ? reg->services : NULL, true);
+	unsigned long gen = reg ? reg->generation : 0;
+	json_t *j = services_cached(gen, true);
 
+	if (j)
+		goto done;
+	if (pthread_mutex_trylock(&services_located.locating) != 0) {
+		/* another request is locating: the last answer, whatever its age, else its turn */
+		j = services_cached(gen, false);
+		if (j)
+			goto done;
+		pthread_mutex_lock(&services_located.locating);
+		j = services_cached(gen, true);
+	}
+	if (!j)
+		j = services_locate(reg, gen);
+	pthread_mutex_unlock(&services_located.locating);
+done:
 	workload_registry_free(held);
 	respond_json(r, 200, j);
 }

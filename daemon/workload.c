@@ -306,6 +306,9 @@ static int cmp_workload(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Each registry loaded gets the next number: which one an answer was built from. */
+static atomic_ulong registry_generations;
+
 /* defs_load's add: a parsed definition joins the registry unless its name is taken. */
 static int registry_add(void *ctx, const json_t *doc, char *path, char **ret_err)
 {
@@ -349,6 +352,7 @@ int workload_registry_load(const char *dir, struct workload_registry **ret)
 	if (!reg)
 		abort();
 	atomic_init(&reg->refs, 1);
+	reg->generation = atomic_fetch_add(&registry_generations, 1) + 1;
 	r = defs_load(dir, WORKLOAD_REGISTRY_MAX, WORKLOAD_FILE_MAX, reg, registry_add,
 		      registry_error);
 	if (r < 0)

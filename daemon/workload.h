@@ -67,6 +67,7 @@ struct workload_registry {
 	/* the service definitions (service.h) read beside them, reloaded with them; never NULL once loaded */
 	struct service_registry *services;
 	atomic_uint refs; /* 1 from workload_registry_load; each reader of a live one holds one */
+	unsigned long generation; /* 1 for the first registry loaded, then one more each load */
 };
 
 /*

@@ -126,6 +126,15 @@ int main(void)
 			    "{\"name\": \"fresh\", \"argv\": [\"/bin/true\"], \"timeout_s\": 10}");
 	daemon_add_workload(&d, "broken", "{\"name\": \"broken\", \"argv\": ");
 	daemon_add_service(&d, "web", "{\"name\": \"web\", \"cgroup\": \"/argus-test-reload\"}");
+	{
+		/* asked just before: an answer GET /services keeps a moment, for these definitions */
+		struct http_reply r;
+
+		CHECK(http_get(&d, "/services", &r) == 200);
+		CHECKF(json_array_size(json_object_get(r.json, "services")) == 0,
+		       "no service before SIGHUP: %s", r.body ? r.body : "");
+		reply_free(&r);
+	}
 	REQUIRE(kill(d.pid, SIGHUP) == 0);
 	CHECKF(workloads_until("fresh", true, &reg), "the new definition is served after SIGHUP");
 	CHECK(!listed(reg, "slow") && listed(reg, "quick"));
