@@ -73,10 +73,9 @@ static int try_tracepoint(struct probe_resolver *cache, const char *tp, char **r
 	int r;
 
 	if (faults_unclassifiable(cache, tp)) {
-		*ret_reason = xasprintf("%s: this kernel counts a task's RSS changes in the task and "
-					"publishes them every 64 faults (kernels before 6.2), so "
-					"rss_stat does not mark which page each fault mapped",
-					tp);
+		*ret_reason = xstrdup("this kernel counts a task's RSS changes in the task and "
+				      "publishes them every 64 faults (kernels before 6.2), so "
+				      "rss_stat does not mark which page each fault mapped");
 		return -EOPNOTSUPP;
 	}
 	r = probe_skel_open(NULL, 0, &skel);
