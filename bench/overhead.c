@@ -17,8 +17,13 @@
  * that does nothing on each tracepoint the reference attaches (what any
  * eBPF tool pays on those hooks before its first instruction), and
  * bpftrace counting the fault tracepoint (`@ = count()`), the cheapest
- * thing a person would run by hand. bpftrace needs tracefs: mounted for
- * the run when it is not, and unmounted after.
+ * thing a person would run by hand. And one more floor: a program that does
+ * nothing on one system call's own events (syscalls/sys_enter_futex and
+ * sys_exit_futex, through perf): once any system call event is on, the
+ * kernel takes every task's system calls through its tracing path, so a
+ * getppid pays that path though no program runs for it. bpftrace and the
+ * system call events need tracefs: mounted for the run when it is not,
+ * and unmounted after.
  *
  *   bench-overhead [--pages N] [--rounds R] [--cpu C] [--tree FILE]
  */
@@ -31,6 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -58,13 +65,14 @@ enum config {
 	CFG_REFERENCE,
 	CFG_REFERENCE_STATS,
 	CFG_EMPTY,
+	CFG_SYSCALL_EVENT,
 	CFG_BPFTRACE,
 	CFG_MAX
 };
 static const char *const config_names[CFG_MAX] = {
 	"no probe", "level 1 (all subsystems)", "level 3 (anon_fault leaves)",
 	"reference (every leaf)", "reference, bpf_stats on", "empty programs, reference hooks",
-	"bpftrace count() on the fault"
+	"empty program, futex's events", "bpftrace count() on the fault"
 };
 
 #define BPFTRACE_PROGRAM "tracepoint:exceptions:page_fault_user { @ = count(); }"
@@ -139,6 +147,67 @@ static int attach_empty(struct extra *x)
 			x->fds[x->n_fds++] = fd;
 	}
 	x->fds[x->n_fds++] = prog;
+	return 0;
+}
+
+static const char *syscall_event_missing; /* why the system call events cannot be used */
+
+/* The id of tracefs event events/CATEGORY/NAME, or a negative errno. */
+static int tracefs_event_id(const char *category, const char *name)
+{
+	_cleanup_free_ char *path = xasprintf(TRACEFS "/events/%s/%s/id", category, name);
+	FILE *f = fopen(path, "re");
+	int id = -1;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", &id) != 1)
+		id = -EIO;
+	fclose(f);
+	return id;
+}
+
+/*
+ * A program that returns at once on futex's entry and exit events: what a
+ * non-target getppid pays when any system call event is on. A program on a
+ * tracepoint event runs wherever the event fires: one perf event each (on
+ * CPU 0) attaches it for every CPU.
+ */
+static int attach_syscall_event(struct extra *x)
+{
+	static const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static const char *const events[] = { "sys_enter_futex", "sys_exit_futex" };
+	int prog, id, fd;
+	size_t e;
+
+	if (syscall_event_missing)
+		return -ENOENT;
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "argus_empty_sc", "GPL", ret0,
+			     ARRAY_SIZE(ret0), NULL);
+	if (prog < 0)
+		return -errno;
+	x->fds[x->n_fds++] = prog;
+	for (e = 0; e < ARRAY_SIZE(events); e++) {
+		struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT,
+					     .size = sizeof(a),
+					     .sample_period = 1,
+					     .wakeup_events = 1 };
+
+		id = tracefs_event_id("syscalls", events[e]);
+		if (id < 0)
+			return id;
+		a.config = (__u64)id;
+		fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		x->fds[x->n_fds++] = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -223,6 +292,8 @@ static int load_config(enum config c, struct probe **ret, int *ret_stats, struct
 	*x = (struct extra){};
 	if (c == CFG_EMPTY)
 		return attach_empty(x);
+	if (c == CFG_SYSCALL_EVENT)
+		return attach_syscall_event(x);
 	if (c == CFG_BPFTRACE)
 		return start_bpftrace(x);
 	if (!n)
@@ -449,6 +520,16 @@ static int programs_per_foreign_run(int cpu, int other, double *ret_ns, unsigned
 	return 0;
 }
 
+/* Why configuration c cannot run on this machine, or NULL. */
+static const char *config_missing(enum config c)
+{
+	if (c == CFG_BPFTRACE)
+		return bpftrace_missing;
+	if (c == CFG_SYSCALL_EVENT)
+		return syscall_event_missing;
+	return NULL;
+}
+
 static void print_table(const char *unit, double samples[CFG_MAX][MAX_ROUNDS], size_t rounds)
 {
 	int c;
@@ -459,8 +540,8 @@ static void print_table(const char *unit, double samples[CFG_MAX][MAX_ROUNDS], s
 	for (c = 0; c < CFG_MAX; c++) {
 		double med = samples[c][rounds / 2], base = samples[CFG_NONE][rounds / 2];
 
-		if (c == CFG_BPFTRACE && bpftrace_missing) {
-			printf("%-30s %s\n", config_names[c], bpftrace_missing);
+		if (config_missing(c)) {
+			printf("%-30s %s\n", config_names[c], config_missing(c));
 			continue;
 		}
 		printf("%-30s %14.0f %14.0f %8.2f\n", config_names[c], med, med - base, med / base);
@@ -516,16 +597,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	tree_resolve(tree, &pr);
+	mounted = mount_tracefs();
 	if (system("command -v bpftrace >/dev/null 2>&1") != 0)
 		bpftrace_missing = "not installed (apt-get install bpftrace)";
-	else
-		mounted = mount_tracefs();
+	if (tracefs_event_id("syscalls", "sys_enter_futex") < 0)
+		syscall_event_missing = "no syscalls/sys_enter_futex event in tracefs";
 
 	for (k = 0; k < rounds; k++)
 		for (c = 0; c < CFG_MAX; c++) {
 			enum config cfg = (c + k) % CFG_MAX; /* rotate the order every round */
 
-			if (cfg == CFG_BPFTRACE && bpftrace_missing)
+			if (config_missing(cfg))
 				continue;
 			r = run_once(cfg, pages, cpu, &samples[cfg][k]);
 			if (r < 0) {
@@ -539,7 +621,7 @@ int main(int argc, char **argv)
 		for (c = 0; c < CFG_MAX; c++) {
 			enum config cfg = (c + k) % CFG_MAX;
 
-			if (cfg == CFG_BPFTRACE && bpftrace_missing)
+			if (config_missing(cfg))
 				continue;
 			r = run_beside(cfg, cpu, cpu ? 0 : 1, false, &calls[cfg][k],
 				       &switches[cfg][k], NULL);
