@@ -200,14 +200,9 @@ char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kerne
 	/* the same kernel resolved otherwise (the backends setting, or the rules of resolution) */
 	for (i = 0; t && json_is_object(backends) && i < t->n_nodes; i++) {
 		const char *was = json_string_value(json_object_get(backends, t->nodes[i].id));
-		const char *now = t->nodes[i].backend == BACKEND_NONE
-				      ? "none"
-				      : backend_name(t->nodes[i].backend);
 
-		if (!was || strcmp(was, now) != 0) {
-			if (moved++ == 0)
-				first = i;
-		}
+		if ((!was || strcmp(was, backend_name(t->nodes[i].backend)) != 0) && moved++ == 0)
+			first = i;
 	}
 	if (moved) {
 		const char *was = json_string_value(json_object_get(backends, t->nodes[first].id));
@@ -216,10 +211,7 @@ char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kerne
 				 "%s (%zu node%s resolved otherwise): a node's count and time come "
 				 "from what its backend sees",
 				 (long long)ref_id, t->nodes[first].id, was ?: "nothing",
-				 t->nodes[first].backend == BACKEND_NONE
-				     ? "none"
-				     : backend_name(t->nodes[first].backend),
-				 moved, moved == 1 ? "" : "s");
+				 backend_name(t->nodes[first].backend), moved, moved == 1 ? "" : "s");
 	}
 	return NULL;
 }

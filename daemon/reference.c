@@ -23,10 +23,7 @@ static json_t *backends_of(const struct tree *t)
 	size_t i;
 
 	for (i = 0; i < t->n_nodes; i++)
-		json_object_set_new(o, t->nodes[i].id,
-				    json_string(t->nodes[i].backend == BACKEND_NONE
-							? "none"
-							: backend_name(t->nodes[i].backend)));
+		json_object_set_new(o, t->nodes[i].id, json_string(backend_name(t->nodes[i].backend)));
 	return o;
 }
 
