@@ -35,6 +35,6 @@ echo "== tests under sanitizers (test-systemd-boot and test-matrix, labelled slo
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_ctest build-asan -LE slow
-echo "== fuzzing (libFuzzer targets of fuzz/, clang, 25 s each)"
-./scripts/fuzz.sh --build 25
+echo "== fuzzing (libFuzzer targets of fuzz/, clang, 10 s each)"
+./scripts/fuzz.sh --build 10
 echo "== all tests passed"
