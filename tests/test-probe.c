@@ -910,9 +910,14 @@ static void test_own_waits(void)
 	 * Only the PROBE_RQ_HOLDERS_TOP holders of the longest waits are kept:
 	 * on a busy machine foreign ones can push the target's own, whose
 	 * waits are short, out of the list; when it is not full, none was cut.
+	 * A wait is split by occupancy, not by the holder at its end: one that
+	 * ended behind an own thread whose CPU time in it was not yet counted
+	 * is runq_wait, so own holders are bounded by all the waits (6 own
+	 * holders' waits against 5 runq_own, under the sanitizers at 8849ddb).
 	 */
-	CHECKF(own_waits <= cls(&c, ARGUS_CLS_RUNQ_OWN), "own holders ended %llu waits of %llu",
-	       own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN));
+	CHECKF(own_waits <= cls(&c, ARGUS_CLS_RUNQ_OWN) + cls(&c, ARGUS_CLS_RUNQ_WAIT),
+	       "own holders ended %llu waits of %llu", own_waits,
+	       cls(&c, ARGUS_CLS_RUNQ_OWN) + cls(&c, ARGUS_CLS_RUNQ_WAIT));
 	if (c.n_rq_holders < PROBE_RQ_HOLDERS_TOP)
 		CHECKF(own_waits >= 1, "own holders ended %llu waits of %llu (%zu holders kept)",
 		       own_waits, cls(&c, ARGUS_CLS_RUNQ_OWN), c.n_rq_holders);
