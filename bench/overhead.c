@@ -117,13 +117,15 @@ static size_t config_nodes(enum config c, int *nodes)
 	}
 }
 
+/* The floors' program: return 0 at once. */
+static const struct bpf_insn ret0[] = {
+	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+	{ .code = BPF_JMP | BPF_EXIT },
+};
+
 /* A program that returns at once, on each tracepoint the reference probe attaches. */
 static int attach_empty(struct extra *x)
 {
-	static const struct bpf_insn ret0[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
 	const char *tps[PROBE_MAX_LINKS];
 	int nodes[TREE_MAX_NODES], prog, r;
 	struct probe_plan plan;
@@ -175,10 +177,6 @@ static int tracefs_event_id(const char *category, const char *name)
  */
 static int attach_syscall_event(struct extra *x)
 {
-	static const struct bpf_insn ret0[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
 	static const char *const events[] = { "sys_enter_futex", "sys_exit_futex" };
 	int prog, id, fd;
 	size_t e;
