@@ -20,11 +20,13 @@
 #define F_WRITE 0x40u      /* error code: write access */
 #define F_PROT 0x80u       /* error code: the page was present (protection fault) */
 #define F_END_SEEN 0x100u  /* an event marked the fault's completion (page mapped, TLB flushed, woke) */
+#define F_MAJOR 0x200u	   /* the kernel called it major (VM_FAULT_MAJOR: it read or waited for I/O) */
 
 /*
  * The class of a finished fault, from what it did. A cause is named where it
  * starts: a file-backed fault that read its page from storage (a page went
- * into the page cache) or slept for it is major, whatever page it then
+ * into the page cache), slept for it or that the kernel called major is
+ * major, whatever page it then
  * mapped, so a write to a private file mapping whose page had to be read
  * first is storage I/O, not copy-on-write. Otherwise a write that mapped an
  * anonymous page over a present page or a file page is copy-on-write (the
@@ -38,7 +40,7 @@ static __always_inline __u32 fault_class(__u32 f)
 {
 	bool write = f & F_WRITE, prot = f & F_PROT, file = f & (F_FILEMAP | F_RSS_FILE);
 
-	if (file && (f & (F_SLEPT | F_CACHE_ADD)))
+	if (file && (f & (F_SLEPT | F_CACHE_ADD | F_MAJOR)))
 		return ARGUS_CLS_FILE_MAJOR;
 	if (write && (f & F_RSS_ANON) && (prot || file))
 		return ARGUS_CLS_ANON_COW;
@@ -128,6 +130,90 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 		ts->fault.flags |= F_RSS_ANON;
 	else if (member == MM_FILEPAGES || member == MM_SHMEMPAGES)
 		ts->fault.flags |= F_RSS_FILE;
+	return 0;
+}
+
+/*
+ * Kernels before 6.2 (struct task_rss_stat in their BTF) count a task's
+ * RSS changes in the task and publish them to the mm every 64 faults, so
+ * rss_stat fires for one fault in 65 there and cannot say which page a
+ * fault mapped. On such a kernel the loader attaches this pair on
+ * handle_mm_fault instead of rss_stat (daemon/probe.c): the task's own
+ * counters, read when the fault's handling begins and when it returns, say
+ * which kind of page it mapped, as rss_stat does elsewhere, and the return
+ * is the fault's completion when a counter moved. The VMA says whether the
+ * fault is file-backed (6.1 has neither mm_filemap_fault nor
+ * mm_filemap_map_pages), and VM_FAULT_MAJOR whether the kernel read or
+ * waited for the page. A fault retried after I/O calls handle_mm_fault
+ * again: its flags add up. Calls outside a user fault of the target's
+ * (get_user_pages in a system call, which closed the fault at its entry)
+ * find no open fault and do nothing.
+ */
+struct task_rss_stat___split {
+	int events;
+	int count[NR_MM_COUNTERS];
+} __attribute__((preserve_access_index));
+
+struct task_struct___split_rss {
+	struct task_rss_stat___split rss_stat;
+} __attribute__((preserve_access_index));
+
+/* The current task's own RSS counts, on a kernel that keeps them in the task. */
+static __always_inline bool task_rss_read(struct task_rss_stat___split *ret)
+{
+	struct task_struct___split_rss *t = (void *)bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(t->rss_stat))
+		return false;
+	return bpf_core_read(ret, sizeof(*ret), &t->rss_stat) == 0;
+}
+
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(handle_mm_fault_entry, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags)
+{
+	struct thread_state *ts = current_state();
+	struct task_rss_stat___split rss;
+	int i;
+
+	if (!ts || !ts->fault.start || !task_rss_read(&rss))
+		return 0;
+	if (vma->vm_file)
+		ts->fault.flags |= F_FILEMAP;
+	ts->fault.rss_events0 = rss.events;
+	for (i = 0; i < NR_MM_COUNTERS; i++)
+		ts->fault.rss0[i] = rss.count[i];
+	return 0;
+}
+
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(handle_mm_fault_exit, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags, struct pt_regs *regs, vm_fault_t ret)
+{
+	struct thread_state *ts = current_state();
+	struct task_rss_stat___split rss;
+	__u32 moved = 0;
+	bool synced;
+	int i;
+
+	if (!ts || !ts->fault.start || !task_rss_read(&rss))
+		return 0;
+	/* published at the start of this call (its events past the threshold): counted from 0 */
+	synced = rss.events < ts->fault.rss_events0;
+	for (i = 0; i < NR_MM_COUNTERS; i++)
+		if (rss.count[i] != (synced ? 0 : ts->fault.rss0[i]))
+			moved |= 1u << i;
+	if (moved & (1u << MM_ANONPAGES))
+		ts->fault.flags |= F_RSS_ANON;
+	if (moved & ((1u << MM_FILEPAGES) | (1u << MM_SHMEMPAGES)))
+		ts->fault.flags |= F_RSS_FILE;
+	/* a page that counts was mapped: the fault's completion, as rss_stat marks it elsewhere */
+	if (moved & ((1u << MM_ANONPAGES) | (1u << MM_FILEPAGES) | (1u << MM_SHMEMPAGES))) {
+		ts->fault.end = bpf_ktime_get_ns();
+		ts->fault.flags |= F_END_SEEN;
+	}
+	if (ret & VM_FAULT_MAJOR)
+		ts->fault.flags |= F_MAJOR;
 	return 0;
 }
 

@@ -10,10 +10,12 @@
 #include "daemon/util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #define VERIFIER_LOG_MAX (256 * 1024)
@@ -48,6 +50,24 @@ struct bpf_program *probe_skel_tracepoint(struct paths_bpf *skel, const char *tp
 			return prog;
 	}
 	return NULL;
+}
+
+static bool splits_rss;
+
+static void splits_rss_ask(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	splits_rss = btf && btf__find_by_name_kind(btf, "task_rss_stat", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+}
+
+bool probe_kernel_splits_rss(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, splits_rss_ask);
+	return splits_rss;
 }
 
 /* Pair `pair` of the fentry/fexit programs: fentry_<pair> and fexit_<pair> (bpf/functions.bpf.h).
@@ -106,6 +126,12 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 	for (i = 0; i < n; i++) {
 		struct bpf_program *prog = probe_skel_tracepoint(p->skel, tps[i]);
 
+		/* where rss_stat cannot say which page a fault mapped, handle_mm_fault's return does */
+		if (strcmp(tps[i], PROBE_RSS_TRACEPOINT) == 0 && probe_kernel_splits_rss()) {
+			bpf_program__set_autoload(p->skel->progs.handle_mm_fault_entry, true);
+			bpf_program__set_autoload(p->skel->progs.handle_mm_fault_exit, true);
+			continue;
+		}
 		if (!prog) {
 			if (ret_err)
 				*ret_err = xasprintf("no program for tracepoint %s", tps[i]);
@@ -331,6 +357,17 @@ int probe_attach(struct probe *p, char **ret_err)
 			if (ret_err)
 				*ret_err = xasprintf("%s: %s", bpf_program__section_name(prog),
 						     strerror(-r));
+			goto fail;
+		}
+	}
+	/* the fault-end pair, where it stands in for rss_stat */
+	if (bpf_program__autoload(p->skel->progs.handle_mm_fault_entry)) {
+		r = add_link(p, bpf_program__attach(p->skel->progs.handle_mm_fault_entry));
+		if (!r)
+			r = add_link(p, bpf_program__attach(p->skel->progs.handle_mm_fault_exit));
+		if (r < 0) {
+			if (ret_err)
+				*ret_err = xasprintf("fentry/fexit handle_mm_fault: %s", strerror(-r));
 			goto fail;
 		}
 	}

@@ -54,16 +54,45 @@ static int kernel_has_type(struct probe_resolver *cache, const char *name, int k
 
 /*
  * The fault classifier learns which page a fault mapped from rss_stat.
- * Kernels before 6.2 count a task's RSS changes in the task (struct
- * task_rss_stat) and publish them every 64 faults, so rss_stat does not
- * mark each fault there: on Debian 12's 6.1, 20000 fresh anonymous pages
- * gave 302 anonymous minor faults (test-probe, scripts/test-stock-kernel.sh).
- * page_fault_user is refused on such a kernel, and every fault class with it.
+ * Kernels before 6.2 count a task's RSS changes in the task and publish
+ * them every 64 faults, so rss_stat does not mark each fault there (on
+ * Debian 12's 6.1, 20000 fresh anonymous pages gave 302 anonymous minor
+ * faults): the loader then attaches the pair on handle_mm_fault in its
+ * place (bpf/faults.bpf.h). page_fault_user, and every fault class with
+ * it, is measurable on such a kernel only when that pair loads and
+ * attaches; 0 when it does or is not needed.
  */
-static bool faults_unclassifiable(struct probe_resolver *cache, const char *tp)
+static int try_fault_end(const char *tp, char **ret_reason)
 {
-	return strcmp(tp, "page_fault_user") == 0 &&
-	       kernel_has_type(cache, "task_rss_stat", BTF_KIND_STRUCT) == 0;
+	_cleanup_(paths_bpf_destroyp) struct paths_bpf *skel = NULL;
+	_cleanup_free_ char *why = NULL;
+	struct bpf_link *l;
+	int r;
+
+	if (strcmp(tp, "page_fault_user") != 0 || !probe_kernel_splits_rss())
+		return 0;
+	r = probe_skel_open(NULL, 0, &skel);
+	if (r < 0) {
+		*ret_reason = reason_errno("open", r);
+		return r;
+	}
+	bpf_program__set_autoload(skel->progs.handle_mm_fault_entry, true);
+	bpf_program__set_autoload(skel->progs.handle_mm_fault_exit, true);
+	r = load_and_attach(skel, skel->progs.handle_mm_fault_exit, "load", &why);
+	if (r == 0) {
+		l = bpf_program__attach(skel->progs.handle_mm_fault_entry);
+		r = l ? 0 : -errno ?: -EINVAL;
+		bpf_link__destroy(l);
+		if (r < 0)
+			why = reason_errno("attach", r);
+	}
+	if (r < 0)
+		*ret_reason = xasprintf("this kernel counts a task's RSS changes in the task and "
+					"publishes them every 64 faults (kernels before 6.2), so "
+					"rss_stat does not mark which page each fault mapped, and "
+					"fentry/fexit on handle_mm_fault, which would, is refused (%s)",
+					why);
+	return r;
 }
 
 static int try_tracepoint(struct probe_resolver *cache, const char *tp, char **ret_reason)
@@ -72,12 +101,9 @@ static int try_tracepoint(struct probe_resolver *cache, const char *tp, char **r
 	struct bpf_program *prog;
 	int r;
 
-	if (faults_unclassifiable(cache, tp)) {
-		*ret_reason = xstrdup("this kernel counts a task's RSS changes in the task and "
-				      "publishes them every 64 faults (kernels before 6.2), so "
-				      "rss_stat does not mark which page each fault mapped");
-		return -EOPNOTSUPP;
-	}
+	r = try_fault_end(tp, ret_reason);
+	if (r < 0)
+		return r;
 	r = probe_skel_open(NULL, 0, &skel);
 	if (r < 0) {
 		*ret_reason = reason_errno("open", r);

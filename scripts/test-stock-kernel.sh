@@ -31,6 +31,10 @@
 #     matrix               bench/eval/matrix.py on a few cells, one repetition:
 #                          no incorrect and no failed run, the null cell
 #                          abstains, the others commit to a correct path
+#   part faults, the page-fault classes alone (a short run, not in the default
+#   parts: test-probe[tracepoint] runs the same tests among the others):
+#     resolve[faults]      as resolve[default]
+#     test-probe[faults]   test-probe's fault tests, on the backends argusd chooses
 #
 # Then prints what the kernel allows, the resolved tree per order (leaves by
 # backend, and why each node that is not on the order's first backend is
@@ -58,6 +62,8 @@ BUILD=$SRC/build-vm
 BACKEND_ORDERS=("fentry tracepoint" "kprobe tracepoint" "tracepoint")
 # One boot each, so that a guest that hangs on one backend does not hide the others.
 read -ra PARTS <<<"${ARGUS_VM_PARTS:-tracepoint kprobe fentry default}"
+# test-probe's tests of the page-fault classes (the faults part)
+FAULT_TESTS="resolution anon_minor zero_page cow file file_private_write"
 CELLS=${ARGUS_VM_CELLS:-pf_page_cache:cache_dropper,pf_zero_page:cpu_hog,pf_anon_write:null_sleep}
 # Per test inside the guest (TCG: tens of times the host's minutes).
 TEST_TIMEOUT_S=1500
@@ -265,8 +271,9 @@ guest_matrix() {
 }
 
 # One boot's part of the run: "tracepoint", "kprobe" or "fentry" (the
-# resolution and the BPF tests with that backend forced), or "default" (the
-# daemon test and the matrix, on the backends argusd chooses by itself).
+# resolution and the BPF tests with that backend forced), "default" (the
+# daemon test and the matrix, on the backends argusd chooses by itself), or
+# "faults" (test-probe's fault tests alone, on those backends).
 guest_part() {
 	local part=$1 order
 
@@ -275,6 +282,11 @@ guest_part() {
 		guest_resolve default "fentry kprobe tracepoint"
 		guest_test test-daemon "$BUILD/test-daemon"
 		guest_matrix
+		;;
+	faults)
+		guest_resolve faults "fentry kprobe tracepoint"
+		# shellcheck disable=SC2086 # the tests' names, one argument each
+		guest_test "test-probe[faults]" "$BUILD/test-probe" $FAULT_TESTS
 		;;
 	*)
 		order=$(printf '%s\n' "${BACKEND_ORDERS[@]}" | awk -v b="$part" '$1 == b')
@@ -347,6 +359,7 @@ print_failures() {
 part_tests() {
 	case $1 in
 	default) echo "resolve[default] test-daemon matrix" ;;
+	faults) echo "resolve[faults] test-probe[faults]" ;;
 	*) echo "resolve[$1] test-probe[$1] test-probe-pidns[$1]" ;;
 	esac
 }

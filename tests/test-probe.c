@@ -518,12 +518,63 @@ static void test_anon_minor(void)
 		(double)c.cls[ARGUS_CLS_ANON_MINOR].time_ns / (cls(&c, ARGUS_CLS_ANON_MINOR) ?: 1));
 }
 
+/* This process's anonymous RSS in KiB (RssAnon of /proc/self/status), -1 when unreadable. */
+static long rss_anon_kib(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long kib = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %ld kB", &kib) == 1)
+			break;
+	return kib;
+}
+
+/*
+ * Does this kernel map the shared zero page on a read of untouched
+ * anonymous memory? Most do; some guests' kernels give every such read a
+ * fresh page (RssAnon grows by a page a read), which the probe rightly
+ * counts as anonymous minor faults. Asked of the kernel itself, without
+ * the probe, so that the test expects what the kernel does.
+ */
+WORKLOAD static bool kernel_reads_zero_page(void)
+{
+	const size_t n = 512;
+	volatile char *p = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long before = rss_anon_kib(), after;
+	char sum = 0;
+	size_t i;
+
+	if (p == MAP_FAILED)
+		return true;
+	madvise((void *)p, n * PAGE, MADV_NOHUGEPAGE);
+	for (i = 0; i < n; i++)
+		sum += p[i * PAGE];
+	(void)sum;
+	after = rss_anon_kib();
+	munmap((void *)p, n * PAGE);
+	return before < 0 || after < 0 || (size_t)(after - before) < n * (PAGE / 1024) / 2;
+}
+
 static void test_zero_page(void)
 {
 	struct probe_counts c = {};
+	bool zero_page = kernel_reads_zero_page();
 	int r = run_probed(work_zero_read, &c);
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
+	if (!zero_page) {
+		fprintf(stderr, "zero page: this kernel maps a fresh page on each read\n");
+		CHECKF(cls(&c, ARGUS_CLS_ANON_MINOR) >= NPAGES &&
+			       cls(&c, ARGUS_CLS_ANON_MINOR) < NPAGES + NPAGES / 10,
+		       "anon_minor %llu for %d reads that mapped fresh pages",
+		       cls(&c, ARGUS_CLS_ANON_MINOR), NPAGES);
+		CHECKF(cls(&c, ARGUS_CLS_ANON_ZERO) < NPAGES / 10, "anon_zero %llu",
+		       cls(&c, ARGUS_CLS_ANON_ZERO));
+		return;
+	}
 	CHECKF(cls(&c, ARGUS_CLS_ANON_ZERO) >= NPAGES &&
 		       cls(&c, ARGUS_CLS_ANON_ZERO) < NPAGES + NPAGES / 10,
 	       "anon_zero %llu for %d pages", cls(&c, ARGUS_CLS_ANON_ZERO), NPAGES);
@@ -697,13 +748,47 @@ static void test_thread_time(void)
 	CHECKF(r == 0 && c.child_thread_ns == 0, "single thread: %llu ns", c.child_thread_ns);
 }
 
+/*
+ * Keep the whole file in the page cache while a workload expects it cached:
+ * mapped and locked here, so that a kernel that pages out page cache on its
+ * own (DAMON's proactive reclaim here evicts cold file pages within seconds
+ * of their last read) cannot turn the workload's cached faults into reads
+ * from storage. Returns the mapping to give to unpin_file, or NULL.
+ */
+static void *pin_file(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mlock(p, (size_t)NPAGES * PAGE) < 0) {
+		munmap(p, (size_t)NPAGES * PAGE);
+		return NULL;
+	}
+	return p;
+}
+
+static void unpin_file(void *p)
+{
+	if (p)
+		munmap(p, (size_t)NPAGES * PAGE);
+}
+
 static void test_file(void)
 {
 	struct probe_counts c = {}, m = {};
 	unsigned long long cached, major;
+	void *pinned;
 	int r;
 
+	pinned = pin_file(data_file);
+	CHECKF(pinned != NULL, "cannot keep %s cached: %m", data_file);
 	r = run_probed(work_file_cached, &c);
+	unpin_file(pinned);
 	CHECKF(r == 0, "run: %s", strerror(-r));
 	cached = cls(&c, ARGUS_CLS_FILE_CACHE);
 	CHECKF(cached > 0 && cls(&c, ARGUS_CLS_FILE_MAJOR) < cached / 10,
@@ -1238,7 +1323,34 @@ static int make_data_file(const char *path)
 	return 0;
 }
 
-int main(void)
+/*
+ * The tests named on the command line, or all of them: a slow machine (the
+ * stock kernel under QEMU's TCG) can run a part. The suite runs them all.
+ */
+static int only_argc;
+static char **only_argv;
+
+static bool wanted(const char *name)
+{
+	int i;
+
+	if (only_argc < 2)
+		return true;
+	for (i = 1; i < only_argc; i++)
+		if (strcmp(only_argv[i], name) == 0)
+			return true;
+	return false;
+}
+
+#define RUN(name)                                                                                  \
+	do {                                                                                       \
+		if (wanted(#name))                                                                 \
+			test_##name();                                                             \
+		else                                                                               \
+			fprintf(stderr, "# not asked for: %s\n", #name);                         \
+	} while (0)
+
+int main(int argc, char **argv)
 {
 	const char *src = getenv("ARGUS_SOURCE_DIR");
 	_cleanup_free_ char *path = xasprintf("%s/tree-data/tree.json", src ?: ".");
@@ -1250,6 +1362,8 @@ int main(void)
 	_cleanup_free_ char *file = NULL, *sync_path = NULL, *lock_path = NULL;
 	char *err = NULL;
 
+	only_argc = argc;
+	only_argv = argv;
 	if (geteuid() != 0) {
 		tap_skip_all("test-probe needs root");
 	}
@@ -1266,24 +1380,24 @@ int main(void)
 	lock_path = xasprintf("%s/lock", tmpl);
 	lock_file = lock_path;
 
-	test_resolution();
-	test_anon_minor();
-	test_zero_page();
-	test_cow();
-	test_fork();
-	test_pipe();
-	test_socket();
-	test_epoll();
-	test_file_lock();
-	test_file();
-	test_file_private_write();
-	test_runq_holders();
-	test_thread_time();
-	test_own_waits();
-	test_runq_occupancy();
-	test_timed_wait();
-	test_block_then_runq();
-	test_futex_then_runq();
+	RUN(resolution);
+	RUN(anon_minor);
+	RUN(zero_page);
+	RUN(cow);
+	RUN(fork);
+	RUN(pipe);
+	RUN(socket);
+	RUN(epoll);
+	RUN(file_lock);
+	RUN(file);
+	RUN(file_private_write);
+	RUN(runq_holders);
+	RUN(thread_time);
+	RUN(own_waits);
+	RUN(runq_occupancy);
+	RUN(timed_wait);
+	RUN(block_then_runq);
+	RUN(futex_then_runq);
 
 	unlink(file);
 	unlink(sync_path);
