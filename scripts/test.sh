@@ -7,6 +7,14 @@ set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 
+# The host's own memory reclaim (DAMON's pageout, free page reporting) held
+# for the suite, given back however it ends (scripts/reclaim.sh says why).
+. ./scripts/reclaim.sh
+trap 'reclaim_release' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+reclaim_hold
+
 # Run ctest in build dir $1 with the remaining arguments; fail on a failed
 # test or on a skip that is not allowed.
 run_ctest() {
