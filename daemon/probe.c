@@ -70,6 +70,18 @@ bool probe_kernel_splits_rss(void)
 	return splits_rss;
 }
 
+void probe_programs_here(json_t *programs)
+{
+	json_t *v;
+	size_t i;
+
+	if (!probe_kernel_splits_rss())
+		return;
+	json_array_foreach (programs, i, v)
+		if (strcmp(json_string_value(v) ?: "", PROBE_TP_SECTION PROBE_RSS_TRACEPOINT) == 0)
+			json_array_set_new(programs, i, json_string("fentry+fexit/handle_mm_fault"));
+}
+
 /* Pair `pair` of the fentry/fexit programs: fentry_<pair> and fexit_<pair> (bpf/functions.bpf.h).
  */
 static int fentry_program(struct paths_bpf *skel, unsigned pair, bool exit,

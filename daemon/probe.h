@@ -47,6 +47,13 @@ void probe_targets_changed(struct probe *p);
 int probe_attach(struct probe *p, char **ret_err);
 /* Detach every program (counters stay readable). Idempotent. */
 void probe_detach(struct probe *p);
+/*
+ * A plan's programs (probe_plan_describe's "programs") as the loader
+ * attaches them on this kernel: where the kernel splits RSS counting
+ * (before 6.2), "fentry+fexit/handle_mm_fault" in place of
+ * "tp_btf/rss_stat". programs NULL is fine.
+ */
+void probe_programs_here(json_t *programs);
 
 /* A task that held the CPU when target runqueue waits ended (bpf/paths.h). */
 struct probe_rq_holder {

@@ -9,6 +9,7 @@ remembered by pid and stopped by pid, also when the caller fails.
 """
 
 import atexit
+import glob
 import json
 import os
 import pwd
@@ -275,35 +276,58 @@ def percentile(xs, p):
     return xs[k]
 
 
+# The host's own memory reclaim, held for a run as CPUs are pinned, and
+# given back afterwards (the test command holds the same: scripts/reclaim.sh).
 # Free page reporting (virtio-balloon) hands memory the guest frees back to
 # the host; the next fault on it pays a host fault too. On this VM a THP
 # victim run right after a few seconds of idle takes 0.8-1.3 s instead of
-# 0.21 s (4 s idle, min_free_ms 0 vs 30000). Which run of a reference or a
-# diagnosis lands after an idle moment is chance, so the matrix holds the
-# delay before a free page is reported long for its duration, like it pins
-# CPUs, and restores it afterwards.
+# 0.21 s (4 s idle, min_free_ms 0 vs 30000). A DAMON kdamond whose scheme
+# pages out what looks cold evicts page cache a victim read a while ago
+# (here an 80 MiB file just written lost 6 MiB of its page cache in 20 s).
+# Which run of a reference or a diagnosis lands after an idle moment or an
+# eviction is chance.
 PAGE_REPORTING_MIN_FREE_MS = "/sys/module/page_reporting/parameters/min_free_ms"
+DAMON_KDAMONDS = "/sys/kernel/mm/damon/admin/kdamonds"
 
 
-def hold_page_reporting(delay_ms=300000):
-    """Delay free page reporting; returns what release_page_reporting restores.
-    This kernel takes at most 300000 (5 min), the default here; a machine
-    without the knob holds nothing. A value the kernel refuses is an error:
-    the matrix would otherwise run unheld and not know it."""
+def hold_host_reclaim(delay_ms=300000):
+    """Delay free page reporting and turn off every kdamond that is on;
+    returns what release_host_reclaim restores. This kernel takes at most
+    300000 ms (5 min) for the delay; a machine without a knob holds nothing
+    there. A value the kernel refuses is an error: the run would otherwise
+    go on unheld and not know it."""
+    held = {"min_free_ms_before": None, "kdamonds_held": []}
+    for d in sorted(glob.glob(os.path.join(DAMON_KDAMONDS, "[0-9]*"))):
+        state = os.path.join(d, "state")
+        try:
+            with open(state) as f:
+                if f.read().strip() != "on":
+                    continue
+            with open(state, "w") as f:
+                f.write("off")
+        except OSError as e:
+            release_host_reclaim(held)
+            raise RuntimeError("%s: cannot turn it off: %s" % (state, e))
+        held["kdamonds_held"].append(d)
     try:
         with open(PAGE_REPORTING_MIN_FREE_MS) as f:
             before = f.read().strip()
     except OSError:
-        return {"min_free_ms_before": None}  # no such knob here: nothing to hold
+        return held  # no such knob here: nothing to hold
     try:
         with open(PAGE_REPORTING_MIN_FREE_MS, "w") as f:
             f.write(str(delay_ms))
     except OSError as e:
+        release_host_reclaim(held)
         raise RuntimeError("%s: cannot set %d: %s" % (PAGE_REPORTING_MIN_FREE_MS, delay_ms, e))
-    return {"min_free_ms_before": before, "min_free_ms_held": delay_ms}
+    held.update({"min_free_ms_before": before, "min_free_ms_held": delay_ms})
+    return held
 
 
-def release_page_reporting(held):
+def release_host_reclaim(held):
+    for d in held.get("kdamonds_held", []):
+        with open(os.path.join(d, "state"), "w") as f:
+            f.write("on")
     before = held.get("min_free_ms_before")
     if before is None:
         return

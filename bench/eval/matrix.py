@@ -230,7 +230,7 @@ def main():
     modes = {"on": [True], "off": [False], "both": [True, False]}[a.calibration]
     thp_before = evallib.thp_settings()
     # Held constant for the run, restored at the end (also on errors and SIGTERM).
-    reporting = evallib.hold_page_reporting()
+    reporting = evallib.hold_host_reclaim()
     work = tempfile.mkdtemp(prefix="argus-matrix-", dir="/tmp")
     d = None
     refs = {}
@@ -390,8 +390,8 @@ def main():
             p.stop()
         if d:
             d.stop()
-        evallib.release_page_reporting(reporting)
-        results["page_reporting"] = reporting
+        evallib.release_host_reclaim(reporting)
+        results["host_reclaim"] = reporting
         thp_after = evallib.thp_settings()
         if thp_after != thp_before:
             log("WARNING: THP settings changed during the run: %s -> %s" % (thp_before, thp_after))

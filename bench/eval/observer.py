@@ -75,7 +75,7 @@ def main():
     spec = evallib.load_truth(a.truth)["perturbers"][pname]
     work = tempfile.mkdtemp(prefix="argus-observer-")
     runs = {k: [] for k in KINDS}
-    reporting = evallib.hold_page_reporting()
+    reporting = evallib.hold_host_reclaim()
     d = matrix.Argusd(a.build, work)
     try:
         os.sched_setaffinity(0, {1})  # away from the victims' CPU 0, as matrix.py
@@ -94,7 +94,7 @@ def main():
                 p.stop()
     finally:
         d.stop()
-        evallib.release_page_reporting(reporting)
+        evallib.release_host_reclaim(reporting)
     med = {k: [evallib.median([r[i] for r in v]) for i in range(3)] for k, v in runs.items()}
     for k in KINDS:
         print("%-17s wall %.3f s  CPU %7.1f ms  runqueue %7.1f ms  (walls %s)" % (

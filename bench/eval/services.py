@@ -233,7 +233,7 @@ def main():
     cg_path = "/argus-eval-nginx-%d" % os.getpid()
     cg_dir = cgroup_root() + cg_path
     os.mkdir(cg_dir)
-    held = evallib.hold_page_reporting()
+    held = evallib.hold_host_reclaim()
     nginx = NGINX = Nginx(os.path.join(top, "nginx"), PORT, cg_dir)
     argusd = None
     lua = os.path.join(top, "p99.lua")
@@ -297,7 +297,7 @@ def main():
         if argusd:
             argusd.stop()
         nginx.stop()
-        evallib.release_page_reporting(held)
+        evallib.release_host_reclaim(held)
         for _ in range(50):
             try:
                 os.rmdir(cg_dir)

@@ -116,11 +116,11 @@ def main():
     log = lambda s: print(s, flush=True)
 
     # As in the matrix: free page reporting held, so that no run pays host faults after idle.
-    reporting = evallib.hold_page_reporting()
+    reporting = evallib.hold_host_reclaim()
     try:
         measure(a, truth, keys, out, log)
     finally:
-        evallib.release_page_reporting(reporting)
+        evallib.release_host_reclaim(reporting)
 
 
 def p_slower(quiet_runs, runs):
