@@ -21,12 +21,14 @@
 #define F_PROT 0x80u       /* error code: the page was present (protection fault) */
 #define F_END_SEEN 0x100u  /* an event marked the fault's completion (page mapped, TLB flushed, woke) */
 #define F_MAJOR 0x200u	   /* the kernel called it major (VM_FAULT_MAJOR: it read or waited for I/O) */
+#define F_INDEX 0x400u	   /* the file page the fault is for is known (fault.file_mapping, file_index) */
+#define F_MAJOR_KNOWN 0x800u /* handle_mm_fault returned: F_MAJOR is the kernel's word on the read */
 
 /*
  * The class of a finished fault, from what it did. A cause is named where it
- * starts: a file-backed fault that read its page from storage (a page went
- * into the page cache), slept for it or that the kernel called major is
- * major, whatever page it then
+ * starts: a file-backed fault that read its page from storage (a folio for
+ * it went into the page cache, or the kernel called it major where its word
+ * is seen) or slept for it is major, whatever page it then
  * mapped, so a write to a private file mapping whose page had to be read
  * first is storage I/O, not copy-on-write. Otherwise a write that mapped an
  * anonymous page over a present page or a file page is copy-on-write (the
@@ -39,8 +41,10 @@
 static __always_inline __u32 fault_class(__u32 f)
 {
 	bool write = f & F_WRITE, prot = f & F_PROT, file = f & (F_FILEMAP | F_RSS_FILE);
+	/* the kernel says whether the fault read its page where it can, else a folio added for it */
+	bool read = f & ((f & F_MAJOR_KNOWN) ? F_MAJOR : F_CACHE_ADD);
 
-	if (file && (f & (F_SLEPT | F_CACHE_ADD | F_MAJOR)))
+	if (file && ((f & F_SLEPT) || read))
 		return ARGUS_CLS_FILE_MAJOR;
 	if (write && (f & F_RSS_ANON) && (prot || file))
 		return ARGUS_CLS_ANON_COW;
@@ -212,6 +216,7 @@ int BPF_PROG(handle_mm_fault_exit, struct vm_area_struct *vma, unsigned long add
 		ts->fault.end = bpf_ktime_get_ns();
 		ts->fault.flags |= F_END_SEEN;
 	}
+	ts->fault.flags |= F_MAJOR_KNOWN;
 	if (ret & VM_FAULT_MAJOR)
 		ts->fault.flags |= F_MAJOR;
 	return 0;
@@ -233,13 +238,28 @@ int BPF_PROG(handle_mm_page_alloc, struct page *page, unsigned int order, gfp_t 
 	return 0;
 }
 
+/*
+ * A folio went into the page cache during the fault: the fault read its
+ * page from storage when the folio starts at or before that page (the page
+ * itself, or the window of a synchronous readahead around it). A folio
+ * after it is asynchronous readahead for later faults, which this fault
+ * only started and did not wait for (the kernel counts it minor too): with
+ * large folios such faults are many. Where the fault's page is not known
+ * (a kernel without mm_filemap_fault, 6.1 among them), any folio
+ * counts; where handle_mm_fault's return is seen (kernels before 6.2, the
+ * pair above), VM_FAULT_MAJOR says it instead.
+ */
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 {
 	struct thread_state *ts = current_state();
 
-	if (ts && ts->fault.start)
-		ts->fault.flags |= F_CACHE_ADD;
+	if (!ts || !ts->fault.start)
+		return 0;
+	if ((ts->fault.flags & F_INDEX) &&
+	    ((__u64)folio->mapping != ts->fault.file_mapping || folio->index > ts->fault.file_index))
+		return 0;
+	ts->fault.flags |= F_CACHE_ADD;
 	return 0;
 }
 
@@ -254,7 +274,13 @@ static __always_inline void mark_file_fault(void)
 SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
 {
-	mark_file_fault();
+	struct thread_state *ts = current_state();
+
+	if (!ts || !ts->fault.start)
+		return 0;
+	ts->fault.flags |= F_FILEMAP | F_INDEX;
+	ts->fault.file_mapping = (__u64)mapping;
+	ts->fault.file_index = index;
 	return 0;
 }
 

@@ -132,6 +132,9 @@ struct thread_state {
 		__u64 end;    /* last page mapped, or last wakeup inside the fault */
 		__u64 nested; /* time inside nested paths during this fault */
 		__u32 flags;  /* F_* (faults.bpf.h) */
+		/* the file page the fault is for (mm_filemap_fault), when F_INDEX */
+		__u64 file_mapping;
+		__u64 file_index;
 		/* kernels that split RSS counting: the task's own counts when handle_mm_fault began */
 		__s32 rss_events0;
 		__s32 rss0[NR_MM_COUNTERS];

@@ -428,6 +428,14 @@ static void test_good(void)
 		       count_bool(steps, "witness", "agree", false) == 0,
 	       "good: %zu witnessed runs agree, %zu disagree", count_bool(steps, "witness", "agree", true),
 	       count_bool(steps, "witness", "agree", false));
+	/* a disagreement says why: the witness's reasons and the kernel's figures */
+	json_array_foreach(steps, i, s)
+		if (!strcmp(json_string_value(json_object_get(s, "kind")) ?: "", "witness") &&
+		    json_is_false(json_object_get(s, "agree"))) {
+			_cleanup_free_ char *w = json_dumps(s, JSON_COMPACT);
+
+			fprintf(stderr, "# good: a witness disagreed: %s\n", w ?: "?");
+		}
 	json_array_foreach(steps, i, s)
 		if (!strcmp(json_string_value(json_object_get(s, "kind")) ?: "", "llm_usage")) {
 			calls = json_integer_value(json_object_get(s, "calls"));

@@ -354,6 +354,30 @@ WORKLOAD static void work_file_private_write(void)
 		p[i * PAGE] = 1;
 }
 
+/*
+ * Reads of a dropped file through a mapping with the default readahead: a
+ * fault that misses reads a window around its page, and a fault that finds
+ * a page marked for it starts reading the next window ahead without
+ * waiting for it.
+ */
+WORKLOAD static void work_file_readahead(void)
+{
+	int fd = open(data_file, O_RDONLY);
+	volatile char *p;
+	size_t i;
+	char sum = 0;
+
+	if (fd < 0)
+		_exit(3);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(4);
+	for (i = 0; i < NPAGES; i++)
+		sum += p[i * PAGE];
+	(void)sum;
+}
+
 /* The same writes with the file's pages cached: copies of present pages. */
 WORKLOAD static void work_file_private_write_cached(void)
 {
@@ -382,6 +406,9 @@ static void work_file_major(void)
 {
 	work_file_read(true);
 }
+
+/* The resource usage of the last workload run_probed_timed ran, as the kernel counted it. */
+static struct rusage last_ru;
 
 /*
  * Run work() in a child followed by a probe covering every leaf; return the
@@ -436,6 +463,7 @@ static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64
 	(void)!write(go[1], "g", 1);
 	close(go[1]);
 	wait4(pid, &status, 0, &ru);
+	last_ru = ru;
 	if (ret_wall_ns)
 		*ret_wall_ns = now_mono_ns() - t0;
 	if (ret_cpu_ns)
@@ -807,6 +835,29 @@ static void test_file(void)
 	fprintf(stderr, "file: cached %llu faults (%.0f ns each), dropped %llu major (%.0f ns each)\n",
 		cached, (double)c.cls[ARGUS_CLS_FILE_CACHE].time_ns / (cached ?: 1), major,
 		(double)m.cls[ARGUS_CLS_FILE_MAJOR].time_ns / (major ?: 1));
+}
+
+/*
+ * A fault that starts asynchronous readahead for later pages did not read
+ * its own page: major faults are those the kernel counted major (it read
+ * the page) and those that slept (they waited for a read in flight), no
+ * more. The kernel's counts are the child's own (getrusage).
+ */
+static void test_file_readahead(void)
+{
+	struct probe_counts c = {};
+	unsigned long long major;
+	int r;
+
+	r = run_probed(work_file_readahead, &c);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	major = cls(&c, ARGUS_CLS_FILE_MAJOR);
+	CHECKF(major >= 1 && major <= (unsigned long long)(last_ru.ru_majflt + last_ru.ru_nvcsw),
+	       "readahead: major %llu, the kernel counted %ld major faults and %ld sleeps", major,
+	       last_ru.ru_majflt, last_ru.ru_nvcsw);
+	fprintf(stderr, "readahead: %llu major and %llu page-cache faults; the kernel: %ld major, "
+		"%ld minor, %ld sleeps\n", major, cls(&c, ARGUS_CLS_FILE_CACHE), last_ru.ru_majflt,
+		last_ru.ru_minflt, last_ru.ru_nvcsw);
 }
 
 /*
@@ -1391,6 +1442,7 @@ int main(int argc, char **argv)
 	RUN(file_lock);
 	RUN(file);
 	RUN(file_private_write);
+	RUN(file_readahead);
 	RUN(runq_holders);
 	RUN(thread_time);
 	RUN(own_waits);

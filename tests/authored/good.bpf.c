@@ -20,9 +20,11 @@
 #define F_FILE 8u
 #define F_THP 16u
 #define F_MAJOR 32u
+#define F_INDEX 64u
 
 struct tstate {
 	__u64 fault_start, fault_end, nested;
+	__u64 file_mapping, file_index; /* the file page the fault is for, once known */
 	__u64 runq_start, io_start, futex_start, reclaim_start, compact_start, lock_start;
 	__u32 flags, pad;
 };
@@ -157,11 +159,23 @@ static __always_inline void file_flag(__u32 flag)
 		s->flags |= flag;
 }
 
+/*
+ * A folio that went into the page cache for the fault's own page (at or
+ * before it) means the fault read it; one after it is readahead for later
+ * faults, which this one did not wait for.
+ */
 #ifdef HOOK_mm_filemap_add_to_page_cache
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(on_cache_add, struct folio *folio)
 {
-	file_flag(F_FILE | F_MAJOR);
+	struct tstate *s = current_state(false);
+
+	if (!s || !s->fault_start)
+		return 0;
+	if ((s->flags & F_INDEX) &&
+	    ((__u64)folio->mapping != s->file_mapping || folio->index > s->file_index))
+		return 0;
+	s->flags |= F_FILE | F_MAJOR;
 	return 0;
 }
 #endif
@@ -170,7 +184,13 @@ int BPF_PROG(on_cache_add, struct folio *folio)
 SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(on_filemap_fault, struct address_space *mapping, unsigned long index)
 {
-	file_flag(F_FILE);
+	struct tstate *s = current_state(false);
+
+	if (!s || !s->fault_start)
+		return 0;
+	s->flags |= F_FILE | F_INDEX;
+	s->file_mapping = (__u64)mapping;
+	s->file_index = index;
 	return 0;
 }
 #endif
