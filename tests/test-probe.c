@@ -312,7 +312,12 @@ WORKLOAD static void work_file_lock(void)
 
 static const char *data_file;
 
-WORKLOAD static void work_file_read(bool drop)
+/*
+ * Read one byte a page of the data file through a private mapping, its
+ * page cache dropped first when asked, with the readahead advice given
+ * (MADV_RANDOM: none, each fault reads its own page).
+ */
+WORKLOAD static void work_file_read(bool drop, int advice)
 {
 	int fd = open(data_file, O_RDONLY);
 	volatile char *p;
@@ -326,7 +331,7 @@ WORKLOAD static void work_file_read(bool drop)
 	p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		_exit(4);
-	madvise((void *)p, (size_t)NPAGES * PAGE, MADV_RANDOM);
+	madvise((void *)p, (size_t)NPAGES * PAGE, advice);
 	for (i = 0; i < NPAGES; i++)
 		sum += p[i * PAGE];
 	(void)sum;
@@ -360,22 +365,9 @@ WORKLOAD static void work_file_private_write(void)
  * a page marked for it starts reading the next window ahead without
  * waiting for it.
  */
-WORKLOAD static void work_file_readahead(void)
+static void work_file_readahead(void)
 {
-	int fd = open(data_file, O_RDONLY);
-	volatile char *p;
-	size_t i;
-	char sum = 0;
-
-	if (fd < 0)
-		_exit(3);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		_exit(4);
-	for (i = 0; i < NPAGES; i++)
-		sum += p[i * PAGE];
-	(void)sum;
+	work_file_read(true, MADV_NORMAL);
 }
 
 /* The same writes with the file's pages cached: copies of present pages. */
@@ -399,12 +391,12 @@ WORKLOAD static void work_file_private_write_cached(void)
 
 static void work_file_cached(void)
 {
-	work_file_read(false);
+	work_file_read(false, MADV_RANDOM);
 }
 
 static void work_file_major(void)
 {
-	work_file_read(true);
+	work_file_read(true, MADV_RANDOM);
 }
 
 /* The resource usage of the last workload run_probed_timed ran, as the kernel counted it. */
@@ -412,7 +404,9 @@ static struct rusage last_ru;
 
 /*
  * Run work() in a child followed by a probe covering every leaf; return the
- * counts, and the child's life and CPU time when asked.
+ * counts, and the child's life (from before its fork to its reaping: every
+ * moment it had, the ones before the probe attached and the start signal
+ * came included, as its CPU time includes them) and CPU time when asked.
  */
 static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64_t *ret_wall_ns,
 			    uint64_t *ret_cpu_ns)
@@ -442,6 +436,7 @@ static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64
 	}
 	if (pipe(go) < 0)
 		return -errno;
+	t0 = now_mono_ns();
 	pid = fork();
 	if (pid == 0) {
 		char c;
@@ -459,7 +454,6 @@ static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64
 	if (r < 0)
 		fprintf(stderr, "probe_attach: %s: %s\n", strerror(-r), err ?: "");
 	free(err);
-	t0 = now_mono_ns();
 	(void)!write(go[1], "g", 1);
 	close(go[1]);
 	wait4(pid, &status, 0, &ru);
