@@ -136,7 +136,7 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 	if (r < 0)
 		return r;
 	for (i = 0; i < n; i++) {
-		struct bpf_program *prog = probe_skel_tracepoint(p->skel, tps[i]);
+		struct bpf_program *prog;
 
 		/* where rss_stat cannot say which page a fault mapped, handle_mm_fault's return does */
 		if (strcmp(tps[i], PROBE_RSS_TRACEPOINT) == 0 && probe_kernel_splits_rss()) {
@@ -144,6 +144,7 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 			bpf_program__set_autoload(p->skel->progs.handle_mm_fault_exit, true);
 			continue;
 		}
+		prog = probe_skel_tracepoint(p->skel, tps[i]);
 		if (!prog) {
 			if (ret_err)
 				*ret_err = xasprintf("no program for tracepoint %s", tps[i]);

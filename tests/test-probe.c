@@ -58,17 +58,26 @@ WORKLOAD static void work_anon_write(void)
 		p[i * PAGE] = 1;
 }
 
-WORKLOAD static void work_zero_read(void)
+/* Map n pages of fresh anonymous memory (no huge pages) and read one byte of each; NULL on failure. */
+WORKLOAD static volatile char *read_fresh_anon(size_t n)
 {
-	volatile char *p = mmap(NULL, (size_t)NPAGES * PAGE, PROT_READ | PROT_WRITE,
+	volatile char *p = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	size_t i;
 	char sum = 0;
 
-	madvise((void *)p, (size_t)NPAGES * PAGE, MADV_NOHUGEPAGE);
-	for (i = 0; i < NPAGES; i++)
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise((void *)p, n * PAGE, MADV_NOHUGEPAGE);
+	for (i = 0; i < n; i++)
 		sum += p[i * PAGE];
 	(void)sum;
+	return p;
+}
+
+static void work_zero_read(void)
+{
+	read_fresh_anon(NPAGES);
 }
 
 WORKLOAD static void work_cow(void)
@@ -560,21 +569,14 @@ static long rss_anon_kib(void)
  * counts as anonymous minor faults. Asked of the kernel itself, without
  * the probe, so that the test expects what the kernel does.
  */
-WORKLOAD static bool kernel_reads_zero_page(void)
+static bool kernel_reads_zero_page(void)
 {
 	const size_t n = 512;
-	volatile char *p = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	long before = rss_anon_kib(), after;
-	char sum = 0;
-	size_t i;
+	volatile char *p = read_fresh_anon(n);
 
-	if (p == MAP_FAILED)
+	if (!p)
 		return true;
-	madvise((void *)p, n * PAGE, MADV_NOHUGEPAGE);
-	for (i = 0; i < n; i++)
-		sum += p[i * PAGE];
-	(void)sum;
 	after = rss_anon_kib();
 	munmap((void *)p, n * PAGE);
 	return before < 0 || after < 0 || (size_t)(after - before) < n * (PAGE / 1024) / 2;
