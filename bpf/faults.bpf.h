@@ -104,11 +104,11 @@ int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs
 	     unsigned long error_code)
 {
 	struct thread_state *ts = current_state();
-
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now;
 
 	if (!ts)
 		return 0;
+	now = bpf_ktime_get_ns();
 	fault_finish(ts);
 	ts->fault.start = now;
 	ts->fault.end = now;

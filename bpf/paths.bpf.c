@@ -274,9 +274,66 @@ static __always_inline struct thread_state *task_state(struct task_struct *p)
 	return ts->role == ROLE_TARGET ? ts : NULL;
 }
 
+/*
+ * Per CPU: the task it runs and whether that task belongs to the target, as
+ * last decided there (when it was switched in, or at its first event on
+ * this CPU). Every program's first test: another task's event leaves on
+ * it, before any map lookup. The task is known by its address and pid, so
+ * that a task freed and another made at the same address is not taken for
+ * it; the decision holds until user space adds processes (targets_gen).
+ * Only "not the target's" is answered from here: a target's state is in its
+ * task storage.
+ */
+struct cpu_task {
+	__u64 task;
+	__u32 pid;
+	__u32 gen;
+	__u32 target;
+} __attribute__((aligned(64)));
+
+static struct cpu_task cpu_tasks[ARGUS_MAX_CPUS];
+
+_Static_assert((ARGUS_MAX_CPUS & (ARGUS_MAX_CPUS - 1)) == 0, "ARGUS_MAX_CPUS: a power of two");
+
+/* cpu's entry, or NULL past ARGUS_MAX_CPUS. */
+static __always_inline struct cpu_task *cpu_task_of(__u32 cpu)
+{
+	if (cpu >= ARGUS_MAX_CPUS)
+		return NULL;
+	/*
+	 * Older verifiers (6.1) know the bound only on the register that was
+	 * tested, and the compiler may index with a copy: the mask bounds the
+	 * index itself (the barrier keeps the compiler from dropping it).
+	 */
+	barrier_var(cpu);
+	return &cpu_tasks[cpu & (ARGUS_MAX_CPUS - 1)];
+}
+
+/* Record what cpu runs: p, decided as target's or not with targets_gen at gen (read before). */
+static __always_inline void cpu_task_set(__u32 cpu, struct task_struct *p, __u32 gen, bool target)
+{
+	struct cpu_task *c = cpu_task_of(cpu);
+
+	if (!c)
+		return;
+	c->task = (__u64)p;
+	c->pid = p->pid;
+	c->gen = gen;
+	c->target = target;
+}
+
 static __always_inline struct thread_state *current_state(void)
 {
-	return task_state(bpf_get_current_task_btf());
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 cpu = bpf_get_smp_processor_id(), gen = targets_gen;
+	struct cpu_task *c = cpu_task_of(cpu);
+	struct thread_state *ts;
+
+	if (c && c->task == (__u64)cur && !c->target && c->pid == cur->pid && c->gen == gen)
+		return NULL;
+	ts = task_state(cur);
+	cpu_task_set(cpu, cur, gen, ts != NULL);
+	return ts;
 }
 
 static __always_inline void span_begin(const struct thread_state *ts, struct span *s)

@@ -262,7 +262,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 cpu = bpf_get_smp_processor_id(), gen;
 	struct cpu_occupancy *occ = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
 	struct thread_state *ts;
 	bool prev_target;
@@ -273,12 +273,15 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 			occ->target_ns += now - occ->target_since;
 		occ->target_since = 0;
 	}
-	ts = task_state(prev);
+	ts = current_state(); /* prev: the switch is on its way out */
 	prev_target = ts != NULL;
 	if (ts)
 		switched_out(ts, prev, preempt || prev_state == 0, now);
 
+	gen = targets_gen;
 	ts = task_state(next);
+	/* what runs here from now on: the first test of every program (current_state) */
+	cpu_task_set(cpu, next, gen, ts != NULL);
 	if (!ts)
 		return 0;
 	if (ts->sched.runq_start && now > ts->sched.runq_start) {

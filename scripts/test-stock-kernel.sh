@@ -46,8 +46,10 @@
 # fentry default"), ARGUS_VM_CELLS (matrix cells, default below), ARGUS_VM_SMP
 # and ARGUS_VM_MEM_MB (the guest's CPUs and memory, 2 and 3072),
 # ARGUS_VM_PART_TIMEOUT_S and ARGUS_VM_DEFAULT_TIMEOUT_S (one boot's limit,
-# 2400 and 3000), ARGUS_VM_LOGS (a directory that receives every log of the
-# run), ARGUS_ROOTFS_CACHE (see scripts/make-test-rootfs.sh). Needs root,
+# 2400 and 3000), ARGUS_VM_STALL_S (how long a silent guest may stay silent
+# before its CPUs are dumped and it is stopped, 600), ARGUS_VM_LOGS (a
+# directory that receives every log of the run), ARGUS_ROOTFS_CACHE (see
+# scripts/make-test-rootfs.sh). Needs root,
 # and the first time this machine's apt mirror. TCG is slow (tens of times
 # slower than the host): the times in the logs are worth ratios at most.
 #
@@ -68,6 +70,10 @@ CELLS=${ARGUS_VM_CELLS:-pf_page_cache:cache_dropper,pf_zero_page:cpu_hog,pf_anon
 # Per test inside the guest (TCG: tens of times the host's minutes).
 TEST_TIMEOUT_S=1500
 MATRIX_TIMEOUT_S=2400
+# The guest says what runs every HEARTBEAT_S; one silent for STALL_S has
+# stalled (its CPUs are dumped, and the part ends there).
+HEARTBEAT_S=120
+STALL_S=${ARGUS_VM_STALL_S:-600}
 # Per boot: a backend's part (resolution, test-probe twice), the default part.
 PART_TIMEOUT_S=${ARGUS_VM_PART_TIMEOUT_S:-2400}
 DEFAULT_TIMEOUT_S=${ARGUS_VM_DEFAULT_TIMEOUT_S:-3000}
@@ -311,8 +317,12 @@ guest_main() {
 	# shellcheck disable=SC1091
 	. "$OUT/params"
 	[ -f "$OUT/kernel.txt" ] || guest_facts >"$OUT/kernel.txt"
-	# Every few minutes, what runs: a test that hangs under TCG shows where.
-	while sleep 300; do
+	# The kernel's code symbols at this boot's addresses (Debian's System.map
+	# is a stub): the host names what a stalled guest's CPUs ran (stall_dump).
+	awk '$2 ~ /^[tTwW]$/ { print $1, $3 }' /proc/kallsyms >"$OUT/kallsyms"
+	# Every HEARTBEAT_S, what runs: a test that hangs shows where, and a
+	# guest that says nothing for STALL_S has stalled (boot).
+	while sleep "$HEARTBEAT_S"; do
 		echo "argus-vm: busiest: $(top -bn1 -o %CPU -w 200 | sed -n '8,10p' |
 			awk '{ printf "%s %s%% %s; ", $12, $9, $11 }')"
 	done &
@@ -385,13 +395,18 @@ boot() {
 		-drive "file=$image/disk.img,format=raw,if=virtio,snapshot=on" \
 		-virtfs "local,path=$SRC,mount_tag=argus_src,security_model=none,readonly=on" \
 		-virtfs "local,path=$OUT,mount_tag=argus_out,security_model=none" \
+		-monitor "unix:$work/monitor-$part.sock,server=on,wait=off" \
 		-serial "file:$console" </dev/null >"$work/qemu-$part.log" 2>&1 &
 	qpid=$!
 	tail -n +1 -f --pid="$qpid" "$console" | grep --line-buffered '^argus-vm' |
 		sed -u 's/\r$//; s/^/# /' &
 	tail_pid=$!
+	watch_stall "$work" "$part" "$qpid" &
+	watch_pid=$!
 	wait "$qpid" || rc=$?
-	wait "$tail_pid" 2>/dev/null || true
+	kill "$watch_pid" 2>/dev/null || true
+	wait "$tail_pid" "$watch_pid" 2>/dev/null || true
+	[ -f "$work/stalled-$part" ] && echo "# the guest of the $part part stalled: $(cat "$work/stalled-$part")"
 	[ -f "$OUT/done-$part" ] && return 0
 	[ -f "$OUT/current" ] && echo "$(cat "$OUT/current") fail 0 did not finish: the guest hung," \
 		"crashed or ran out of time (qemu exit $rc; console-$part.log)" >>"$OUT/results"
@@ -404,6 +419,75 @@ boot() {
 	done
 	echo "# the $part part did not finish; the end of its console:"
 	sed 's/\r$//' "$console" | grep -v '^argus-vm' | tail -n 40 | sed 's/^/# console: /'
+}
+
+# The guest of part $2 (qemu $3) prints a heartbeat every HEARTBEAT_S. If
+# nothing reaches its console or its results for STALL_S, its user space has
+# stopped: every CPU's registers are read through QEMU's monitor, each
+# instruction pointer named from the kernel's symbols, and the guest is
+# stopped, so that the part fails in minutes with where it hung, not at its
+# time limit with nothing.
+watch_stall() {
+	local work=$1 part=$2 qpid=$3 console=$1/console-$2.log last now
+
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 30
+		last=$(stat -c %Y "$console" "$OUT"/* 2>/dev/null | sort -n | tail -n 1)
+		now=$(date +%s)
+		[ -n "$last" ] && [ $((now - last)) -lt "$STALL_S" ] && continue
+		stall_dump "$work" "$part" >"$OUT/stall-$part.txt" 2>&1 || true
+		echo "nothing from it for $STALL_S s; its CPUs: $(grep '^cpu' "$OUT/stall-$part.txt" |
+			tr '\n' ';')" >"$work/stalled-$part"
+		kill "$qpid" 2>/dev/null || true
+		return
+	done
+}
+
+# Every vCPU's registers from QEMU's monitor, each RIP named (symbol+offset)
+# from the guest kernel's symbols as it gave them at boot (kallsyms).
+stall_dump() {
+	python3 - "$1/monitor-$2.sock" "$OUT/kallsyms" <<-'EOF'
+		import bisect, re, socket, sys, time
+		sock, ksyms = sys.argv[1:3]
+		s = socket.socket(socket.AF_UNIX)
+		s.connect(sock)
+		s.settimeout(5)
+		def cmd(c):
+		    s.sendall(c.encode() + b"\n")
+		    out, end = b"", time.time() + 5
+		    while time.time() < end:
+		        try:
+		            chunk = s.recv(65536)
+		        except socket.timeout:
+		            break
+		        if not chunk:
+		            break
+		        out += chunk
+		    return out.decode(errors="replace")
+		cmd("")
+		# the monitor echoes what it is sent, with a terminal's cursor moves
+		regs = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", cmd("info registers -a"))
+		pairs = []
+		try:
+		    for line in open(ksyms):
+		        f = line.split()
+		        if len(f) == 2:
+		            pairs.append((int(f[0], 16), f[1]))
+		except (OSError, ValueError):
+		    pass
+		pairs.sort()
+		syms = [a for a, _ in pairs]
+		def name(rip):
+		    i = bisect.bisect_right(syms, rip) - 1
+		    return "%s+0x%x" % (pairs[i][1], rip - syms[i]) if i >= 0 else "?"
+		cpu = 0
+		for m in re.finditer(r"RIP=([0-9a-f]+)", regs):
+		    rip = int(m.group(1), 16)
+		    kind = "user" if rip < (1 << 47) else name(rip)
+		    print("cpu%d %016x %s" % (cpu, rip, kind))
+		    cpu += 1
+		print(regs)
+	EOF
 }
 
 host_main() {
@@ -445,6 +529,7 @@ host_main() {
 	npass=$(awk '$2 == "pass"' "$OUT/results" | wc -l)
 	nfail=$(awk '$2 != "pass"' "$OUT/results" | wc -l)
 	log "wall time $(($(date +%s) - t0)) s"
+	rm -f "$OUT/kallsyms"
 	if [ -n "${ARGUS_VM_LOGS:-}" ]; then
 		mkdir -p "$ARGUS_VM_LOGS"
 		cp -r "$OUT"/. "$work"/console-*.log "$ARGUS_VM_LOGS/"

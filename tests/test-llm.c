@@ -25,7 +25,7 @@
 
 #define KEY "sk-argus-test-5b1f0c9d7e2a4468"
 #define PC_WORKLOAD                                                                                \
-	"{\"name\": \"pc\", \"argv\": [\"pf_page_cache\", \"--mb\", \"128\", \"--rounds\", \"60\"], " \
+	"{\"name\": \"pc\", \"argv\": [\"pf_page_cache\", \"--mb\", \"128\", \"--rounds\", \"30\"], " \
 	"\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 180}"
 #define PCS_WORKLOAD                                                                               \
 	"{\"name\": \"pcs\", \"argv\": [\"pf_page_cache\", \"--mb\", \"32\", \"--rounds\", \"8\"], " \

@@ -417,6 +417,31 @@ static struct rusage last_ru;
  * moment it had, the ones before the probe attached and the start signal
  * came included, as its CPU time includes them) and CPU time when asked.
  */
+/*
+ * Reap the workload child, or kill it once it has run WORKLOAD_LIMIT_S (a
+ * workload here takes seconds, tens of times that under TCG): a hang is a
+ * failure that says so, not a test that never ends. -ETIMEDOUT then.
+ */
+#define WORKLOAD_LIMIT_S 600
+static int wait_child(pid_t pid, int *status, struct rusage *ru)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int n = fd < 0 ? 1 : poll(&pfd, 1, WORKLOAD_LIMIT_S * 1000);
+
+	if (fd >= 0)
+		close(fd);
+	/* exited (readable), or no pidfd here: a plain wait */
+	if (n != 0) {
+		wait4(pid, status, 0, ru);
+		return 0;
+	}
+	fprintf(stderr, "# the workload did not finish in %d s: killed\n", WORKLOAD_LIMIT_S);
+	kill(pid, SIGKILL);
+	wait4(pid, status, 0, ru);
+	return -ETIMEDOUT;
+}
+
 static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64_t *ret_wall_ns,
 			    uint64_t *ret_cpu_ns)
 {
@@ -465,7 +490,8 @@ static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64
 	free(err);
 	(void)!write(go[1], "g", 1);
 	close(go[1]);
-	wait4(pid, &status, 0, &ru);
+	if (wait_child(pid, &status, &ru) < 0 && !r)
+		r = -ETIMEDOUT;
 	last_ru = ru;
 	if (ret_wall_ns)
 		*ret_wall_ns = now_mono_ns() - t0;
@@ -1391,9 +1417,10 @@ static bool wanted(const char *name)
 
 #define RUN(name)                                                                                  \
 	do {                                                                                       \
-		if (wanted(#name))                                                                 \
+		if (wanted(#name)) {                                                               \
+			fprintf(stderr, "# test %s\n", #name);                                  \
 			test_##name();                                                             \
-		else                                                                               \
+		} else                                                                             \
 			fprintf(stderr, "# not asked for: %s\n", #name);                         \
 	} while (0)
 
