@@ -125,16 +125,29 @@ struct probe {
 	size_t n_links;
 };
 
+/* Does the kernel (its BTF, parsed by the caller) have the BTF-enabled tracepoint tp? */
+static bool kernel_has_tracepoint(const struct btf *vmlinux, const char *tp)
+{
+	char name[128];
+
+	/* a raw tracepoint's type, as the kernel names it (libbpf looks it up so too) */
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
+}
+
 /* Autoload the plan's tracepoint programs. */
 static int autoload_tracepoints(const struct tree *t, struct probe *p, char **ret_err)
 {
 	const char *tps[PROBE_MAX_LINKS];
+	struct btf *vmlinux = NULL;
 	size_t n, i;
 	int r;
 
 	r = probe_plan_tracepoints(t, &p->plan, tps, ARRAY_SIZE(tps), &n);
 	if (r < 0)
 		return r;
+	/* parsed once for the whole plan: a parse of the kernel's BTF takes tenths of a second */
+	vmlinux = btf__load_vmlinux_btf();
 	for (i = 0; i < n; i++) {
 		struct bpf_program *prog;
 
@@ -148,6 +161,7 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 		if (!prog) {
 			if (ret_err)
 				*ret_err = xasprintf("no program for tracepoint %s", tps[i]);
+			btf__free(vmlinux);
 			return -ENOENT;
 		}
 		/*
@@ -156,7 +170,7 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 		 * object: left out, and said, since what it marks goes unseen.
 		 * A node's own hooks were checked by resolution.
 		 */
-		if (libbpf_find_vmlinux_btf_id(tps[i], BPF_TRACE_RAW_TP) < 0) {
+		if (vmlinux && !kernel_has_tracepoint(vmlinux, tps[i])) {
 			log_warning("probe: this kernel has no tracepoint %s: left out, the events "
 				    "it marks are not seen",
 				    tps[i]);
@@ -164,6 +178,7 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 		}
 		bpf_program__set_autoload(prog, true);
 	}
+	btf__free(vmlinux);
 	return 0;
 }
 

@@ -66,7 +66,7 @@ BACKEND_ORDERS=("fentry tracepoint" "kprobe tracepoint" "tracepoint")
 read -ra PARTS <<<"${ARGUS_VM_PARTS:-tracepoint kprobe fentry default}"
 # test-probe's tests of the page-fault classes (the faults part)
 FAULT_TESTS="resolution anon_minor zero_page cow file file_private_write file_readahead"
-CELLS=${ARGUS_VM_CELLS:-pf_page_cache:cache_dropper,pf_zero_page:cpu_hog,pf_anon_write:null_sleep}
+CELLS=${ARGUS_VM_CELLS:-pf_page_cache:cache_dropper,pf_anon_write:cpu_hog,pf_anon_write:null_sleep}
 # Per test inside the guest (TCG: tens of times the host's minutes).
 TEST_TIMEOUT_S=1500
 MATRIX_TIMEOUT_S=2400

@@ -13,7 +13,7 @@
 
 #include <pwd.h>
 
-#define SLICE "pf_page_cache:cache_dropper,pf_zero_page:cpu_hog,pf_anon_write:null_sleep"
+#define SLICE "pf_page_cache:cache_dropper,pf_anon_write:cpu_hog,pf_anon_write:null_sleep"
 
 /* The run of a cell in results.json's "runs" (one repetition each here), or NULL. */
 static json_t *cell_run(json_t *runs, const char *cell)
@@ -82,10 +82,10 @@ static void test_slice(const char *src, const char *build)
 	       "null cell's reason_code %s", o ?: "(none)");
 	o = run_outcome(runs, "pf_page_cache:cache_dropper");
 	CHECKF(is_correct_commit(o), "pf_page_cache:cache_dropper: %s", o ?: "(none)");
-	o = run_outcome(runs, "pf_zero_page:cpu_hog");
-	CHECKF(is_correct_commit(o), "pf_zero_page:cpu_hog: %s", o ?: "(none)");
+	o = run_outcome(runs, "pf_anon_write:cpu_hog");
+	CHECKF(is_correct_commit(o), "pf_anon_write:cpu_hog: %s", o ?: "(none)");
 	/* ... and the result names the task the victim waited behind: the hog. */
-	o = run_waited_behind(runs, "pf_zero_page:cpu_hog");
+	o = run_waited_behind(runs, "pf_anon_write:cpu_hog");
 	CHECKF(o && strcmp(o, "cpu_hog") == 0, "waited behind %s", o ?: "(none)");
 	/* The THP mode and friends are as before: the runner checks and records them. */
 	CHECK(json_equal(json_object_get(res, "thp_before"), json_object_get(res, "thp_after")));
