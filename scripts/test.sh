@@ -39,10 +39,10 @@ run_ctest build -LE vm
 
 echo "== sanitizer build (ASan + UBSan)"
 BUILD_DIR=build-asan ./scripts/build.sh -DARGUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-echo "== tests under sanitizers (test-systemd-boot and test-matrix, labelled slow, and test-probe-pidns, labelled once, run in the build above only)"
+echo "== tests under sanitizers (test-systemd-boot and test-matrix, labelled slow, run in the build above only)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	run_ctest build-asan -LE 'slow|once'
+	run_ctest build-asan -LE slow
 echo "== fuzzing (libFuzzer targets of fuzz/, clang, 10 s each)"
 ./scripts/fuzz.sh --build 10
 echo "== all tests passed"
