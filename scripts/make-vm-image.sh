@@ -32,9 +32,10 @@ FORMAT=1
 FREE_MB=3072
 # The kernel and its initrd, what the test binaries link (Debian 12's
 # libraries, as on the build host), python3 for the matrix, iproute2 for the
-# loopback interface, procps and util-linux for the tests' helpers.
+# loopback interface, procps and util-linux for the tests' helpers, sqlite3
+# for test-daemon's look into the store.
 PACKAGES="linux-image-amd64 initramfs-tools kmod libc6 libbpf1 libmicrohttpd12 libjansson4
-libcurl4 libsystemd0 libsqlite3-0 libelf1 python3 iproute2 procps util-linux"
+libcurl4 libsystemd0 libsqlite3-0 libelf1 python3 iproute2 procps util-linux sqlite3"
 
 log() { echo "make-vm-image: $*" >&2; }
 skip() {
