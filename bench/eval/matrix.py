@@ -206,6 +206,9 @@ def main():
                     help="no unprobed runs of the victim, perturbed and quiet, beside each repetition")
     ap.add_argument("--keep-state", action="store_true",
                     help="keep argusd's state directory (its database, every trace) as OUT/state")
+    ap.add_argument("--timeout-scale", type=float, default=1.0,
+                    help="multiply each victim's timeout_s (an emulated machine runs them tens of "
+                         "times slower; default 1)")
     ap.add_argument("--warmup", type=int, default=1,
                     help="throw-away runs of each victim, outside argusd, before its reference (data files, memory)")
     a = ap.parse_args()
@@ -316,7 +319,22 @@ def main():
             return None
 
     try:
-        d = Argusd(a.build, work)
+        extra = ""
+        if a.timeout_scale != 1.0:
+            # the bundled definitions with their time limits scaled, in place of the checkout's
+            wdir = os.path.join(work, "workloads")
+            os.makedirs(wdir)
+            for name in sorted(os.listdir(os.path.join(evallib.SRC, "workloads"))):
+                if not name.endswith(".json"):
+                    continue
+                with open(os.path.join(evallib.SRC, "workloads", name)) as f:
+                    w = json.load(f)
+                if "timeout_s" in w:
+                    w["timeout_s"] = int(w["timeout_s"] * a.timeout_scale)
+                with open(os.path.join(wdir, name), "w") as f:
+                    json.dump(w, f, indent=1)
+            extra = "workloads_dir = %s\n" % wdir
+        d = Argusd(a.build, work, extra)
         if a.harness_cpu >= 0:
             # After argusd started: it keeps every CPU, since it places each victim on its
             # workload's CPUs within its own mask.
