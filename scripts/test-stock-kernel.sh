@@ -116,6 +116,33 @@ guest_mounts() {
 	ulimit -l unlimited
 }
 
+# Keep every tracepoint the probe uses armed for the whole boot: each enabled
+# in two tracefs instances whose buffers are off, so that it has two probes
+# before any test attaches one. Attaching or detaching a probe then never
+# patches kernel text (a tracepoint's static branch flips at its first probe,
+# its static call at its second), and under TCG a CPU can loop for good on
+# the int3 that such a patch leaves (stall-at-28dfcb0 in the results of
+# 2026-12-02). Said on the console, and in the results when it fails.
+guest_hold_tracepoints() {
+	local t=/sys/kernel/tracing inst name ev held=0 missing=""
+
+	for inst in argus-hold-a argus-hold-b; do
+		mkdir -p "$t/instances/$inst" && echo 0 >"$t/instances/$inst/tracing_on" || {
+			echo "argus-vm: tracepoints not held: no tracefs instance"
+			return
+		}
+		for name in $(sed -n 's/.*SEC("tp_btf\/\([a-z0-9_]*\)").*/\1/p' "$SRC"/bpf/*.h "$SRC"/bpf/*.c | sort -u); do
+			ev=$(find "$t/instances/$inst/events" -mindepth 2 -maxdepth 2 -name "$name" | head -n 1)
+			if [ -n "$ev" ] && echo 1 >"$ev/enable" 2>/dev/null; then
+				held=$((held + 1))
+			elif [ "$inst" = argus-hold-a ]; then
+				missing="$missing $name"
+			fi
+		done
+	done
+	echo "argus-vm: tracepoints held twice: $((held / 2)); not held:${missing:- none}"
+}
+
 # What the kernel allows, as key: value lines.
 guest_facts() {
 	local cfg k
@@ -318,6 +345,7 @@ guest_main() {
 		case $arg in argus_part=*) part=${arg#argus_part=} ;; esac
 	done
 	guest_mounts
+	guest_hold_tracepoints
 	# shellcheck disable=SC1091
 	. "$OUT/params"
 	[ -f "$OUT/kernel.txt" ] || guest_facts >"$OUT/kernel.txt"
