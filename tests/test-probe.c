@@ -412,12 +412,6 @@ static void work_file_major(void)
 static struct rusage last_ru;
 
 /*
- * Run work() in a child followed by a probe covering every leaf; return the
- * counts, and the child's life (from before its fork to its reaping: every
- * moment it had, the ones before the probe attached and the start signal
- * came included, as its CPU time includes them) and CPU time when asked.
- */
-/*
  * Reap the workload child, or kill it once it has run WORKLOAD_LIMIT_S (a
  * workload here takes seconds, tens of times that under TCG): a hang is a
  * failure that says so, not a test that never ends. -ETIMEDOUT then.
@@ -442,6 +436,12 @@ static int wait_child(pid_t pid, int *status, struct rusage *ru)
 	return -ETIMEDOUT;
 }
 
+/*
+ * Run work() in a child followed by a probe covering every leaf; return the
+ * counts, and the child's life (from before its fork to its reaping: every
+ * moment it had, the ones before the probe attached and the start signal
+ * came included, as its CPU time includes them) and CPU time when asked.
+ */
 static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64_t *ret_wall_ns,
 			    uint64_t *ret_cpu_ns)
 {
