@@ -2,9 +2,12 @@
 /*
  * Page faults and TLB shootdowns (kernel_paging): a fault is opened at
  * page_fault_user, marked by what it does, and closed (classified and
- * counted) when the thread enters the kernel again. Other concerns call
- * fault_finish() (syscalls), fault_nest() (memory pressure, mmap_lock) and
- * set F_SLEPT (the scheduler).
+ * counted) once the thread has entered the kernel again: at its next fault,
+ * at a system call the probe follows, at exit, or at the first event that
+ * finds the thread in another entry (fault_open). Other concerns call
+ * fault_open() before they mark a fault, fault_finish() (syscalls, exit),
+ * fault_nest() (memory pressure, mmap_lock) and set F_SLEPT (the
+ * scheduler).
  * Part of the multiplexed probe: included by paths.bpf.c, after the
  * shared state (thread_state, account(), task_state(), spans) it uses.
  */
@@ -87,10 +90,56 @@ static __always_inline void fault_finish(struct thread_state *ts)
 	ts->fault.start = 0;
 }
 
-/* Time spent in a nested path counts there, not in the surrounding fault. */
-static __always_inline void fault_nest(struct thread_state *ts, __u64 ns)
+/*
+ * The user registers saved at the entry into the kernel that regs belongs
+ * to: the instruction and stack pointers, and on x86 the error code or
+ * system call number the entry saved, which tells a fault from an
+ * interrupt that arrives at the faulting instruction when the fault returns
+ * (other architectures: the two pointers alone).
+ */
+static __always_inline __u64 entry_code_of(struct pt_regs *regs)
 {
-	if (ts->fault.start)
+#if defined(__TARGET_ARCH_x86)
+	return regs->orig_ax;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Is the thread t (its state ts) still inside its fault? A fault ends when
+ * its thread returns to user space, and no event marks that return: the
+ * thread's next entry into the kernel saves other user registers than the
+ * fault's (a system call returns past its instruction, an interrupt or
+ * another exception saves another code), so an event that finds other
+ * registers closes the fault before it marks anything. Without this, a
+ * later system call's page-cache insertions, sleeps or mappings would be
+ * taken for the fault's. Only the target's events with a fault open ask.
+ */
+static __always_inline bool fault_open(struct thread_state *ts, struct task_struct *t)
+{
+	struct pt_regs *regs;
+
+	if (!ts->fault.start)
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (PT_REGS_IP(regs) == ts->fault.entry_ip && PT_REGS_SP(regs) == ts->fault.entry_sp &&
+	    entry_code_of(regs) == ts->fault.entry_code)
+		return true;
+	fault_finish(ts);
+	return false;
+}
+
+/* The current thread's fault, if it is still inside it. */
+static __always_inline bool fault_open_here(struct thread_state *ts)
+{
+	return fault_open(ts, bpf_get_current_task_btf());
+}
+
+/* Time spent in a nested path counts there, not in the surrounding fault. */
+static __always_inline void fault_nest(struct thread_state *ts, struct task_struct *t, __u64 ns)
+{
+	if (fault_open(ts, t))
 		ts->fault.nested += ns;
 }
 
@@ -113,6 +162,9 @@ int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs
 	ts->fault.start = now;
 	ts->fault.end = now;
 	ts->fault.nested = 0;
+	ts->fault.entry_ip = PT_REGS_IP(regs);
+	ts->fault.entry_sp = PT_REGS_SP(regs);
+	ts->fault.entry_code = entry_code_of(regs);
 	ts->fault.flags = ((error_code & PF_WRITE) ? F_WRITE : 0) |
 			  ((error_code & PF_PROT) ? F_PROT : 0);
 	return 0;
@@ -124,7 +176,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 {
 	struct thread_state *ts = current_state();
 
-	if (!ts || !ts->fault.start)
+	if (!ts || !fault_open_here(ts))
 		return 0;
 	if (mm != bpf_get_current_task_btf()->mm)
 		return 0;
@@ -180,7 +232,7 @@ int BPF_PROG(handle_mm_fault_entry, struct vm_area_struct *vma, unsigned long ad
 	struct task_rss_stat___split rss;
 	int i;
 
-	if (!ts || !ts->fault.start || !task_rss_read(&rss))
+	if (!ts || !fault_open_here(ts) || !task_rss_read(&rss))
 		return 0;
 	if (vma->vm_file)
 		ts->fault.flags |= F_FILEMAP;
@@ -200,7 +252,7 @@ int BPF_PROG(handle_mm_fault_exit, struct vm_area_struct *vma, unsigned long add
 	bool synced;
 	int i;
 
-	if (!ts || !ts->fault.start || !task_rss_read(&rss))
+	if (!ts || !fault_open_here(ts) || !task_rss_read(&rss))
 		return 0;
 	/* published at the start of this call (its events past the threshold): counted from 0 */
 	synced = rss.events < ts->fault.rss_events0;
@@ -233,7 +285,7 @@ int BPF_PROG(handle_mm_page_alloc, struct page *page, unsigned int order, gfp_t 
 	if (order < HPAGE_PMD_ORDER)
 		return 0;
 	ts = current_state();
-	if (ts && ts->fault.start)
+	if (ts && fault_open_here(ts))
 		ts->fault.flags |= F_THP_ALLOC;
 	return 0;
 }
@@ -254,7 +306,7 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 {
 	struct thread_state *ts = current_state();
 
-	if (!ts || !ts->fault.start)
+	if (!ts || !fault_open_here(ts))
 		return 0;
 	if ((ts->fault.flags & F_INDEX) &&
 	    ((__u64)folio->mapping != ts->fault.file_mapping || folio->index > ts->fault.file_index))
@@ -267,7 +319,7 @@ static __always_inline void mark_file_fault(void)
 {
 	struct thread_state *ts = current_state();
 
-	if (ts && ts->fault.start)
+	if (ts && fault_open_here(ts))
 		ts->fault.flags |= F_FILEMAP;
 }
 
@@ -276,7 +328,7 @@ int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned lo
 {
 	struct thread_state *ts = current_state();
 
-	if (!ts || !ts->fault.start)
+	if (!ts || !fault_open_here(ts))
 		return 0;
 	ts->fault.flags |= F_FILEMAP | F_INDEX;
 	ts->fault.file_mapping = (__u64)mapping;
@@ -302,7 +354,8 @@ int BPF_PROG(handle_tlb_flush, int reason, unsigned long pages)
 	if (!ts)
 		return 0;
 	/* a copy-on-write fault flushes the old mapping last, on its own CPU: its completion */
-	if (ts->fault.start && (reason == TLB_LOCAL_SHOOTDOWN || reason == TLB_LOCAL_MM_SHOOTDOWN)) {
+	if ((reason == TLB_LOCAL_SHOOTDOWN || reason == TLB_LOCAL_MM_SHOOTDOWN) &&
+	    fault_open_here(ts)) {
 		ts->fault.end = bpf_ktime_get_ns();
 		ts->fault.flags |= F_END_SEEN;
 	}

@@ -132,6 +132,10 @@ struct thread_state {
 		__u64 end;    /* last page mapped, or last wakeup inside the fault */
 		__u64 nested; /* time inside nested paths during this fault */
 		__u32 flags;  /* F_* (faults.bpf.h) */
+		/* the user registers the fault's entry into the kernel saved (fault_open) */
+		__u64 entry_ip;
+		__u64 entry_sp;
+		__u64 entry_code;
 		/* the file page the fault is for (mm_filemap_fault), when F_INDEX */
 		__u64 file_mapping;
 		__u64 file_index;

@@ -218,6 +218,8 @@ int BPF_PROG(handle_sched_wakeup_new, struct task_struct *p)
 static __always_inline void switched_out(struct thread_state *ts, struct task_struct *prev,
 					 bool runnable, __u64 now)
 {
+	bool in_fault;
+
 	if (runnable) {
 		runq_enter(ts, bpf_get_smp_processor_id(), now);
 		return;
@@ -225,14 +227,16 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	ts->sched.runq_start = 0;
 	ts->sched.block_start = now;
 	ts->sched.sleep_start = now;
-	if (!ts->fault.start && BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+	/* prev is current: the switch is on its way out */
+	in_fault = fault_open(ts, prev);
+	if (!in_fault && BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
 		ts->sched.io_block_start = now;
 	/*
 	 * A fault that sleeps waits for its page to be read, unless it sleeps
 	 * inside a nested path (reclaim, compaction, a lock), whose time and
 	 * cause count there.
 	 */
-	if (ts->fault.start && !ts->mem.reclaim.start && !ts->mem.compact.start && !ts->sync.lock.start)
+	if (in_fault && !ts->mem.reclaim.start && !ts->mem.compact.start && !ts->sync.lock.start)
 		ts->fault.flags |= F_SLEPT;
 }
 
@@ -294,7 +298,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		if (own)
 			account(ARGUS_CLS_RUNQ_OWN, 1, own);
 		ts->sched.runq_total += wait;
-		fault_nest(ts, wait);
+		fault_nest(ts, next, wait);
 		note_holder(prev, prev_target, wait);
 	}
 	if (occ)
@@ -308,7 +312,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	}
 	if (ts->sched.block_start) {
 		/* blocked inside a fault: the fault lasted at least until now */
-		if (ts->fault.start) {
+		if (fault_open(ts, next)) {
 			ts->fault.end = now;
 			ts->fault.flags |= F_END_SEEN;
 		}

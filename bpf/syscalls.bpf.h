@@ -71,8 +71,11 @@ static __always_inline __u32 fd_file_type(long fd)
 								       : ARGUS_FTYPE_DGRAM;
 }
 
-/* The group of a system call of this role (enum argus_calls); for locks, by its arguments. */
-static __always_inline __u32 call_group(__u32 role, struct pt_regs *regs)
+/*
+ * The group of a system call of this role (enum argus_calls); for locks, by
+ * its second argument (flock's operation, fcntl's command).
+ */
+static __always_inline __u32 call_group(__u32 role, long arg1)
 {
 	switch (role) {
 	case ARGUS_SYS_READ:
@@ -85,18 +88,13 @@ static __always_inline __u32 call_group(__u32 role, struct pt_regs *regs)
 		return ARGUS_CALLS_SEND;
 	case ARGUS_SYS_POLL:
 		return ARGUS_CALLS_POLL;
-	case ARGUS_SYS_FLOCK: {
-		long op = PT_REGS_PARM2_CORE(regs);
-
+	case ARGUS_SYS_FLOCK:
 		/* taking a lock that may wait; not a release, not a try */
-		return (op & (LOCK_SH_FLAG | LOCK_EX_FLAG)) && !(op & LOCK_NB_FLAG) ? ARGUS_CALLS_LOCK
-										  : 0;
-	}
-	case ARGUS_SYS_FCNTL: {
-		long cmd = PT_REGS_PARM2_CORE(regs);
-
-		return cmd == F_SETLKW_CMD || cmd == F_OFD_SETLKW_CMD ? ARGUS_CALLS_LOCK : 0;
-	}
+		return (arg1 & (LOCK_SH_FLAG | LOCK_EX_FLAG)) && !(arg1 & LOCK_NB_FLAG)
+			   ? ARGUS_CALLS_LOCK
+			   : 0;
+	case ARGUS_SYS_FCNTL:
+		return arg1 == F_SETLKW_CMD || arg1 == F_OFD_SETLKW_CMD ? ARGUS_CALLS_LOCK : 0;
 	}
 	return 0;
 }
@@ -104,17 +102,17 @@ static __always_inline __u32 call_group(__u32 role, struct pt_regs *regs)
 /*
  * The class of a system call whose time is spent on a file of one kind
  * (the file type and calls columns of ARGUS_CLASSES), by the call and the
- * type of its file descriptor (the first argument); ARGUS_CLS_MAX for any
- * other call.
+ * type of its file descriptor (the first argument, arg0); ARGUS_CLS_MAX for
+ * any other call.
  */
-static __always_inline __u32 file_call_class(__u32 role, struct pt_regs *regs)
+static __always_inline __u32 file_call_class(__u32 role, long arg0, long arg1)
 {
-	__u32 group = call_group(role, regs), type = 0;
+	__u32 group = call_group(role, arg1), type = 0;
 
 	if (!group)
 		return ARGUS_CLS_MAX;
 	if (group & ARGUS_CALLS_ON_FD)
-		type = fd_file_type(PT_REGS_PARM1_CORE(regs));
+		type = fd_file_type(arg0);
 #define FILE_CALL_ROW(id, name, companions, with, ftype, calls)                                    \
 	if (ARGUS_CALLS_##calls != ARGUS_CALLS_NONE && (group & ARGUS_CALLS_##calls) &&            \
 	    (ARGUS_FTYPE_##ftype == ARGUS_FTYPE_ANY || type == ARGUS_FTYPE_##ftype))               \
@@ -149,40 +147,36 @@ static __always_inline void note_waker(struct thread_state *ts, __u32 cls, __u64
 	__sync_fetch_and_add(&c->time_ns, time_ns);
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
+/*
+ * The thread entered a system call of this role (syscall_role), with these
+ * first two arguments: its fault is over, and a call the probe follows
+ * begins. arg0 and arg1 are read only for the calls on a file.
+ */
+static __always_inline void call_begin(struct thread_state *ts, __u32 role, long arg0, long arg1)
 {
-	struct thread_state *ts = current_state();
-	__u32 role;
-
-	if (!ts)
-		return 0;
 	fault_finish(ts);
 	ts->waker.seen = 0;
-	role = syscall_role(id);
 	if (role == ARGUS_SYS_FUTEX) {
 		span_begin(ts, &ts->sync.futex);
 		ts->sync.futex_own = 0;
 	} else if (role == ARGUS_SYS_CREATE) {
 		span_begin(ts, &ts->sched.fork);
 	} else if (role != ARGUS_SYS_NONE) {
-		ts->file_call.cls = file_call_class(role, regs);
+		ts->file_call.cls = file_call_class(role, arg0, arg1);
 		if (ts->file_call.cls != ARGUS_CLS_MAX) {
 			span_begin(ts, &ts->file_call.span);
 			ts->file_call.slept0 = ts->sched.slept_total;
 		}
 	}
-	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
+/* The thread leaves a system call: the call it was in, if the probe follows it, ends. */
+static __always_inline void call_end(struct thread_state *ts)
 {
-	struct thread_state *ts = current_state();
 	__u64 now;
 
-	if (!ts || !(ts->sync.futex.start | ts->sched.fork.start | ts->file_call.span.start))
-		return 0;
+	if (!(ts->sync.futex.start | ts->sched.fork.start | ts->file_call.span.start))
+		return;
 	now = bpf_ktime_get_ns();
 	if (ts->sync.futex.start) {
 		__u32 cls = ts->sync.futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX;
@@ -210,6 +204,83 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		account(ts->file_call.cls, 1, t);
 		note_waker(ts, ts->file_call.cls, t);
 	}
+}
+
+/*
+ * Two ways in. Where the kernel's per-call events can be attached (their
+ * ids are in tracefs), the loader attaches the programs below to the
+ * enter and exit events of the calls ARGUS_SYSCALLS names and no others,
+ * so that another process's other calls run no program at all. Elsewhere,
+ * it attaches the raw sys_enter and sys_exit tracepoints, which every call
+ * of every task goes through.
+ */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
+{
+	struct thread_state *ts = current_state();
+	__u32 role;
+
+	if (!ts)
+		return 0;
+	role = syscall_role(id);
+	if (role == ARGUS_SYS_NONE || role == ARGUS_SYS_FUTEX || role == ARGUS_SYS_CREATE)
+		call_begin(ts, role, 0, 0);
+	else
+		call_begin(ts, role, PT_REGS_PARM1_CORE(regs), PT_REGS_PARM2_CORE(regs));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts)
+		call_end(ts);
+	return 0;
+}
+
+/*
+ * A per-call event's record (the kernel's syscall_trace_enter and
+ * syscall_trace_exit): the common header, the call's number, then its
+ * arguments (enter) or its return value (exit). The kernel refuses to
+ * attach a program that reads past an event's last field, so the calls on
+ * a file, which all have two arguments or more, get the program that reads
+ * two; the others get the one that reads only the number.
+ */
+struct syscall_enter_record {
+	__u64 common;
+	int nr;
+	long args[2];
+};
+
+SEC("tracepoint")
+int handle_call_enter_file(struct syscall_enter_record *ctx)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts)
+		call_begin(ts, syscall_role(ctx->nr), ctx->args[0], ctx->args[1]);
+	return 0;
+}
+
+SEC("tracepoint")
+int handle_call_enter(struct syscall_enter_record *ctx)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts)
+		call_begin(ts, syscall_role(ctx->nr), 0, 0);
+	return 0;
+}
+
+SEC("tracepoint")
+int handle_call_exit(void *ctx)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts)
+		call_end(ts);
 	return 0;
 }
 

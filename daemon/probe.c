@@ -10,9 +10,12 @@
 #include "daemon/util.h"
 
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -70,16 +73,30 @@ bool probe_kernel_splits_rss(void)
 	return splits_rss;
 }
 
+/* Does this kernel give the calls' own events (syscall_event_ids)? */
+static bool per_call_events(void)
+{
+	const int *enter, *exit;
+
+	return syscall_event_ids(&enter, &exit) > 0;
+}
+
 void probe_programs_here(json_t *programs)
 {
+	bool split = probe_kernel_splits_rss(), per_call = per_call_events();
 	json_t *v;
 	size_t i;
 
-	if (!probe_kernel_splits_rss())
-		return;
-	json_array_foreach (programs, i, v)
-		if (strcmp(json_string_value(v) ?: "", PROBE_TP_SECTION PROBE_RSS_TRACEPOINT) == 0)
+	json_array_foreach (programs, i, v) {
+		const char *prog = json_string_value(v) ?: "";
+
+		if (split && strcmp(prog, PROBE_TP_SECTION PROBE_RSS_TRACEPOINT) == 0)
 			json_array_set_new(programs, i, json_string("fentry+fexit/handle_mm_fault"));
+		else if (per_call && strcmp(prog, PROBE_TP_SECTION "sys_enter") == 0)
+			json_array_set_new(programs, i, json_string("tracepoint/syscalls/sys_enter_*"));
+		else if (per_call && strcmp(prog, PROBE_TP_SECTION "sys_exit") == 0)
+			json_array_set_new(programs, i, json_string("tracepoint/syscalls/sys_exit_*"));
+	}
 }
 
 /* Pair `pair` of the fentry/fexit programs: fentry_<pair> and fexit_<pair> (bpf/functions.bpf.h).
@@ -123,6 +140,8 @@ struct probe {
 	struct hook_list fns[ARGUS_MAX_SLOTS];
 	struct bpf_link *links[PROBE_MAX_LINKS];
 	size_t n_links;
+	/* the calls' own events stand in for raw sys_enter, sys_exit (syscall_event_ids) */
+	bool call_enter, call_exit;
 };
 
 /* Does the kernel (its BTF, parsed by the caller) have the BTF-enabled tracepoint tp? */
@@ -155,6 +174,18 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 		if (strcmp(tps[i], PROBE_RSS_TRACEPOINT) == 0 && probe_kernel_splits_rss()) {
 			bpf_program__set_autoload(p->skel->progs.handle_mm_fault_entry, true);
 			bpf_program__set_autoload(p->skel->progs.handle_mm_fault_exit, true);
+			continue;
+		}
+		/* where the calls' own events can be attached, those of the calls it follows */
+		if (strcmp(tps[i], "sys_enter") == 0 && per_call_events()) {
+			bpf_program__set_autoload(p->skel->progs.handle_call_enter, true);
+			bpf_program__set_autoload(p->skel->progs.handle_call_enter_file, true);
+			p->call_enter = true;
+			continue;
+		}
+		if (strcmp(tps[i], "sys_exit") == 0 && per_call_events()) {
+			bpf_program__set_autoload(p->skel->progs.handle_call_exit, true);
+			p->call_exit = true;
 			continue;
 		}
 		prog = probe_skel_tracepoint(p->skel, tps[i]);
@@ -322,6 +353,72 @@ static int add_link(struct probe *p, struct bpf_link *l)
 	return 0;
 }
 
+/* Attach prog to the trace event id, on every CPU (a perf event of that tracepoint). */
+static int attach_trace_event(struct probe *p, struct bpf_program *prog, int id)
+{
+	struct perf_event_attr attr = {
+	    .type = PERF_TYPE_TRACEPOINT,
+	    .size = sizeof(attr),
+	    .config = (__u64)id,
+	    .sample_period = 1,
+	    .wakeup_events = 1,
+	};
+	struct bpf_link *l;
+	int fd, r;
+
+	fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	l = bpf_program__attach_perf_event(prog, fd);
+	if (!l) {
+		r = -errno ?: -EINVAL;
+		close(fd);
+		return r;
+	}
+	/* the link owns the perf event from here: destroying it closes the fd */
+	return add_link(p, l);
+}
+
+/*
+ * The calls' own enter and exit events, for each call of the table the
+ * kernel has: the calls on a file get the program that reads their first
+ * two arguments, the others the one that reads none (bpf/syscalls.bpf.h).
+ */
+static int attach_call_events(struct probe *p, char **ret_err)
+{
+	const struct syscall_role *calls;
+	const int *enter, *exit;
+	size_t n, i;
+	int r;
+
+	calls = syscall_roles(&n);
+	syscall_event_ids(&enter, &exit);
+	for (i = 0; i < n; i++) {
+		bool on_file = calls[i].role != ARGUS_SYS_FUTEX && calls[i].role != ARGUS_SYS_CREATE;
+		const char *what = "sys_enter";
+
+		if (enter[i] < 0 || exit[i] < 0)
+			continue;
+		r = 0;
+		if (p->call_enter)
+			r = attach_trace_event(p,
+					       on_file ? p->skel->progs.handle_call_enter_file
+						       : p->skel->progs.handle_call_enter,
+					       enter[i]);
+		if (r == 0 && p->call_exit) {
+			what = "sys_exit";
+			r = attach_trace_event(p, p->skel->progs.handle_call_exit, exit[i]);
+		}
+		if (r < 0) {
+			if (ret_err)
+				*ret_err = xasprintf("tracepoint/syscalls/%s_%s: %s", what,
+						     calls[i].name, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
 /* Attach slot i's functions: kprobe/kretprobe, or the fentry/fexit pairs from *pair on. */
 static int attach_functions(struct probe *p, size_t i, unsigned *pair, char **ret_err)
 {
@@ -387,6 +484,11 @@ int probe_attach(struct probe *p, char **ret_err)
 						     strerror(-r));
 			goto fail;
 		}
+	}
+	if (p->call_enter || p->call_exit) {
+		r = attach_call_events(p, ret_err);
+		if (r < 0)
+			goto fail;
 	}
 	/* the fault-end pair, where it stands in for rss_stat */
 	if (bpf_program__autoload(p->skel->progs.handle_mm_fault_entry)) {

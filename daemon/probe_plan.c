@@ -46,7 +46,6 @@ static const char *const fault_companions[] = {
     "mm_filemap_map_pages",
     "mm_filemap_add_to_page_cache",
     "tlb_flush",
-    "sys_enter",
     "mm_vmscan_direct_reclaim_begin",
     "mm_vmscan_direct_reclaim_end",
     "mm_compaction_begin",

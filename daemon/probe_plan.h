@@ -15,8 +15,11 @@
 #include "bpf/paths.h"
 #include "daemon/tree.h"
 
-/* Attachments of one probe, tracepoints and functions together. */
-#define PROBE_MAX_LINKS 96
+/*
+ * Attachments of one probe: tracepoints, functions, and the enter and exit
+ * events of each system call the probe follows, together.
+ */
+#define PROBE_MAX_LINKS 160
 
 struct probe_slot {
 	int node;	      /* tree index; the node's chosen hooks are the slot's */

@@ -4,10 +4,15 @@
  * See syscalls.h.
  */
 #include "daemon/syscalls.h"
+#include "daemon/log.h"
+#include "daemon/tracefs.h"
 #include "bpf/paths.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 /*
@@ -78,4 +83,47 @@ int syscall_roles_write(struct bpf_map *map)
 			return -errno;
 	}
 	return 0;
+}
+
+#define N_CALLS (sizeof(table) / sizeof(table[0]))
+
+static int enter_ids[N_CALLS], exit_ids[N_CALLS];
+static size_t n_with_events;
+
+static void event_ids_ask(void)
+{
+	char names[2 * N_CALLS][64];
+	const char *events[2 * N_CALLS];
+	int ids[2 * N_CALLS];
+	size_t i;
+	int r;
+
+	for (i = 0; i < N_CALLS; i++) {
+		snprintf(names[2 * i], sizeof(names[0]), "syscalls/sys_enter_%s", table[i].name);
+		snprintf(names[2 * i + 1], sizeof(names[0]), "syscalls/sys_exit_%s", table[i].name);
+		events[2 * i] = names[2 * i];
+		events[2 * i + 1] = names[2 * i + 1];
+	}
+	r = tracefs_event_ids(events, 2 * N_CALLS, ids);
+	if (r < 0)
+		log_warning("system call events: tracefs cannot be read (%s): the probe follows "
+			    "system calls through raw_syscalls, which every call of every task runs",
+			    strerror(-r));
+	for (i = 0; i < N_CALLS; i++) {
+		/* a call this architecture lacks has no event to attach either */
+		enter_ids[i] = table[i].nr >= 0 ? ids[2 * i] : -1;
+		exit_ids[i] = table[i].nr >= 0 ? ids[2 * i + 1] : -1;
+		if (enter_ids[i] >= 0 && exit_ids[i] >= 0)
+			n_with_events++;
+	}
+}
+
+size_t syscall_event_ids(const int **ret_enter, const int **ret_exit)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, event_ids_ask);
+	*ret_enter = enter_ids;
+	*ret_exit = exit_ids;
+	return n_with_events;
 }

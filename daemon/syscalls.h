@@ -20,3 +20,12 @@ const struct syscall_role *syscall_roles(size_t *ret_n);
 
 /* Write every present call's role into the probe's syscall_roles map. 0 or a negative errno. */
 int syscall_roles_write(struct bpf_map *map);
+
+/*
+ * The kernel's own events of each call of the table (tracefs's
+ * syscalls/sys_enter_NAME and sys_exit_NAME), in table order: their ids,
+ * -1 where the kernel has none (or tracefs could not be read). Asked once
+ * per process; the ids hold until the kernel boots again. Returns how many
+ * calls have both.
+ */
+size_t syscall_event_ids(const int **ret_enter, const int **ret_exit);

@@ -270,7 +270,7 @@ static void test_class_table(void)
 
 	/* always the scheduler's five first; a fault class adds what bounds a fault */
 	n = probe_companions(1u << ARGUS_CLS_FILE_MAJOR, comp, ARRAY_SIZE(comp));
-	CHECK_EQ(n, 5 + 14, "file_major companions");
+	CHECK_EQ(n, 5 + 13, "file_major companions");
 	CHECK_STREQ(comp[0], "sched_process_fork", "first");
 	CHECK(listed(comp, n, "mm_filemap_add_to_page_cache") && listed(comp, n, "rss_stat"));
 	CHECK(!listed(comp, n, "block_rq_issue") && !listed(comp, n, "sched_waking"));
@@ -280,11 +280,10 @@ static void test_class_table(void)
 	CHECK_EQ(n, 5, "migrate: the always-attached only");
 	/* every class: each group once, in group order */
 	n = probe_companions(all, comp, ARRAY_SIZE(comp));
-	CHECK_EQ(n, 5 + 14 + 3 + 2 + 3, "all companions");
+	CHECK_EQ(n, 5 + 13 + 3 + 2 + 3, "all companions");
 	for (i = 0; i < n; i++)
 		for (j = 0; j < i; j++)
-			CHECKF(strcmp(comp[i], comp[j]) != 0 || strcmp(comp[i], "sys_enter") == 0,
-			       "%s twice", comp[i]);
+			CHECKF(strcmp(comp[i], comp[j]) != 0, "%s twice", comp[i]);
 	CHECK(probe_companions(all, comp, 3) == 3);
 
 	CHECK_EQ(probe_counted_with(1u << ARGUS_CLS_RUNQ_WAIT),

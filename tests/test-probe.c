@@ -32,6 +32,7 @@
 #include "daemon/probe.h"
 #include "daemon/probe_try.h"
 #include "daemon/resolve.h"
+#include "daemon/syscalls.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
@@ -673,6 +674,94 @@ static void test_fork(void)
 }
 
 /* Every read and write on a pipe, and nothing else, counts in kernel_sync.pipe. */
+/*
+ * A call the probe does not follow runs none of its programs: where the
+ * kernel gives each call's own events, the probe attaches those of the calls
+ * it tells apart, so NCALLS getppid calls add nothing to the programs' run
+ * count beside the host's other events; on raw_syscalls (no tracefs) every
+ * call runs both programs.
+ */
+#define NCALLS 20000
+static void work_getppid(void)
+{
+	int i;
+
+	for (i = 0; i < NCALLS; i++)
+		(void)syscall(SYS_getppid);
+}
+
+static void test_foreign_calls(void)
+{
+	const int *enter, *exit;
+	bool per_call = syscall_event_ids(&enter, &exit) > 0;
+	struct probe_counts c = {};
+	int stats = probe_stats_enable(), r;
+
+	CHECKF(stats >= 0, "bpf stats: %s", strerror(-stats));
+	if (stats < 0)
+		return;
+	r = run_probed(work_getppid, &c);
+	close(stats);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	if (per_call)
+		CHECKF(c.run_cnt < NCALLS, "per-call events: %llu program runs for %d getppid calls",
+		       c.run_cnt, NCALLS);
+	else
+		CHECKF(c.run_cnt >= 2 * NCALLS, "raw_syscalls: %llu program runs for %d getppid calls",
+		       c.run_cnt, NCALLS);
+	fprintf(stderr, "foreign calls (%s): %llu program runs for %d getppid calls\n",
+		per_call ? "each call's own events" : "raw_syscalls", c.run_cnt, NCALLS);
+}
+
+/*
+ * A fault ends when its thread returns to user space, whether or not the
+ * probe follows the thread's next system call: here each fresh anonymous
+ * page is written, then one page of a dropped file is read with pread64,
+ * a call the probe does not follow, which inserts into the page cache and
+ * sleeps for storage. None of that belongs to the fault before it.
+ */
+#define NFAULT_CALLS 500
+WORKLOAD static void work_fault_then_call(void)
+{
+	int fd = open(data_file, O_RDONLY);
+	volatile char *p;
+	char buf[1] = {0};
+	int i;
+
+	if (fd < 0)
+		_exit(3);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	/* no readahead: each read below goes to storage for its own page */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	p = mmap(NULL, (size_t)NFAULT_CALLS * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(4);
+	for (i = 0; i < NFAULT_CALLS; i++) {
+		p[(size_t)i * PAGE] = 1;
+		if (syscall(SYS_pread64, fd, buf, 1, (off_t)(i * 37 % NPAGES) * PAGE) != 1)
+			_exit(5);
+	}
+}
+
+static void test_fault_then_call(void)
+{
+	struct probe_counts c = {};
+	uint64_t wall = 0;
+	int r = run_probed_timed(work_fault_then_call, &c, &wall, NULL);
+	unsigned long long minor = cls(&c, ARGUS_CLS_ANON_MINOR);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(minor >= NFAULT_CALLS, "anonymous minor faults %llu for %d pages written", minor,
+	       NFAULT_CALLS);
+	/* the reads' sleeps stay out: the faults hold a small part of the child's life */
+	CHECKF(c.cls[ARGUS_CLS_ANON_MINOR].time_ns * 4 < wall,
+	       "anonymous minor faults hold %llu ns of a %llu ns life",
+	       c.cls[ARGUS_CLS_ANON_MINOR].time_ns, (unsigned long long)wall);
+	fprintf(stderr, "fault then pread64: %llu minor faults, %llu ns each, in a life of %.1f ms\n",
+		minor, c.cls[ARGUS_CLS_ANON_MINOR].time_ns / (minor ?: 1), wall / 1e6);
+}
+
 static void test_pipe(void)
 {
 	struct probe_counts c = {};
@@ -1463,6 +1552,8 @@ int main(int argc, char **argv)
 	RUN(zero_page);
 	RUN(cow);
 	RUN(fork);
+	RUN(foreign_calls);
+	RUN(fault_then_call);
 	RUN(pipe);
 	RUN(socket);
 	RUN(epoll);
