@@ -9,9 +9,10 @@
  *
  * Then what the rest of the host pays: while a probe measures a target
  * that sleeps on CPU C, a process argusd is not diagnosing makes system
- * calls (getppid) and context switches (a byte bounced between two of its
- * processes over pipes) on the other CPU; the cost of each, unprobed and
- * under each probe, alternated the same way.
+ * calls the probe does not follow (getppid) and calls it follows (one-byte
+ * reads of /dev/zero), and context switches (a byte bounced between two of
+ * its processes over pipes) on the other CPU; the cost of each, unprobed
+ * and under each probe, alternated the same way.
  *
  * Two more configurations put the figures in scale: the floor, a program
  * that does nothing on each tracepoint the reference attaches (what any
@@ -52,6 +53,7 @@
 #include "daemon/probe_plan.h"
 #include "daemon/probe_try.h"
 #include "daemon/resolve.h"
+#include "daemon/syscalls.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
 
@@ -123,13 +125,41 @@ static const struct bpf_insn ret0[] = {
 	{ .code = BPF_JMP | BPF_EXIT },
 };
 
-/* A program that returns at once, on each tracepoint the reference probe attaches. */
+/* Attach the tracepoint program prog to trace event id on every CPU; its perf fd into x. */
+static int attach_event(struct extra *x, int prog, int id)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT,
+				     .size = sizeof(a),
+				     .config = (__u64)id,
+				     .sample_period = 1,
+				     .wakeup_events = 1 };
+	int fd;
+
+	if (x->n_fds >= ARRAY_SIZE(x->fds) - 2)
+		return -E2BIG;
+	fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	x->fds[x->n_fds++] = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A program that returns at once, on each tracepoint the reference probe
+ * attaches, as the probe attaches it: the system call events of the calls
+ * it follows where the kernel gives them (syscall_event_ids), raw
+ * tracepoints for the rest.
+ */
 static int attach_empty(struct extra *x)
 {
 	const char *tps[PROBE_MAX_LINKS];
-	int nodes[TREE_MAX_NODES], prog, r;
+	int nodes[TREE_MAX_NODES], prog, sc_prog = -1, r;
+	const int *enter, *exit;
+	bool per_call = syscall_event_ids(&enter, &exit) > 0;
 	struct probe_plan plan;
-	size_t n_tps, i;
+	size_t n_tps, n_calls, i, k;
 
 	r = probe_plan_for(tree, nodes, config_nodes(CFG_REFERENCE, nodes), &plan);
 	if (r < 0)
@@ -141,14 +171,33 @@ static int attach_empty(struct extra *x)
 			     ARRAY_SIZE(ret0), NULL);
 	if (prog < 0)
 		return -errno;
+	x->fds[x->n_fds++] = prog;
+	syscall_roles(&n_calls);
 	for (i = 0; i < n_tps && x->n_fds < ARRAY_SIZE(x->fds) - 1; i++) {
-		int fd = bpf_raw_tracepoint_open(tps[i], prog);
+		bool enter_tp = strcmp(tps[i], "sys_enter") == 0, exit_tp = strcmp(tps[i], "sys_exit") == 0;
+		int fd;
 
+		if (per_call && (enter_tp || exit_tp)) {
+			if (sc_prog < 0) {
+				sc_prog = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "argus_empty_sc",
+							"GPL", ret0, ARRAY_SIZE(ret0), NULL);
+				if (sc_prog < 0)
+					return -errno;
+				x->fds[x->n_fds++] = sc_prog;
+			}
+			for (k = 0; k < n_calls; k++) {
+				int id = enter_tp ? enter[k] : exit[k];
+
+				if (id >= 0 && (r = attach_event(x, sc_prog, id)) < 0)
+					return r;
+			}
+			continue;
+		}
+		fd = bpf_raw_tracepoint_open(tps[i], prog);
 		/* one the kernel lacks (a companion), as argusd leaves it out */
 		if (fd >= 0)
 			x->fds[x->n_fds++] = fd;
 	}
-	x->fds[x->n_fds++] = prog;
 	return 0;
 }
 
@@ -178,7 +227,7 @@ static int tracefs_event_id(const char *category, const char *name)
 static int attach_syscall_event(struct extra *x)
 {
 	static const char *const events[] = { "sys_enter_futex", "sys_exit_futex" };
-	int prog, id, fd;
+	int prog, id, r;
 	size_t e;
 
 	if (syscall_event_missing)
@@ -189,22 +238,12 @@ static int attach_syscall_event(struct extra *x)
 		return -errno;
 	x->fds[x->n_fds++] = prog;
 	for (e = 0; e < ARRAY_SIZE(events); e++) {
-		struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT,
-					     .size = sizeof(a),
-					     .sample_period = 1,
-					     .wakeup_events = 1 };
-
 		id = tracefs_event_id("syscalls", events[e]);
 		if (id < 0)
 			return id;
-		a.config = (__u64)id;
-		fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		x->fds[x->n_fds++] = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			return -errno;
+		r = attach_event(x, prog, id);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -391,10 +430,15 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 #define BYSTANDER_CALLS 200000
 #define BYSTANDER_BOUNCES 20000
 
-/* ns per getppid, and per context switch of a byte bounced over two pipes, here on cpu. */
-static int bystander(int cpu, double *ret_call, double *ret_switch)
+/*
+ * Here on cpu: ns per getppid (a call the probe does not follow), per read
+ * of one byte of /dev/zero (one it follows: its events run the probe's
+ * programs, which leave at their first test), and per context switch of a
+ * byte bounced over two pipes.
+ */
+static int bystander(int cpu, double *ret_call, double *ret_read, double *ret_switch)
 {
-	int ab[2], ba[2], i;
+	int ab[2], ba[2], zero, i;
 	uint64_t t0;
 	char ch = 'x';
 	pid_t peer;
@@ -404,6 +448,17 @@ static int bystander(int cpu, double *ret_call, double *ret_switch)
 	for (i = 0; i < BYSTANDER_CALLS; i++)
 		syscall(SYS_getppid);
 	*ret_call = (double)(now_mono_ns() - t0) / BYSTANDER_CALLS;
+	zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	if (zero < 0)
+		return -errno;
+	t0 = now_mono_ns();
+	for (i = 0; i < BYSTANDER_CALLS; i++)
+		if (read(zero, &ch, 1) != 1)
+			break;
+	*ret_read = (double)(now_mono_ns() - t0) / BYSTANDER_CALLS;
+	close(zero);
+	if (i != BYSTANDER_CALLS)
+		return -EIO;
 	if (pipe(ab) < 0 || pipe(ba) < 0)
 		return -errno;
 	peer = fork();
@@ -431,16 +486,16 @@ static int bystander(int cpu, double *ret_call, double *ret_switch)
 /*
  * A probe of configuration c measures a target that sleeps on cpu while a
  * process argusd is not diagnosing works on other: the bystander's costs
- * (ns per getppid, per switch) in ret_call and ret_switch, or, with
- * calls_only, only BYSTANDER_CALLS getppid calls and the probe's counters
- * after them in *ret_counts.
+ * (ns per getppid, per read, per switch) in ret_call, ret_read and
+ * ret_switch, or, with calls_only, only BYSTANDER_CALLS one-byte reads of
+ * /dev/zero and the probe's counters after them in *ret_counts.
  */
 static int run_beside(enum config c, int cpu, int other, bool calls_only, double *ret_call,
-		      double *ret_switch, struct probe_counts *ret_counts)
+		      double *ret_read, double *ret_switch, struct probe_counts *ret_counts)
 {
 	int go[2], res[2], status, stats, r;
 	struct probe *p = NULL;
-	double v[2] = {};
+	double v[3] = {};
 	struct extra x;
 	pid_t target, by;
 
@@ -469,10 +524,12 @@ static int run_beside(enum config c, int cpu, int other, bool calls_only, double
 
 			close(res[0]);
 			if (calls_only) {
+				int zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+
 				pin(other);
-				for (i = 0; i < BYSTANDER_CALLS; i++)
-					syscall(SYS_getppid);
-			} else if (bystander(other, &v[0], &v[1]) < 0) {
+				for (i = 0; i < BYSTANDER_CALLS && zero >= 0; i++)
+					(void)!read(zero, &v[0], 1);
+			} else if (bystander(other, &v[0], &v[1], &v[2]) < 0) {
 				_exit(1);
 			}
 			(void)!write(res[1], v, sizeof(v));
@@ -494,22 +551,25 @@ static int run_beside(enum config c, int cpu, int other, bool calls_only, double
 		close(stats);
 	if (ret_call)
 		*ret_call = v[0];
+	if (ret_read)
+		*ret_read = v[1];
 	if (ret_switch)
-		*ret_switch = v[1];
+		*ret_switch = v[2];
 	return r;
 }
 
 /*
- * The programs' own time per run while they see only system calls of a
- * process that is not the target: the reference probe with kernel.bpf_stats
- * on, beside a getppid loop; the kernel's run time over run count is what
- * each program costs such a task (the statistics' own clock reads are in
- * it, as they are for a program that does nothing).
+ * The programs' own time per run while they see system calls of a process
+ * that is not the target: the reference probe with kernel.bpf_stats on,
+ * beside a loop of reads (calls the probe follows; a getppid runs none of
+ * its programs); the kernel's run time over run count is what each program
+ * costs such a task (the statistics' own clock reads are in it, as they are
+ * for a program that does nothing).
  */
 static int programs_per_foreign_run(int cpu, int other, double *ret_ns, unsigned long long *ret_runs)
 {
 	struct probe_counts counts = {};
-	int r = run_beside(CFG_REFERENCE_STATS, cpu, other, true, NULL, NULL, &counts);
+	int r = run_beside(CFG_REFERENCE_STATS, cpu, other, true, NULL, NULL, NULL, &counts);
 
 	if (r < 0)
 		return r;
@@ -556,7 +616,7 @@ int main(int argc, char **argv)
 	const char *src = getenv("ARGUS_SOURCE_DIR");
 	_cleanup_free_ char *tree_path = xasprintf("%s/tree-data/tree.json", src ?: ".");
 	struct prober pr = { .try_hook = probe_try_hook };
-	static double samples[CFG_MAX][MAX_ROUNDS], calls[CFG_MAX][MAX_ROUNDS],
+	static double samples[CFG_MAX][MAX_ROUNDS], calls[CFG_MAX][MAX_ROUNDS], reads[CFG_MAX][MAX_ROUNDS],
 	    switches[CFG_MAX][MAX_ROUNDS];
 	size_t pages = 50000, rounds = 15, k;
 	int cpu = 0, c, r;
@@ -622,7 +682,7 @@ int main(int argc, char **argv)
 			if (config_missing(cfg))
 				continue;
 			r = run_beside(cfg, cpu, cpu ? 0 : 1, false, &calls[cfg][k],
-				       &switches[cfg][k], NULL);
+				       &reads[cfg][k], &switches[cfg][k], NULL);
 			if (r < 0) {
 				fprintf(stderr, "bench-overhead: bystander under %s: %s\n",
 					config_names[cfg], strerror(-r));
@@ -635,9 +695,11 @@ int main(int argc, char **argv)
 	       pages, rounds, cpu);
 	print_table("ns per fault", samples, rounds);
 	printf("\na process argusd is not diagnosing, on CPU %d, while the probe measures a "
-	       "sleeping target on CPU %d: %d getppid calls and %d pipe bounces per run\n",
-	       cpu ? 0 : 1, cpu, BYSTANDER_CALLS, BYSTANDER_BOUNCES);
-	print_table("ns per call", calls, rounds);
+	       "sleeping target on CPU %d: %d getppid calls, %d one-byte reads of /dev/zero and "
+	       "%d pipe bounces per run\n",
+	       cpu ? 0 : 1, cpu, BYSTANDER_CALLS, BYSTANDER_CALLS, BYSTANDER_BOUNCES);
+	print_table("ns per getppid", calls, rounds);
+	print_table("ns per read", reads, rounds);
 	print_table("ns per switch", switches, rounds);
 	{
 		double per_run[MAX_ROUNDS];
@@ -652,7 +714,7 @@ int main(int argc, char **argv)
 		}
 		qsort(per_run, rounds, sizeof(double), cmp_double);
 		printf("\nthe reference probe's programs, their own time per run on the other "
-		       "process's getppid calls (kernel.bpf_stats): %.1f ns (median of %zu; %llu runs "
+		       "process's reads (kernel.bpf_stats): %.1f ns (median of %zu; %llu runs "
 		       "in the last)\n",
 		       per_run[rounds / 2], rounds, runs);
 	}
