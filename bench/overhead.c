@@ -14,6 +14,10 @@
  * its processes over pipes) on the other CPU; the cost of each, unprobed
  * and under each probe, alternated the same way.
  *
+ * The reference probe runs twice: as argusd loads it (syscall_events
+ * "calls": each followed call's own events) and with syscall_events "raw"
+ * (raw sys_enter and sys_exit, which every call of every task runs).
+ *
  * Two more configurations put the figures in scale: the floor, a program
  * that does nothing on each tracepoint the reference attaches (what any
  * eBPF tool pays on those hooks before its first instruction), and
@@ -66,6 +70,7 @@ enum config {
 	CFG_ANON_L3,
 	CFG_REFERENCE,
 	CFG_REFERENCE_STATS,
+	CFG_REFERENCE_RAW,
 	CFG_EMPTY,
 	CFG_SYSCALL_EVENT,
 	CFG_BPFTRACE,
@@ -73,7 +78,8 @@ enum config {
 };
 static const char *const config_names[CFG_MAX] = {
 	"no probe", "level 1 (all subsystems)", "level 3 (anon_fault leaves)",
-	"reference (every leaf)", "reference, bpf_stats on", "empty programs, reference hooks",
+	"reference (every leaf)", "reference, bpf_stats on", "reference, syscall_events raw",
+	"empty programs, reference hooks",
 	"empty program, futex's events", "bpftrace count() on the fault"
 };
 
@@ -110,6 +116,7 @@ static size_t config_nodes(enum config c, int *nodes)
 				   TREE_MAX_NODES);
 	case CFG_REFERENCE:
 	case CFG_REFERENCE_STATS:
+	case CFG_REFERENCE_RAW:
 		for (i = 0; i < tree->n_nodes; i++)
 			if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
 				nodes[n++] = i;
@@ -341,8 +348,11 @@ static int load_config(enum config c, struct probe **ret, int *ret_stats, struct
 			return *ret_stats;
 	}
 	r = probe_plan_for(tree, nodes, n, &plan);
+	/* the loader reads the setting when it loads: raw for this one probe only */
+	syscall_events_set_raw(c == CFG_REFERENCE_RAW);
 	if (!r)
 		r = probe_load(tree, &plan, ret, NULL, &err);
+	syscall_events_set_raw(false);
 	if (r < 0 && err)
 		fprintf(stderr, "bench-overhead: loading the probe: %s\n", err);
 	return r;

@@ -30,6 +30,14 @@ struct config {
 	 * process on the host pays for it on each probe event, not only the target.
 	 */
 	bool probe_stats;
+	/*
+	 * How the probe follows system calls: the events of the calls it tells
+	 * apart ("calls", where tracefs can be read) or raw sys_enter and
+	 * sys_exit ("raw"), which every call of every task runs: the first
+	 * costs other processes nothing on the calls it does not follow and
+	 * more on those it follows (README "Probe cost").
+	 */
+	bool raw_syscalls;
 	struct backend_order backends; /* resolution tries these, in order: fentry kprobe tracepoint */
 
 	/* access (the API's security model: README "Security") */

@@ -16,6 +16,7 @@
 #include "daemon/report.h"
 #include "daemon/sli.h"
 #include "daemon/store.h"
+#include "daemon/syscalls.h"
 #include "daemon/util.h"
 #include "daemon/witness.h"
 
@@ -183,6 +184,8 @@ char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kerne
 	json_t *backends = json_object_get(meta, "backends");
 	/* references from before the key were measured with the statistics on */
 	bool ref_stats = stats ? json_is_true(stats) : true;
+	/* ... and followed system calls through raw sys_enter and sys_exit */
+	const char *ref_calls = json_string_value(json_object_get(meta, "syscall_events")) ?: "raw";
 	size_t i, moved = 0, first = 0;
 
 	if (!kernel || !tver || strcmp(kernel, kernel_release) != 0 ||
@@ -197,6 +200,11 @@ char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kerne
 				 "the target a different amount",
 				 (long long)ref_id, ref_stats ? "on" : "off",
 				 probe_stats ? "on" : "off");
+	if (strcmp(ref_calls, syscall_events_name()) != 0)
+		return xasprintf("reference %lld followed system calls through %s and this argusd "
+				 "follows them through %s (syscall_events): each system call costs "
+				 "the target a different amount",
+				 (long long)ref_id, ref_calls, syscall_events_name());
 	/* the same kernel resolved otherwise (the backends setting, or the rules of resolution) */
 	for (i = 0; t && json_is_object(backends) && i < t->n_nodes; i++) {
 		const char *was = json_string_value(json_object_get(backends, t->nodes[i].id));
@@ -247,8 +255,9 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 		if (!st->env->cfg->allow_stale_reference) {
 			*ret_error = job_error("stale_reference",
 					       "%s: record a new reference (POST /references)%s", why,
-					       strstr(why, "probe_stats") ? ", or set probe_stats as it was"
-									  : "");
+					       strstr(why, "probe_stats")      ? ", or set probe_stats as it was"
+					       : strstr(why, "syscall_events") ? ", or set syscall_events as it was"
+									       : "");
 			return -ESTALE;
 		}
 		report_warn(&st->rep, why);

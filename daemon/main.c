@@ -35,6 +35,7 @@
 #include "daemon/resolve.h"
 #include "daemon/service.h"
 #include "daemon/store.h"
+#include "daemon/syscalls.h"
 #include "daemon/target.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
@@ -120,10 +121,12 @@ static int load_tree(const struct config *cfg, struct tree **ret)
 			log_notice("tree: %s unavailable: %s", t->nodes[i].id,
 				   t->nodes[i].reason ?: "?");
 	order = backend_order_to_string(&cfg->backends);
+	syscall_events_set_raw(cfg->raw_syscalls);
 	log_info("tree %s resolved (backends %s): %zu nodes, fentry %d, kprobe %d, tracepoint %d, "
-		 "unavailable %d",
+		 "unavailable %d; system calls followed through %s",
 		 t->version, order, t->n_nodes, by[BACKEND_FENTRY], by[BACKEND_KPROBE],
-		 by[BACKEND_TRACEPOINT], unavailable);
+		 by[BACKEND_TRACEPOINT], unavailable,
+		 syscall_events_per_call() ? "their own events" : "raw sys_enter and sys_exit");
 	*ret = t;
 	return 0;
 }

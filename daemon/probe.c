@@ -73,17 +73,9 @@ bool probe_kernel_splits_rss(void)
 	return splits_rss;
 }
 
-/* Does this kernel give the calls' own events (syscall_event_ids)? */
-static bool per_call_events(void)
-{
-	const int *enter, *exit;
-
-	return syscall_event_ids(&enter, &exit) > 0;
-}
-
 void probe_programs_here(json_t *programs)
 {
-	bool split = probe_kernel_splits_rss(), per_call = per_call_events();
+	bool split = probe_kernel_splits_rss(), per_call = syscall_events_per_call();
 	json_t *v;
 	size_t i;
 
@@ -177,13 +169,13 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 			continue;
 		}
 		/* where the calls' own events can be attached, those of the calls it follows */
-		if (strcmp(tps[i], "sys_enter") == 0 && per_call_events()) {
+		if (strcmp(tps[i], "sys_enter") == 0 && syscall_events_per_call()) {
 			bpf_program__set_autoload(p->skel->progs.handle_call_enter, true);
 			bpf_program__set_autoload(p->skel->progs.handle_call_enter_file, true);
 			p->call_enter = true;
 			continue;
 		}
-		if (strcmp(tps[i], "sys_exit") == 0 && per_call_events()) {
+		if (strcmp(tps[i], "sys_exit") == 0 && syscall_events_per_call()) {
 			bpf_program__set_autoload(p->skel->progs.handle_call_exit, true);
 			p->call_exit = true;
 			continue;

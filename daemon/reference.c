@@ -9,6 +9,7 @@
 #include "daemon/log.h"
 #include "daemon/quiet.h"
 #include "daemon/store.h"
+#include "daemon/syscalls.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -237,6 +238,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				 "workload", tg.workload ? workload_to_json(tg.workload) : NULL,
 				 "wall_cv", best.cv, "noisy", noisy, "attempts", attempts,
 				 "probe_stats", env->cfg->probe_stats);
+		json_object_set_new(meta, "syscall_events", json_string(syscall_events_name()));
 		/* a running target's counts cover a window: a diagnosis observes the same one */
 		if (!tg.workload)
 			json_object_set_new(meta, "window_s", json_integer(tg.window_ms / 1000));

@@ -127,3 +127,23 @@ size_t syscall_event_ids(const int **ret_enter, const int **ret_exit)
 	*ret_exit = exit_ids;
 	return n_with_events;
 }
+
+static bool raw_chosen;
+
+void syscall_events_set_raw(bool raw)
+{
+	__atomic_store_n(&raw_chosen, raw, __ATOMIC_RELAXED);
+}
+
+bool syscall_events_per_call(void)
+{
+	const int *enter, *exit;
+
+	return !__atomic_load_n(&raw_chosen, __ATOMIC_RELAXED) &&
+	       syscall_event_ids(&enter, &exit) > 0;
+}
+
+const char *syscall_events_name(void)
+{
+	return syscall_events_per_call() ? "calls" : "raw";
+}

@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct bpf_map;
@@ -29,3 +30,14 @@ int syscall_roles_write(struct bpf_map *map);
  * calls have both.
  */
 size_t syscall_event_ids(const int **ret_enter, const int **ret_exit);
+
+/*
+ * The syscall_events setting, for the whole process: raw true follows
+ * system calls through raw sys_enter and sys_exit even where the calls' own
+ * events can be attached. Set before the first probe loads.
+ */
+void syscall_events_set_raw(bool raw);
+/* Does the probe follow system calls through their own events here (the setting and tracefs)? */
+bool syscall_events_per_call(void);
+/* What the probe follows system calls through here: "calls" or "raw" (references record it). */
+const char *syscall_events_name(void);

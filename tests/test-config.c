@@ -87,6 +87,26 @@ static void test_refusals(void)
 	tap_subtest("refusals");
 	expect_refused("tau = 3\nno equals sign here\n", "line 2", "key = value");
 	expect_refused("no_such_key = 1\n", "line 1", NULL);
+	expect_refused("syscall_events = perf\n", "line 1", "perf");
+}
+
+/* syscall_events: "calls" (the default) or "raw". */
+static void test_syscall_events(void)
+{
+	struct config c;
+	char *err = NULL;
+
+	tap_subtest("syscall_events");
+	CHECK(load("tau = 3\n", &c, &err) == 0);
+	CHECK(!c.raw_syscalls);
+	config_free(&c);
+	CHECK(load("syscall_events = raw\n", &c, &err) == 0);
+	CHECK(c.raw_syscalls);
+	config_free(&c);
+	CHECK(load("syscall_events = raw\nsyscall_events = calls\n", &c, &err) == 0);
+	CHECK(!c.raw_syscalls);
+	config_free(&c);
+	free(err);
 }
 
 /* Every ```ini block of the README loads as it is written. */
@@ -258,6 +278,7 @@ int main(void)
 {
 	test_comments();
 	test_refusals();
+	test_syscall_events();
 	test_readme_examples();
 	test_dropins();
 	test_check_config();

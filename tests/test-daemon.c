@@ -327,7 +327,8 @@ static void expect_stale(json_int_t ref, const char *want)
  * A reference recorded on another kernel is refused, with a message saying
  * what to do; so is one measured with kernel.bpf_stats on when argusd now
  * measures with it off (the default), as every reference was before
- * probe_stats; so is one whose nodes were on other backends.
+ * probe_stats; so is one that followed system calls the other way
+ * (syscall_events); so is one whose nodes were on other backends.
  */
 static void test_stale_reference(json_int_t ref)
 {
@@ -350,6 +351,33 @@ static void test_stale_reference(json_int_t ref)
 		 (long long)ref);
 	REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
 	expect_stale(ref, "kernel.bpf_stats on");
+
+	/* system calls followed the other way (the syscall_events setting) */
+	snprintf(sql, sizeof(sql),
+		 "SELECT json_extract(meta, '$.syscall_events') FROM refs WHERE id = %lld",
+		 (long long)ref);
+	db_value(sql, buf, sizeof(buf));
+	CHECKF(!strcmp(buf, "calls") || !strcmp(buf, "raw"),
+	       "a reference records how system calls were followed: '%s'", buf);
+	{
+		const char *other = strcmp(buf, "calls") == 0 ? "raw" : "calls";
+		char want[64];
+
+		snprintf(sql, sizeof(sql),
+			 "UPDATE refs SET meta = json_set(meta, '$.probe_stats', json('false'), "
+			 "'$.syscall_events_was', json_extract(meta, '$.syscall_events'), "
+			 "'$.syscall_events', '%s') WHERE id = %lld; SELECT changes()",
+			 other, (long long)ref);
+		REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
+		snprintf(want, sizeof(want), "followed system calls through %s", other);
+		expect_stale(ref, want);
+	}
+	snprintf(sql, sizeof(sql),
+		 "UPDATE refs SET meta = json_remove(json_set(meta, '$.syscall_events', "
+		 "json_extract(meta, '$.syscall_events_was')), '$.syscall_events_was') WHERE id = "
+		 "%lld; SELECT changes()",
+		 (long long)ref);
+	REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
 
 	/* the same kernel resolved otherwise: a node measured on another backend */
 	snprintf(sql, sizeof(sql),
