@@ -65,7 +65,7 @@ BACKEND_ORDERS=("fentry tracepoint" "kprobe tracepoint" "tracepoint")
 # One boot each, so that a guest that hangs on one backend does not hide the others.
 read -ra PARTS <<<"${ARGUS_VM_PARTS:-tracepoint kprobe fentry default}"
 # test-probe's tests of the page-fault classes (the faults part)
-FAULT_TESTS="resolution anon_minor zero_page cow file file_private_write file_readahead"
+FAULT_TESTS="resolution anon_minor zero_page cow file file_private_write file_readahead fault_then_call"
 CELLS=${ARGUS_VM_CELLS:-pf_page_cache:cache_dropper,pf_anon_write:cpu_hog,pf_anon_write:null_sleep}
 # Per test inside the guest (TCG: tens of times the host's minutes).
 TEST_TIMEOUT_S=1500

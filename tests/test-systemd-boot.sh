@@ -975,6 +975,14 @@ check_journal() {
 	done
 	grep -q "argusd ready: listening" <<<"$info" ||
 		fail "'argusd ready' in journalctl -u argusd -p info"
+	# under the shipped unit's sandbox, tracefs is readable (mounted, or mounted by argusd in a
+	# namespace of its own): the probe follows system calls through their own events
+	if grep -q "system calls followed through their own events" <<<"$info"; then
+		ok "journal: system calls followed through their own events under the unit"
+	else
+		fail_later "journal: 'system calls followed through their own events' (got:" \
+			"$(grep -o 'system calls followed through [a-z_ ]*' <<<"$info" || echo nothing))"
+	fi
 	warn=$(in_ct 30 journalctl -u argusd -p warning -o cat --no-pager 2>/dev/null || true)
 	! grep -q "argusd ready" <<<"$warn" || fail "an info line ('argusd ready') shown at -p warning"
 	prio=$(in_ct 30 journalctl -u argusd -o json --no-pager 2>/dev/null |
