@@ -136,9 +136,13 @@ int BPF_PROG(handle_sched_wakeup, struct task_struct *p)
  * per-CPU preempt count would say so for every interrupt, but this kernel
  * does not let BPF programs address per-CPU data by symbol.) An exit
  * clears it, nested or not; an entry whose exit came before attach is
- * forgotten after TIMER_CALLBACK_MAX_NS, longer than any callback runs.
+ * forgotten after TIMER_CALLBACK_MAX_NS, longer than any callback runs,
+ * even where the kernel runs tens of times slower than on hardware or its
+ * CPU is taken away for milliseconds (a guest under QEMU's TCG on a busy
+ * host, where a 1 ms bound once let a futex timeout count as the waking
+ * thread's own). A stale entry can only be met around attach.
  */
-#define TIMER_CALLBACK_MAX_NS 1000000ull
+#define TIMER_CALLBACK_MAX_NS 20000000ull
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
