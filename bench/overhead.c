@@ -14,9 +14,10 @@
  * its processes over pipes) on the other CPU; the cost of each, unprobed
  * and under each probe, alternated the same way.
  *
- * The reference probe runs twice: as argusd loads it (syscall_events
- * "calls": each followed call's own events) and with syscall_events "raw"
- * (raw sys_enter and sys_exit, which every call of every task runs).
+ * The reference probe runs twice: as argusd loads it by default
+ * (syscall_events "raw": raw sys_enter and sys_exit, which every call of
+ * every task runs) and with syscall_events "calls" (each followed call's
+ * own events).
  *
  * Two more configurations put the figures in scale: the floor, a program
  * that does nothing on each tracepoint the reference attaches (what any
@@ -70,7 +71,7 @@ enum config {
 	CFG_ANON_L3,
 	CFG_REFERENCE,
 	CFG_REFERENCE_STATS,
-	CFG_REFERENCE_RAW,
+	CFG_REFERENCE_CALLS,
 	CFG_EMPTY,
 	CFG_SYSCALL_EVENT,
 	CFG_BPFTRACE,
@@ -78,7 +79,7 @@ enum config {
 };
 static const char *const config_names[CFG_MAX] = {
 	"no probe", "level 1 (all subsystems)", "level 3 (anon_fault leaves)",
-	"reference (every leaf)", "reference, bpf_stats on", "reference, syscall_events raw",
+	"reference (every leaf)", "reference, bpf_stats on", "reference, syscall_events calls",
 	"empty programs, reference hooks",
 	"empty program, futex's events", "bpftrace count() on the fault"
 };
@@ -116,7 +117,7 @@ static size_t config_nodes(enum config c, int *nodes)
 				   TREE_MAX_NODES);
 	case CFG_REFERENCE:
 	case CFG_REFERENCE_STATS:
-	case CFG_REFERENCE_RAW:
+	case CFG_REFERENCE_CALLS:
 		for (i = 0; i < tree->n_nodes; i++)
 			if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
 				nodes[n++] = i;
@@ -156,18 +157,19 @@ static int attach_event(struct extra *x, int prog, int id)
 /*
  * A program that returns at once, on each tracepoint the reference probe
  * attaches, as the probe attaches it: the system call events of the calls
- * it follows where the kernel gives them (syscall_event_ids), raw
+ * it follows where the probe uses them (syscall_events calls), raw
  * tracepoints for the rest.
  */
 static int attach_empty(struct extra *x)
 {
 	const char *tps[PROBE_MAX_LINKS];
 	int nodes[TREE_MAX_NODES], prog, sc_prog = -1, r;
-	const int *enter, *exit;
-	bool per_call = syscall_event_ids(&enter, &exit) > 0;
+	const int *enter = NULL, *exit = NULL;
+	bool per_call = syscall_events_per_call();
 	struct probe_plan plan;
 	size_t n_tps, n_calls, i, k;
 
+	syscall_event_ids(&enter, &exit);
 	r = probe_plan_for(tree, nodes, config_nodes(CFG_REFERENCE, nodes), &plan);
 	if (r < 0)
 		return r;
@@ -348,11 +350,11 @@ static int load_config(enum config c, struct probe **ret, int *ret_stats, struct
 			return *ret_stats;
 	}
 	r = probe_plan_for(tree, nodes, n, &plan);
-	/* the loader reads the setting when it loads: raw for this one probe only */
-	syscall_events_set_raw(c == CFG_REFERENCE_RAW);
+	/* the loader reads the setting when it loads: calls for this one probe only */
+	syscall_events_set_raw(c != CFG_REFERENCE_CALLS);
 	if (!r)
 		r = probe_load(tree, &plan, ret, NULL, &err);
-	syscall_events_set_raw(false);
+	syscall_events_set_raw(true);
 	if (r < 0 && err)
 		fprintf(stderr, "bench-overhead: loading the probe: %s\n", err);
 	return r;

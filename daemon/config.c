@@ -30,6 +30,7 @@ void config_defaults(struct config *c)
 	c->tau = 3.0;
 	c->window_s = 5;
 	c->warmup_runs = 1;
+	c->raw_syscalls = true;
 	backend_order_default(&c->backends);
 	c->api_group = xstrdup("argus");
 	c->queue_per_submitter = 4;

@@ -31,11 +31,12 @@ struct config {
 	 */
 	bool probe_stats;
 	/*
-	 * How the probe follows system calls: the events of the calls it tells
-	 * apart ("calls", where tracefs can be read) or raw sys_enter and
-	 * sys_exit ("raw"), which every call of every task runs: the first
-	 * costs other processes nothing on the calls it does not follow and
-	 * more on those it follows (README "Probe cost").
+	 * How the probe follows system calls: raw sys_enter and sys_exit
+	 * ("raw", the default), which every call of every task runs, or the
+	 * events of the calls it tells apart ("calls", where tracefs can be
+	 * read), which cost other processes nothing on the calls the probe does
+	 * not follow, more on those it follows, and each probe seconds to
+	 * close (README "Probe cost").
 	 */
 	bool raw_syscalls;
 	struct backend_order backends; /* resolution tries these, in order: fentry kprobe tracepoint */

@@ -128,7 +128,7 @@ size_t syscall_event_ids(const int **ret_enter, const int **ret_exit)
 	return n_with_events;
 }
 
-static bool raw_chosen;
+static bool raw_chosen = true;
 
 void syscall_events_set_raw(bool raw)
 {

@@ -32,9 +32,10 @@ int syscall_roles_write(struct bpf_map *map);
 size_t syscall_event_ids(const int **ret_enter, const int **ret_exit);
 
 /*
- * The syscall_events setting, for the whole process: raw true follows
- * system calls through raw sys_enter and sys_exit even where the calls' own
- * events can be attached. Set before the first probe loads.
+ * The syscall_events setting, for the whole process: raw true (the
+ * default) follows system calls through raw sys_enter and sys_exit, false
+ * through the calls' own events where they can be attached. Set before the
+ * first probe loads.
  */
 void syscall_events_set_raw(bool raw);
 /* Does the probe follow system calls through their own events here (the setting and tracefs)? */

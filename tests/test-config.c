@@ -90,7 +90,7 @@ static void test_refusals(void)
 	expect_refused("syscall_events = perf\n", "line 1", "perf");
 }
 
-/* syscall_events: "calls" (the default) or "raw". */
+/* syscall_events: "raw" (the default) or "calls". */
 static void test_syscall_events(void)
 {
 	struct config c;
@@ -98,10 +98,10 @@ static void test_syscall_events(void)
 
 	tap_subtest("syscall_events");
 	CHECK(load("tau = 3\n", &c, &err) == 0);
-	CHECK(!c.raw_syscalls);
-	config_free(&c);
-	CHECK(load("syscall_events = raw\n", &c, &err) == 0);
 	CHECK(c.raw_syscalls);
+	config_free(&c);
+	CHECK(load("syscall_events = calls\n", &c, &err) == 0);
+	CHECK(!c.raw_syscalls);
 	config_free(&c);
 	CHECK(load("syscall_events = raw\nsyscall_events = calls\n", &c, &err) == 0);
 	CHECK(!c.raw_syscalls);

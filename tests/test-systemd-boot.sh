@@ -542,6 +542,10 @@ configure_argusd() {
 		fail "argusd --check-config with the empty /etc/argus/workloads: exit 0, 0 workloads (exit $rc: $out)"
 	ok "empty workload registry: argusd --check-config ok (${out##*$'\n'})"
 	sed -i "s/^listen = .*/listen = 127.0.0.1:$PORT/" "$ROOT/etc/argus/argusd.conf"
+	# the calls' own events, whose ids argusd reads from tracefs under the unit's sandbox
+	sed -i "s/^syscall_events = .*/syscall_events = calls/" "$ROOT/etc/argus/argusd.conf"
+	grep -qx 'syscall_events = calls' "$ROOT/etc/argus/argusd.conf" ||
+		fail "the installed argusd.conf has no 'syscall_events = ...' line"
 	for f in "$ROOT$BENCH_WORKLOADS"/*.json; do
 		ln -s "$BENCH_WORKLOADS/${f##*/}" "$ROOT/etc/argus/workloads/${f##*/}"
 	done
@@ -975,8 +979,8 @@ check_journal() {
 	done
 	grep -q "argusd ready: listening" <<<"$info" ||
 		fail "'argusd ready' in journalctl -u argusd -p info"
-	# under the shipped unit's sandbox, tracefs is readable (mounted, or mounted by argusd in a
-	# namespace of its own): the probe follows system calls through their own events
+	# syscall_events = calls (configure_argusd): under the shipped unit's sandbox tracefs is
+	# readable (mounted, or mounted by argusd in a namespace of its own)
 	if grep -q "system calls followed through their own events" <<<"$info"; then
 		ok "journal: system calls followed through their own events under the unit"
 	else
