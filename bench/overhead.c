@@ -59,6 +59,7 @@
 #include "daemon/probe_try.h"
 #include "daemon/resolve.h"
 #include "daemon/syscalls.h"
+#include "daemon/tracefs.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
 
@@ -136,18 +137,13 @@ static const struct bpf_insn ret0[] = {
 /* Attach the tracepoint program prog to trace event id on every CPU; its perf fd into x. */
 static int attach_event(struct extra *x, int prog, int id)
 {
-	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT,
-				     .size = sizeof(a),
-				     .config = (__u64)id,
-				     .sample_period = 1,
-				     .wakeup_events = 1 };
 	int fd;
 
 	if (x->n_fds >= ARRAY_SIZE(x->fds) - 2)
 		return -E2BIG;
-	fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = tracefs_event_open(id);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	x->fds[x->n_fds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 		return -errno;
@@ -212,20 +208,9 @@ static int attach_empty(struct extra *x)
 
 static const char *syscall_event_missing; /* why the system call events cannot be used */
 
-/* The id of tracefs event events/CATEGORY/NAME, or a negative errno. */
-static int tracefs_event_id(const char *category, const char *name)
-{
-	_cleanup_free_ char *path = xasprintf(TRACEFS "/events/%s/%s/id", category, name);
-	FILE *f = fopen(path, "re");
-	int id = -1;
-
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%d", &id) != 1)
-		id = -EIO;
-	fclose(f);
-	return id;
-}
+/* futex's own events, syscalls/sys_enter_futex and sys_exit_futex: their ids, -1 where missing */
+static const char *const futex_events[] = { "syscalls/sys_enter_futex", "syscalls/sys_exit_futex" };
+static int futex_ids[2];
 
 /*
  * A program that returns at once on futex's entry and exit events: what a
@@ -235,8 +220,7 @@ static int tracefs_event_id(const char *category, const char *name)
  */
 static int attach_syscall_event(struct extra *x)
 {
-	static const char *const events[] = { "sys_enter_futex", "sys_exit_futex" };
-	int prog, id, r;
+	int prog, r;
 	size_t e;
 
 	if (syscall_event_missing)
@@ -246,11 +230,8 @@ static int attach_syscall_event(struct extra *x)
 	if (prog < 0)
 		return -errno;
 	x->fds[x->n_fds++] = prog;
-	for (e = 0; e < ARRAY_SIZE(events); e++) {
-		id = tracefs_event_id("syscalls", events[e]);
-		if (id < 0)
-			return id;
-		r = attach_event(x, prog, id);
+	for (e = 0; e < ARRAY_SIZE(futex_ids); e++) {
+		r = attach_event(x, prog, futex_ids[e]);
 		if (r < 0)
 			return r;
 	}
@@ -670,8 +651,9 @@ int main(int argc, char **argv)
 	mounted = mount_tracefs();
 	if (system("command -v bpftrace >/dev/null 2>&1") != 0)
 		bpftrace_missing = "not installed (apt-get install bpftrace)";
-	if (tracefs_event_id("syscalls", "sys_enter_futex") < 0)
-		syscall_event_missing = "no syscalls/sys_enter_futex event in tracefs";
+	if (tracefs_event_ids(futex_events, ARRAY_SIZE(futex_events), futex_ids) < 0 ||
+	    futex_ids[0] < 0 || futex_ids[1] < 0)
+		syscall_event_missing = "no syscalls/sys_enter_futex or sys_exit_futex event in tracefs";
 
 	for (k = 0; k < rounds; k++)
 		for (c = 0; c < CFG_MAX; c++) {

@@ -121,7 +121,6 @@ static int load_tree(const struct config *cfg, struct tree **ret)
 			log_notice("tree: %s unavailable: %s", t->nodes[i].id,
 				   t->nodes[i].reason ?: "?");
 	order = backend_order_to_string(&cfg->backends);
-	syscall_events_set_raw(cfg->raw_syscalls);
 	log_info("tree %s resolved (backends %s): %zu nodes, fentry %d, kprobe %d, tracepoint %d, "
 		 "unavailable %d; system calls followed through %s",
 		 t->version, order, t->n_nodes, by[BACKEND_FENTRY], by[BACKEND_KPROBE],
@@ -217,6 +216,8 @@ static int parse_args(int argc, char **argv, struct config *cfg, bool *ret_check
 			return r;
 		}
 	}
+	/* for the whole process, before any probe loads */
+	syscall_events_set_raw(cfg->raw_syscalls);
 	return 0;
 }
 

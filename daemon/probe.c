@@ -6,15 +6,14 @@
 #include "daemon/probe.h"
 #include "daemon/probe_skel.h"
 #include "daemon/syscalls.h"
+#include "daemon/tracefs.h"
 #include "daemon/log.h"
 #include "daemon/util.h"
 
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -345,22 +344,14 @@ static int add_link(struct probe *p, struct bpf_link *l)
 	return 0;
 }
 
-/* Attach prog to the trace event id, on every CPU (a perf event of that tracepoint). */
+/* Attach prog to the trace event id, on every CPU. */
 static int attach_trace_event(struct probe *p, struct bpf_program *prog, int id)
 {
-	struct perf_event_attr attr = {
-	    .type = PERF_TYPE_TRACEPOINT,
-	    .size = sizeof(attr),
-	    .config = (__u64)id,
-	    .sample_period = 1,
-	    .wakeup_events = 1,
-	};
 	struct bpf_link *l;
-	int fd, r;
+	int fd = tracefs_event_open(id), r;
 
-	fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	l = bpf_program__attach_perf_event(prog, fd);
 	if (!l) {
 		r = -errno ?: -EINVAL;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -157,4 +159,18 @@ int tracefs_event_ids(const char *const *events, size_t n, int *ret_ids)
 		for (i = 0; i < n; i++)
 			ret_ids[i] = -1;
 	return r;
+}
+
+int tracefs_event_open(int id)
+{
+	struct perf_event_attr attr = {
+	    .type = PERF_TYPE_TRACEPOINT,
+	    .size = sizeof(attr),
+	    .config = (__u64)id,
+	    .sample_period = 1,
+	    .wakeup_events = 1,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
 }

@@ -16,3 +16,9 @@
  * errno when tracefs could not be read at all (then every id is -1).
  */
 int tracefs_event_ids(const char *const *events, size_t n, int *ret_ids);
+
+/*
+ * A perf event of trace event id on every CPU (a program attached to it
+ * runs wherever the event fires): its fd, or a negative errno.
+ */
+int tracefs_event_open(int id);
