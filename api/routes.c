@@ -624,6 +624,9 @@ static void get_compare(const struct api_ctx *ctx, struct api_stats *st,
 	    !parse_path_id(req->id2, &id[1], r, "reference"))
 		return;
 	calib_params_default(&p);
+	/* the comparison's "mean" and "spread" are the runs' mean and sample sd, tau of them */
+	p.robust = false;
+	p.false_flag_rate = 0;
 	if (ctx->cfg && ctx->cfg->tau > 0)
 		p.tau = ctx->cfg->tau;
 	for (i = 0; i < req->n_args; i++) {

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define WALL_METRIC "target/wall_ns"
@@ -29,6 +31,8 @@ void calib_params_default(struct calib_params *p)
 	    .cause_share = 0.30,
 	    .sli_rel_floor = 0.02,
 	    .min_sli_change = 0.10,
+	    .false_flag_rate = 0.05,
+	    .robust = true,
 	    .calibrated = true,
 	};
 }
@@ -56,23 +60,165 @@ static double ratio(double delta, double spread)
 	return delta > 0 ? INFINITY : -INFINITY;
 }
 
-void calib_score_metric(const struct calib_params *p, const char *metric, bool is_time,
-			const double *ref, size_t k, double value, struct calib_score *ret)
+/* A seeded source of standard normal draws: splitmix64, then Box-Muller. */
+struct normal_draws {
+	uint64_t state;
+	double spare;
+	bool has_spare;
+};
+
+static double uniform01(struct normal_draws *g)
 {
-	double centre = 0, sd = 0, spread, sum = 0, ss = 0;
+	uint64_t z = (g->state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return ((double)(z >> 11) + 0.5) / 9007199254740992.0; /* in (0, 1) */
+}
+
+static double normal(struct normal_draws *g)
+{
+	double r, a;
+
+	if (g->has_spare) {
+		g->has_spare = false;
+		return g->spare;
+	}
+	r = sqrt(-2.0 * log(uniform01(g)));
+	a = 2.0 * M_PI * uniform01(g);
+	g->spare = r * sin(a);
+	g->has_spare = true;
+	return r * cos(a);
+}
+
+static int by_value(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The median of n values (n >= 1), sorting v. */
+static double median_sorting(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), by_value);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * The centre of k runs and their unscaled noise: the mean and sample sd of
+ * the runs, robust leaving out the one farthest from their median (k >= 3),
+ * so that a single run that something else on the machine disturbed moves
+ * neither. work holds k values.
+ */
+static void centre_noise(bool robust, const double *ref, size_t k, double *work,
+			 double *ret_centre, double *ret_noise)
+{
+	double centre = 0, ss = 0, median;
+	size_t i, n = 0, far = k;
+
+	if (robust && k >= 3) {
+		memcpy(work, ref, k * sizeof(*work));
+		median = median_sorting(work, k);
+		far = 0;
+		for (i = 1; i < k; i++)
+			if (fabs(ref[i] - median) > fabs(ref[far] - median))
+				far = i;
+	}
+	for (i = 0; i < k; i++)
+		if (i != far)
+			work[n++] = ref[i];
+	for (i = 0; i < n; i++)
+		centre += work[i] / (double)n;
+	for (i = 0; i < n; i++)
+		ss += (work[i] - centre) * (work[i] - centre);
+	*ret_centre = centre;
+	*ret_noise = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+}
+
+#define NULL_DRAWS 4096
+#define NULL_SEED 0x61726775732d6e75ULL
+#define NULL_KMAX 64
+
+/* The mean over the simulated references of P(X > centre + t noise), X ~ N(0, 1). */
+static double tail_beyond(const double *centre, const double *noise, size_t n, double t)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sum += 0.5 * erfc((centre[i] + t * noise[i]) / M_SQRT2);
+	return sum / (double)n;
+}
+
+void calib_null_for(const struct calib_params *p, size_t k, size_t n_tests, struct calib_null *ret)
+{
+	struct normal_draws g = {.state = NULL_SEED ^ (uint64_t)k ^ ((uint64_t)p->robust << 32)};
+	double run[NULL_KMAX], work[NULL_KMAX], noise_sum = 0, p_tail, lo, hi;
+	_cleanup_free_ double *centre = NULL, *noise = NULL;
+	size_t i, j;
+
+	*ret = (struct calib_null){.noise_scale = 1, .threshold = p->tau};
+	/* the plain sd against tau needs nothing from the null */
+	if (k < 2 || (!p->robust && !(p->false_flag_rate > 0)))
+		return;
+	/* more runs than simulated: their estimate is as good as NULL_KMAX's, or better */
+	k = k < NULL_KMAX ? k : NULL_KMAX;
+	centre = calloc(NULL_DRAWS, sizeof(*centre));
+	noise = calloc(NULL_DRAWS, sizeof(*noise));
+	if (!centre || !noise)
+		return;
+	for (i = 0; i < NULL_DRAWS; i++) {
+		for (j = 0; j < k; j++)
+			run[j] = normal(&g);
+		centre_noise(p->robust, run, k, work, &centre[i], &noise[i]);
+		noise_sum += noise[i];
+	}
+	if (p->robust)
+		ret->noise_scale = (double)NULL_DRAWS / noise_sum;
+	if (!(p->false_flag_rate > 0))
+		return;
+	for (i = 0; i < NULL_DRAWS; i++)
+		noise[i] *= ret->noise_scale;
+	p_tail = p->false_flag_rate / (double)(n_tests ? n_tests : 1);
+	if (tail_beyond(centre, noise, NULL_DRAWS, p->tau) <= p_tail)
+		return;
+	/* the tail falls as t grows: bisect on log t between tau and a bound that is past it */
+	lo = p->tau;
+	hi = p->tau * 2;
+	while (hi < 1e6 && tail_beyond(centre, noise, NULL_DRAWS, hi) > p_tail)
+		hi *= 2;
+	for (i = 0; i < 40 && hi / lo > 1.001; i++) {
+		double mid = sqrt(lo * hi);
+
+		if (tail_beyond(centre, noise, NULL_DRAWS, mid) > p_tail)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	ret->threshold = hi;
+}
+
+void calib_score_metric(const struct calib_params *p, const struct calib_null *null,
+			const char *metric, bool is_time, const double *ref, size_t k, double value,
+			struct calib_score *ret)
+{
+	_cleanup_free_ double *work = calloc(k ? k : 1, sizeof(double));
+	double centre = 0, noise = 0, floor, spread;
+	struct calib_null alone;
 	bool finite = isfinite(value);
 	size_t i;
 
-	for (i = 0; i < k; i++) {
-		sum += ref[i];
+	for (i = 0; i < k; i++)
 		finite = finite && isfinite(ref[i]);
+	if (!null) {
+		calib_null_for(p, k, 1, &alone);
+		null = &alone;
 	}
-	if (k > 0)
-		centre = sum / (double)k;
-	if (k > 1) {
-		for (i = 0; i < k; i++)
-			ss += (ref[i] - centre) * (ref[i] - centre);
-		sd = sqrt(ss / (double)(k - 1));
+	if (k > 0 && work && finite) {
+		centre_noise(p->robust, ref, k, work, &centre, &noise);
+		noise *= null->noise_scale;
 	}
 
 	*ret = (struct calib_score){
@@ -80,17 +226,19 @@ void calib_score_metric(const struct calib_params *p, const char *metric, bool i
 	    .centre = centre,
 	    .value = value,
 	    .delta = value - centre,
+	    .noise = noise,
+	    .threshold = null->threshold,
 	    .share = NAN,
 	};
 	if (!finite) {
 		/* A broken measurement is reported, never flagged. */
-		ret->spread = sd;
+		ret->spread = noise;
 		ret->z = 0;
 		return;
 	}
 	if (!p->calibrated) {
 		/*
-		 * Ablation: the reference mean without its spread, as the
+		 * Ablation: the reference's centre without its spread, as the
 		 * paper's strongest baseline (probes, no reference
 		 * calibration). z is the relative change, and any increase
 		 * counts as a deviation.
@@ -100,8 +248,8 @@ void calib_score_metric(const struct calib_params *p, const char *metric, bool i
 		ret->flagged = ret->delta > 0;
 		return;
 	}
-	spread = fmax(sd, p->rel_floor * fabs(centre));
-	spread = fmax(spread, is_time ? p->time_floor_ns : p->count_floor);
+	floor = fmax(p->rel_floor * fabs(centre), is_time ? p->time_floor_ns : p->count_floor);
+	spread = fmax(floor, noise * null->threshold / p->tau);
 	ret->spread = spread;
 	ret->z = ratio(ret->delta, spread);
 	ret->flagged = ret->z > p->tau;
@@ -242,18 +390,17 @@ static void judge_against_slowdown(const struct calib_params *p, struct calib_sc
 	s->flagged = s->z > p->tau;
 }
 
-/* The mean of metric over the reference runs and its value now; false when any lacks it. */
-static bool gather_mean(const char *metric, const struct mvec *ref, size_t k,
-			const struct mvec *pmv, double *vals, double *ret_mean, double *ret_value)
+/* The centre of metric over the reference runs and its value now; false when any lacks it. */
+static bool gather_centre(const struct calib_params *p, const char *metric,
+			  const struct mvec *ref, size_t k, const struct mvec *pmv, double *vals,
+			  double *ret_centre, double *ret_value)
 {
-	double mean = 0;
-	size_t m;
+	_cleanup_free_ double *work = calloc(k, sizeof(double));
+	double noise;
 
-	if (!gather(metric, ref, k, pmv, vals, ret_value))
+	if (!work || !gather(metric, ref, k, pmv, vals, ret_value))
 		return false;
-	for (m = 0; m < k; m++)
-		mean += vals[m] / k;
-	*ret_mean = mean;
+	centre_noise(p->robust, vals, k, work, ret_centre, &noise);
 	return true;
 }
 
@@ -309,14 +456,14 @@ static struct run_time slower_run_time(const struct calib_params *p, const struc
 				       size_t k, const struct mvec *pmv, double *vals)
 {
 	struct run_time rt = {};
-	double mean, value;
+	double centre, value;
 
-	if (!p->calibrated || !gather_mean(WALL_METRIC, ref, k, pmv, vals, &mean, &value) ||
-	    mean <= 0 || value <= mean)
+	if (!p->calibrated || !gather_centre(p, WALL_METRIC, ref, k, pmv, vals, &centre, &value) ||
+	    centre <= 0 || value <= centre)
 		return rt;
-	rt = (struct run_time){mean, value};
-	if (gather_mean(THREAD_METRIC, ref, k, pmv, vals, &mean, &value) && mean > 0)
-		rt = (struct run_time){mean, value};
+	rt = (struct run_time){centre, value};
+	if (gather_centre(p, THREAD_METRIC, ref, k, pmv, vals, &centre, &value) && centre > 0)
+		rt = (struct run_time){centre, value};
 	return rt;
 }
 
@@ -326,8 +473,15 @@ static int score_nodes(const struct calib_params *p, const struct tree *t, const
 		       struct run_time rt, double *vals, struct calib_decision *d,
 		       struct node_eval *ev)
 {
+	struct calib_null nul;
+	const struct calib_null *null = &nul;
 	int largest = -1;
-	size_t i, m;
+	size_t i, m, n_tests = 0;
+
+	/* every declared metric of the level is a test, scored or not: the threshold errs high */
+	for (i = 0; i < n_active; i++)
+		n_tests += t->nodes[active[i]].n_metrics;
+	calib_null_for(p, k, n_tests, &nul);
 
 	for (i = 0; i < n_active; i++) {
 		const struct tree_node *n = &t->nodes[active[i]];
@@ -342,7 +496,8 @@ static int score_nodes(const struct calib_params *p, const struct tree *t, const
 
 			if (!gather(id, ref, k, pmv, vals, &value))
 				continue;
-			calib_score_metric(p, id, is_time, vals, k, value, &d->scores[d->n_scores++]);
+			calib_score_metric(p, null, id, is_time, vals, k, value,
+					   &d->scores[d->n_scores++]);
 			if (is_time && rt.centre > 0)
 				judge_against_slowdown(p, &d->scores[si], rt.centre, rt.value);
 			if (is_time)
@@ -372,7 +527,7 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 		d->wall = (int)d->n_scores++;
 		w = &d->scores[d->wall];
 		wp.rel_floor = p->wall_rel_floor;
-		calib_score_metric(&wp, WALL_METRIC, true, vals, k, value, w);
+		calib_score_metric(&wp, NULL, WALL_METRIC, true, vals, k, value, w);
 	} else if (gather(SLI_METRIC, ref, k, pmv, vals, &value)) {
 		/* a throughput's cost is its negative: the centre's magnitude is the scale */
 		d->wall = (int)d->n_scores++;
@@ -380,7 +535,7 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 		w = &d->scores[d->wall];
 		wp.rel_floor = p->sli_rel_floor;
 		wp.count_floor = 0;
-		calib_score_metric(&wp, SLI_METRIC, false, vals, k, value, w);
+		calib_score_metric(&wp, NULL, SLI_METRIC, false, vals, k, value, w);
 	} else {
 		return 0;
 	}
@@ -414,15 +569,25 @@ static enum calib_why gate(const struct calib_params *p, struct calib_decision *
 		   : CALIB_WHY_NOT_SLOWER;
 }
 
-/* Calibrated ranking: a flagged time first, by its increase in ns (exclusive thread time
- * compares across nodes), then count-only by z. */
+/*
+ * Calibrated ranking: a flagged time first, by its excess over what the
+ * rest of the run predicts (its increase when nothing is predicted), in ns:
+ * exclusive thread time compares across nodes. A count leads only where the
+ * node's time is not measured: a path that did more without taking more
+ * time is not where the time went.
+ */
 static void rank_calibrated(const struct calib_score *ts, const struct calib_score *cs,
 			    struct node_eval *e)
 {
 	if (ts && ts->flagged)
-		*e = (struct node_eval){e->node, e->time_score, e->count_score, true, 0, ts->delta,
+		*e = (struct node_eval){e->node,
+					e->time_score,
+					e->count_score,
+					true,
+					0,
+					ts->expected > 0 ? ts->value - ts->expected : ts->delta,
 					e->time_score};
-	else if (cs && cs->flagged)
+	else if (!ts && cs && cs->flagged)
 		*e = (struct node_eval){e->node, e->time_score, e->count_score, true, 1, cs->z,
 					e->count_score};
 }
@@ -727,10 +892,11 @@ json_t *calib_scores_to_json(const struct calib_decision *d)
 		return a;
 	for (i = 0; i < d->n_scores; i++) {
 		const struct calib_score *s = &d->scores[i];
-		json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:b}", "metric", s->metric,
-				      "reference", number(s->centre), "spread", number(s->spread),
-				      "value", number(s->value), "delta", number(s->delta), "z",
-				      number(s->z), "flagged", s->flagged);
+		json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}", "metric",
+				      s->metric, "reference", number(s->centre), "spread",
+				      number(s->spread), "noise", number(s->noise), "threshold",
+				      number(s->threshold), "value", number(s->value), "delta",
+				      number(s->delta), "z", number(s->z), "flagged", s->flagged);
 
 		if (o && s->expected > 0)
 			json_object_set_new(o, "expected", number(s->expected));

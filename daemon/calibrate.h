@@ -3,11 +3,20 @@
  * Reference calibration and the decision of one level: pure functions, no
  * logging, no globals. Where the walk goes after a level is descent.h.
  *
- * score: z = (pmv - centre) / spread, where centre is the mean of the K
- * reference runs and spread = max(sample sd, rel_floor * |centre|, abs_floor)
- * so that a near-zero spread cannot make a tiny change look huge. A metric
- * is flagged when z > tau (only increases: a path doing less work is not a
- * bottleneck).
+ * score: z = (pmv - centre) / spread. The centre and the noise are the mean
+ * and the standard deviation of the K reference runs after the one farthest
+ * from their median is set aside (a trimmed estimate), so that one run that
+ * something else on the machine disturbed moves neither. A metric is flagged when z >
+ * tau (only increases: a path doing less work is not a bottleneck), where
+ *
+ *   spread = max(rel_floor * |centre|, abs_floor, noise * threshold / tau)
+ *
+ * The floors are the smallest change worth naming, so that a near-zero
+ * noise cannot make a tiny change look huge. threshold is how many noises a
+ * value of an unchanged target stays under, with probability 1 -
+ * false_flag_rate / (the metrics tested at the level), given that the noise
+ * was estimated from only K runs (calib_null_for): the fewer the runs and
+ * the more the metrics, the larger it is, and never below tau.
  */
 #pragma once
 
@@ -63,14 +72,49 @@ struct calib_params {
 	 * wall time).
 	 */
 	double sli_rel_floor, min_sli_change;
+	/*
+	 * The chance that a level of an unchanged target flags any of its path
+	 * metrics on noise alone, default 0.05: divided among the metrics
+	 * tested (Bonferroni), each metric's share sets its threshold for the
+	 * number of reference runs. The target's own wall time (or SLI) is one
+	 * test of its own. 0: a fixed threshold of tau noises.
+	 */
+	double false_flag_rate;
+	/*
+	 * true (the default): the trimmed estimate above. false: the mean and
+	 * the sample standard deviation of all K runs, as before, for the
+	 * false-flag bench's side-by-side and the references' comparison.
+	 */
+	bool robust;
 	bool calibrated; /* false: ablation, raw deltas against the reference mean, no spread */
 };
 
 void calib_params_default(struct calib_params *p);
 
+/*
+ * What the score of K reference runs needs from a Gaussian null: the
+ * noise's scale (the factor that makes the trimmed sd an unbiased estimate
+ * of the standard deviation for k runs; 1 for the plain sample sd) and the
+ * threshold on (value - centre) / noise that an
+ * unchanged target exceeds with probability false_flag_rate / n_tests.
+ * Found by a seeded simulation of k runs (the same numbers every call): the
+ * chance that a fresh value passes centre + t x noise is averaged over the
+ * simulated references in closed form, and t is bisected. threshold is at
+ * least tau; it is tau when false_flag_rate is 0 or k < 2.
+ */
+struct calib_null {
+	double noise_scale;
+	double threshold;
+};
+
+void calib_null_for(const struct calib_params *p, size_t k, size_t n_tests,
+		    struct calib_null *ret);
+
 struct calib_score {
 	char *metric; /* "kernel_paging.anon_fault/count" */
 	double centre, spread, value, delta, z;
+	/* the reference runs' own noise, and the z on it that flags (see above) */
+	double noise, threshold;
 	/*
 	 * Time metrics of a slower workload: what this path would take had it
 	 * slowed only as much as the rest of the run (centre x that ratio, see
@@ -87,19 +131,20 @@ struct calib_score {
 
 /*
  * Score one metric from its K reference values (k >= 1) and the perturbed
- * value: centre = mean, spread = max(sample sd (n - 1; 0 when k == 1),
- * rel_floor * |centre|, is_time ? time_floor_ns : count_floor), z = delta /
- * spread, flagged = z > tau. A non-finite input is reported, never flagged.
- * ret->metric is a copy of metric (freed by calib_decision_free, or by the
- * caller for a lone score).
+ * value: centre and spread as above (noise 0 when k == 1), with null from
+ * calib_null_for(p, k, the metrics tested with it), or NULL for a metric
+ * tested alone. z = delta / spread, flagged = z > tau. A non-finite input
+ * is reported, never flagged. ret->metric is a copy of metric (freed by
+ * calib_decision_free, or by the caller for a lone score).
  *
  * Without calibration (p->calibrated false) this is the baseline the paper
  * compares against, "probes without reference calibration": there is no
  * reference spread (spread 0), z = delta / max(|centre|, 1) is the relative
  * change, and any increase is flagged (delta > 0).
  */
-void calib_score_metric(const struct calib_params *p, const char *metric, bool is_time,
-			const double *ref, size_t k, double value, struct calib_score *ret);
+void calib_score_metric(const struct calib_params *p, const struct calib_null *null,
+			const char *metric, bool is_time, const double *ref, size_t k, double value,
+			struct calib_score *ret);
 
 enum calib_action {
 	CALIB_ABSTAIN, /* nothing deviates (or the target is not slower): no_bottleneck */

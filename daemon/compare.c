@@ -35,7 +35,7 @@ static void centre_spread(const struct calib_params *p, const char *metric, cons
 {
 	struct calib_score s;
 
-	calib_score_metric(p, metric, metric_is_time(metric), vals, n, 0, &s);
+	calib_score_metric(p, NULL, metric, metric_is_time(metric), vals, n, 0, &s);
 	*ret_mean = s.centre;
 	*ret_spread = s.spread;
 	free(s.metric);

@@ -26,8 +26,9 @@ void config_defaults(struct config *c)
 	c->schema_dir = xstrdup(ARGUS_PKGDATADIR "/schema");
 	c->queue_max = 16;
 	c->max_body = 65536;
-	c->reference_repeats = 3;
+	c->reference_repeats = 5;
 	c->tau = 3.0;
+	c->false_flag_rate = 0.05;
 	c->window_s = 5;
 	c->warmup_runs = 1;
 	c->raw_syscalls = true;
@@ -112,6 +113,13 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = (end == value || *end || !(v >= 0.5 && v <= 100)) ? -EINVAL : 0;
 		if (!r)
 			c->tau = v;
+	} else if (!strcmp(key, "false_flag_rate")) {
+		char *end;
+		double v = strtod(value, &end);
+
+		r = (end == value || *end || !(v >= 0 && v <= 0.5)) ? -EINVAL : 0;
+		if (!r)
+			c->false_flag_rate = v;
 	} else if (!strcmp(key, "allow_stale_reference"))
 		r = set_bool(&c->allow_stale_reference, value);
 	else if (!strcmp(key, "probe_stats"))

@@ -19,8 +19,10 @@ struct config {
 	char *schema_dir;    /* directory of the schema files */
 	unsigned queue_max;  /* waiting jobs, default 16 */
 	unsigned max_body;   /* request body bytes, default 65536 */
-	unsigned reference_repeats; /* default K, 3 */
+	unsigned reference_repeats; /* default K, 5 */
 	double tau;	     /* default 3 */
+	/* the chance a level of an unchanged target flags a path (calib_params), default 0.05 */
+	double false_flag_rate;
 	unsigned window_s;   /* default observation window for running targets, 5 */
 	unsigned warmup_runs; /* unmeasured runs of a workload before a job measures it, 1 */
 	bool allow_stale_reference; /* diagnose against a reference from another kernel/tree (warns) */

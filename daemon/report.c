@@ -313,6 +313,7 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 			"overhead", r->overhead, "timings", r->timings, "agent", r->agent,
 			"reference", (json_int_t)r->reference_id, "tau", p->tau, "calibrated",
 			p->calibrated);
+	json_object_set_new(res, "false_flag_rate", json_real(p->false_flag_rate));
 	if (!bottleneck)
 		json_object_set_new(res, "reason_code", json_string(r->stop_code ?: "unexplained"));
 	if (behind)

@@ -22,12 +22,25 @@ static bool streq(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
+/*
+ * The decision rules are tested on hand-computed numbers, which the plain
+ * mean and sample sd of K = 3 runs give, against tau alone. The default
+ * estimator and its thresholds have tests of their own (test_trimmed,
+ * test_thresholds, test_default_decision).
+ */
+static void classic_params(struct calib_params *p)
+{
+	calib_params_default(p);
+	p->robust = false;
+	p->false_flag_rate = 0;
+}
+
 static struct calib_score score(const struct calib_params *p, bool is_time, const double *ref,
 				size_t k, double value)
 {
 	struct calib_score s;
 
-	calib_score_metric(p, "m", is_time, ref, k, value, &s);
+	calib_score_metric(p, NULL, "m", is_time, ref, k, value, &s);
 	free(s.metric);
 	s.metric = NULL;
 	return s;
@@ -52,7 +65,7 @@ static void test_scores(void)
 	struct calib_params p;
 	struct calib_score s;
 
-	calib_params_default(&p);
+	classic_params(&p);
 
 	/* Count: centre 110, sd 10, rel 5.5, floor 20 wins: z = 90 / 20. */
 	s = score(&p, false, (double[]){100, 110, 120}, 3, 200);
@@ -113,7 +126,7 @@ static void test_scores(void)
 	CHECK(s.z == 0 && !s.flagged);
 
 	/* Ablation: no spread, relative change, any increase flags. */
-	calib_params_default(&p);
+	classic_params(&p);
 	p.calibrated = false;
 	s = score(&p, false, (double[]){100, 110, 120}, 3, 111);
 	CHECK(near(s.centre, 110) && s.spread == 0 && near(s.delta, 1) && near(s.z, 1.0 / 110));
@@ -123,7 +136,7 @@ static void test_scores(void)
 	s = score(&p, true, (double[]){1e9, 1e9, 1e9}, 3, 0.9e9);
 	CHECK(near(s.z, -0.1) && !s.flagged);
 
-	calib_score_metric(&p, "kernel_paging/count", false, (double[]){1}, 1, 2, &s);
+	calib_score_metric(&p, NULL, "kernel_paging/count", false, (double[]){1}, 1, 2, &s);
 	CHECK(streq(s.metric, "kernel_paging/count"));
 	free(s.metric);
 }
@@ -172,7 +185,13 @@ static int decide(const struct calib_params *p, const struct tree *t, const char
 	struct vectors v;
 	int r;
 
+	struct calib_params classic;
+
 	REQUIRE(!parent_id || parent >= 0);
+	if (!p) {
+		classic_params(&classic);
+		p = &classic;
+	}
 	n_active = tree_active(t, parent, active, ARRAY_SIZE(active));
 	fill(&v, rows, n);
 	r = calib_decide(p, t, active, n_active, parent, v.ref, K, &v.pmv, ret);
@@ -299,7 +318,7 @@ static void test_gate(const struct tree *t)
 	calib_decision_free(&d);
 
 	/* Significant (z 10) but under min_slowdown (+2%): still abstain, and say why. */
-	calib_params_default(&p);
+	classic_params(&p);
 	p.wall_rel_floor = 0.001;
 	rows[10] = (struct row){"target/wall_ns", {1e9, 1e9, 1e9}, 1.02e9};
 	CHECK(decide(&p, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
@@ -556,7 +575,7 @@ static void test_share(const struct tree *t)
 	calib_decision_free(&d);
 
 	/* The ablation has no share rule: +20 ms is an increase like any other. */
-	calib_params_default(&p);
+	classic_params(&p);
 	p.calibrated = false;
 	rows[3].pmv = 2.1e7;
 	CHECK(decide(&p, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
@@ -610,12 +629,209 @@ static void test_count_only_ranking(const struct tree *t)
 	CHECK(d.evidence == 1);
 	calib_decision_free(&d);
 
-	/* Ties keep the level's order. */
+	/*
+	 * A count leads only where the node's time is not measured: anon_fault
+	 * did twice the faults in the same time, so tlb_shootdown, which has no
+	 * time, leads at the same z.
+	 */
 	rows[1].pmv = 1e6;
 	rows[4].pmv = 100; /* z 5, as anon_fault's count */
 	CHECK(decide(NULL, t, "kernel_paging", rows, ARRAY_SIZE(rows), &d) == 0);
-	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging.anon_fault"));
+	CHECK(find_score(&d, "kernel_paging.anon_fault/count")->flagged);
+	CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_paging.tlb_shootdown"));
 	calib_decision_free(&d);
+
+	/* Without it, the flagged count of a node whose time is flat leads nowhere. */
+	rows[4].pmv = 0;
+	CHECK(decide(NULL, t, "kernel_paging", rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_paging"));
+	CHECK_EQ(d.why, CALIB_WHY_CHILDREN_FLAT, "why");
+	calib_decision_free(&d);
+}
+
+/*
+ * Ranking by the excess over what the rest of the run predicts, not by the
+ * raw increase: wall 1 -> 2 s. Paging 300 -> 650 ms (+350 ms), but the run
+ * outside it grew 700 -> 1350 ms, so 578.6 ms was expected and 71.4 ms is
+ * its excess (z 4.8 on its 15 ms floor). The scheduler 10 -> 310 ms (+300
+ * ms): the rest grew 990 -> 1690 ms, 17.1 ms expected, 292.9 ms excess.
+ */
+static void test_rank_by_excess(const struct tree *t)
+{
+	const struct row rows[] = {
+	    {"kernel_paging/count", {1000, 1000, 1000}, 1000},
+	    {"kernel_paging/time_ns", {3e8, 3e8, 3e8}, 6.5e8},
+	    {"kernel_scheduler/count", {50, 50, 50}, 50},
+	    {"kernel_scheduler/time_ns", {1e7, 1e7, 1e7}, 3.1e8},
+	    {"target/wall_ns", {1e9, 1e9, 1e9}, 2e9},
+	};
+	const struct calib_score *paging, *sched;
+	struct calib_decision d;
+
+	tap_subtest("rank_by_excess");
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	paging = find_score(&d, "kernel_paging/time_ns");
+	sched = find_score(&d, "kernel_scheduler/time_ns");
+	CHECK(paging && paging->flagged && near(paging->expected, 3e8 * 1350.0 / 700.0));
+	CHECK(sched && sched->flagged && near(sched->expected, 1e7 * 1690.0 / 990.0));
+	CHECK(paging->delta > sched->delta);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler"), "%s",
+	       node_id(t, &d));
+	calib_decision_free(&d);
+}
+
+/* n standard normal draws from a seeded generator of the test's own (not the one under test) */
+static double test_normal(unsigned *seed)
+{
+	double u1 = (rand_r(seed) + 1.0) / ((double)RAND_MAX + 2.0);
+	double u2 = (rand_r(seed) + 1.0) / ((double)RAND_MAX + 2.0);
+
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/*
+ * The default estimator: the mean and sd of the runs after the one farthest
+ * from their median is set aside. The issue's noisy reference (86, 199, 92
+ * ms) hid a 1.8x slowdown of the plain mean and sd; the trimmed estimate
+ * sees it.
+ */
+static void test_trimmed(void)
+{
+	struct calib_params p, classic;
+	struct calib_null null;
+	struct calib_score s;
+
+	tap_subtest("trimmed");
+	calib_params_default(&p);
+	classic_params(&classic);
+	CHECK(p.robust && p.false_flag_rate == 0.05);
+
+	calib_null_for(&p, 3, 1, &null);
+	s = score(&p, true, (double[]){86e6, 199e6, 92e6}, 3, 165e6);
+	CHECK(near(s.centre, 89e6) && near(s.noise, sqrt(18.0) * 1e6 * null.noise_scale));
+	CHECK(near(s.threshold, null.threshold) && null.threshold > p.tau);
+	/* three runs are too few to flag it (z 2.4); the plain mean and sd were far off (z 0.6) */
+	CHECKF(!s.flagged && s.z > 2, "z %.2f", s.z);
+	s = score(&classic, true, (double[]){86e6, 199e6, 92e6}, 3, 165e6);
+	CHECKF(!s.flagged && s.z < 1, "z %.2f", s.z);
+	/* five runs, the same disturbed one among them: flagged, where the plain ones are not */
+	s = score(&p, true, (double[]){86e6, 199e6, 92e6, 90e6, 88e6}, 5, 165e6);
+	CHECKF(near(s.centre, 89e6) && s.flagged, "z %.2f", s.z);
+	s = score(&classic, true, (double[]){86e6, 199e6, 92e6, 90e6, 88e6}, 5, 165e6);
+	CHECKF(!s.flagged, "z %.2f", s.z);
+
+	/* Five runs, one disturbed: neither the centre nor the noise moves with it. */
+	calib_null_for(&p, 5, 1, &null);
+	s = score(&p, false, (double[]){1000, 1010, 990, 1000, 1600}, 5, 1000);
+	CHECK(near(s.centre, 1000) && near(s.noise, sqrt(200.0 / 3.0) * null.noise_scale));
+	s = score(&p, false, (double[]){1600, 1000, 1010, 990, 1000}, 5, 1000);
+	CHECK(near(s.centre, 1000));
+
+	/* The floors still hold: identical runs give no noise, the floor is the spread. */
+	s = score(&p, false, (double[]){100, 100, 100, 100, 100}, 5, 160);
+	CHECK(s.noise == 0 && near(s.spread, 20) && near(s.z, 3.0) && !s.flagged);
+}
+
+/*
+ * Thresholds: at least tau, larger with fewer runs and more metrics, the
+ * same every call; and the rate they state is the rate they give, checked
+ * on draws of the test's own.
+ */
+static void test_thresholds(void)
+{
+	struct calib_params p, classic, nofloor;
+	struct calib_null a, b, c, d5, d10, zero;
+	unsigned seed = 12345;
+	int flags = 0, classic_flags = 0, i, j;
+	const int draws = 20000, k = 5;
+
+	tap_subtest("thresholds");
+	calib_params_default(&p);
+	calib_null_for(&p, 5, 10, &a);
+	calib_null_for(&p, 5, 10, &b);
+	CHECK(a.threshold == b.threshold && a.noise_scale == b.noise_scale);
+	calib_null_for(&p, 3, 10, &c);
+	calib_null_for(&p, 5, 20, &d5);
+	calib_null_for(&p, 10, 10, &d10);
+	CHECKF(c.threshold > a.threshold && a.threshold > d10.threshold && d10.threshold >= p.tau,
+	       "K 3: %.2f, K 5: %.2f, K 10: %.2f", c.threshold, a.threshold, d10.threshold);
+	CHECK(d5.threshold > a.threshold);
+	calib_null_for(&p, 1, 10, &zero);
+	CHECK(zero.threshold == p.tau);
+	nofloor = p;
+	nofloor.false_flag_rate = 0;
+	calib_null_for(&nofloor, 5, 10, &zero);
+	CHECK(zero.threshold == p.tau && zero.noise_scale == a.noise_scale);
+
+	/* the stated rate: 0.05 / 10 per metric, floors off so that the noise alone decides */
+	p.rel_floor = 0;
+	p.count_floor = 0;
+	classic_params(&classic);
+	classic.rel_floor = 0;
+	classic.count_floor = 0;
+	for (i = 0; i < draws; i++) {
+		double ref[5], value;
+		struct calib_score s;
+
+		for (j = 0; j < k; j++)
+			ref[j] = 1000 + 10 * test_normal(&seed);
+		value = 1000 + 10 * test_normal(&seed);
+		calib_score_metric(&p, &a, "m", false, ref, k, value, &s);
+		flags += s.flagged;
+		free(s.metric);
+		calib_score_metric(&classic, NULL, "m", false, ref, k, value, &s);
+		classic_flags += s.flagged;
+		free(s.metric);
+	}
+	/* 0.005 of 20000 is 100 (sd 10) */
+	CHECKF(flags >= 60 && flags <= 140, "%d of %d flagged", flags, draws);
+	/* tau 3 on five runs' sd flags several times more */
+	CHECKF(classic_flags > 3 * flags, "%d of %d flagged by the plain mean and sd", classic_flags,
+	       draws);
+}
+
+/* With the defaults and five runs, noise in a reference is not a deviation; the slowdown is. */
+static void test_default_decision(const struct tree *t)
+{
+	static const struct {
+		const char *metric;
+		double ref[5], pmv;
+	} rows[] = {
+	    {"kernel_paging/count", {1000, 1000, 1000, 1000, 1000}, 1000},
+	    {"kernel_paging/time_ns", {1.0e8, 1.1e8, 0.9e8, 1.0e8, 1.05e8}, 4e8},
+	    {"kernel_scheduler/count", {300, 360, 330, 310, 350}, 420},
+	    {"kernel_scheduler/time_ns", {1e6, 1e6, 1e6, 1e6, 1e6}, 1e6},
+	    {"target/wall_ns", {1.00e9, 1.01e9, 0.99e9, 1.0e9, 1.02e9}, 1.3e9},
+	};
+	struct calib_params p, classic;
+	struct mvec ref[5] = {}, pmv = {};
+	struct calib_decision d;
+	int active[TREE_MAX_CHILDREN];
+	size_t n_active, i, r;
+
+	tap_subtest("default_decision");
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		for (r = 0; r < 5; r++)
+			mvec_set(&ref[r], rows[i].metric, rows[i].ref[r]);
+		mvec_set(&pmv, rows[i].metric, rows[i].pmv);
+	}
+	n_active = tree_active(t, -1, active, ARRAY_SIZE(active));
+	calib_params_default(&p);
+	CHECK(calib_decide(&p, t, active, n_active, -1, ref, 5, &pmv, &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging"), "%s",
+	       d.reason);
+	CHECK(!find_score(&d, "kernel_scheduler/count")->flagged);
+	CHECK(find_score(&d, "kernel_scheduler/count")->threshold > p.tau);
+	CHECK(near(find_score(&d, "target/wall_ns")->threshold, p.tau));
+	calib_decision_free(&d);
+	/* the plain mean and sd, against tau alone, flag the scheduler's count */
+	classic_params(&classic);
+	CHECK(calib_decide(&classic, t, active, n_active, -1, ref, 5, &pmv, &d) == 0);
+	CHECK(find_score(&d, "kernel_scheduler/count")->flagged);
+	calib_decision_free(&d);
+	for (r = 0; r < 5; r++)
+		mvec_free(&ref[r]);
+	mvec_free(&pmv);
 }
 
 /*
@@ -640,7 +856,7 @@ static void test_uncalibrated(const struct tree *t)
 	struct calib_params p;
 	struct calib_decision d;
 
-	calib_params_default(&p);
+	classic_params(&p);
 	CHECK(decide(&p, t, NULL, noise, ARRAY_SIZE(noise), &d) == 0);
 	CHECK(d.action == CALIB_ABSTAIN);
 	CHECK(d.why == CALIB_WHY_NOT_SLOWER || d.why == CALIB_WHY_BELOW_MIN_SLOWDOWN);
@@ -740,7 +956,7 @@ static void test_errors_and_json(const struct tree *t)
 		const struct calib_score *s;
 		json_t *e;
 
-		calib_params_default(&p);
+		classic_params(&p);
 		p.count_floor = 0;
 		p.rel_floor = 0;
 		CHECK(decide(&p, t, NULL, rows, 1, &d) == 0);
@@ -923,7 +1139,7 @@ static void test_two_causes(const struct tree *t)
 	{
 		struct calib_params p;
 
-		calib_params_default(&p);
+		classic_params(&p);
 		p.calibrated = false;
 		CHECK(decide(&p, t, NULL, level1_slow, ARRAY_SIZE(level1_slow), &d) == 0);
 		CHECK(!d.has_also);
@@ -947,6 +1163,10 @@ int main(void)
 	test_report_waits(t);
 	test_two_causes(t);
 	test_count_only_ranking(t);
+	test_rank_by_excess(t);
+	test_trimmed();
+	test_thresholds();
+	test_default_decision(t);
 	test_uncalibrated(t);
 	test_missing_metrics(t);
 	test_errors_and_json(t);
