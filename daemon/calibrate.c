@@ -108,17 +108,21 @@ static double median_sorting(double *v, size_t n)
 
 /*
  * The centre of k runs and their unscaled noise: the mean and sample sd of
- * the runs, robust leaving out the one farthest from their median (k >= 3),
- * so that a single run that something else on the machine disturbed moves
- * neither. work holds k values.
+ * the runs, robust leaving out the one farthest from their median, so that
+ * a single run that something else on the machine disturbed moves neither.
+ * Only with runs to spare (TRIM_MIN_RUNS): the sd of the two closest of
+ * three runs says little, and a reference whose runs disagree is recorded
+ * again (reference.c). work holds k values.
  */
+#define TRIM_MIN_RUNS 5
+
 static void centre_noise(bool robust, const double *ref, size_t k, double *work,
 			 double *ret_centre, double *ret_noise)
 {
 	double centre = 0, ss = 0, median;
 	size_t i, n = 0, far = k;
 
-	if (robust && k >= 3) {
+	if (robust && k >= TRIM_MIN_RUNS) {
 		memcpy(work, ref, k * sizeof(*work));
 		median = median_sorting(work, k);
 		far = 0;

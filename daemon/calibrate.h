@@ -4,9 +4,10 @@
  * logging, no globals. Where the walk goes after a level is descent.h.
  *
  * score: z = (pmv - centre) / spread. The centre and the noise are the mean
- * and the standard deviation of the K reference runs after the one farthest
- * from their median is set aside (a trimmed estimate), so that one run that
- * something else on the machine disturbed moves neither. A metric is flagged when z >
+ * and the standard deviation of the K reference runs, with five runs or more
+ * after the one farthest from their median is set aside (a trimmed
+ * estimate), so that one run that something else on the machine disturbed
+ * moves neither. A metric is flagged when z >
  * tau (only increases: a path doing less work is not a bottleneck), where
  *
  *   spread = max(rel_floor * |centre|, abs_floor, noise * threshold / tau)

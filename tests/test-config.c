@@ -88,6 +88,28 @@ static void test_refusals(void)
 	expect_refused("tau = 3\nno equals sign here\n", "line 2", "key = value");
 	expect_refused("no_such_key = 1\n", "line 1", NULL);
 	expect_refused("syscall_events = perf\n", "line 1", "perf");
+	expect_refused("false_flag_rate = 0.6\n", "line 1", "0.6");
+	expect_refused("false_flag_rate = nan\n", "line 1", "nan");
+	expect_refused("false_flag_rate = -0.01\n", "line 1", "-0.01");
+}
+
+/* false_flag_rate: 0.05 by default, 0 to 0.5; K defaults to 5. */
+static void test_false_flag_rate(void)
+{
+	struct config c;
+	char *err = NULL;
+
+	tap_subtest("false_flag_rate");
+	CHECK(load("tau = 3\n", &c, &err) == 0);
+	CHECK(c.false_flag_rate == 0.05 && c.reference_repeats == 5);
+	config_free(&c);
+	CHECK(load("false_flag_rate = 0.01\n", &c, &err) == 0);
+	CHECK(c.false_flag_rate == 0.01);
+	config_free(&c);
+	CHECK(load("false_flag_rate = 0\n", &c, &err) == 0);
+	CHECK(c.false_flag_rate == 0);
+	config_free(&c);
+	free(err);
 }
 
 /* syscall_events: "raw" (the default) or "calls". */
@@ -279,6 +301,7 @@ int main(void)
 	test_comments();
 	test_refusals();
 	test_syscall_events();
+	test_false_flag_rate();
 	test_readme_examples();
 	test_dropins();
 	test_check_config();

@@ -21,6 +21,9 @@ import tempfile
 import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The victims' workload definitions: the bundled ones, or the held-out set's
+# (ARGUS_EVAL_WORKLOADS=bench/eval/heldout/workloads, see heldout/README.md).
+WORKLOADS = os.path.abspath(os.environ.get("ARGUS_EVAL_WORKLOADS") or os.path.join(SRC, "workloads"))
 
 
 def load_truth(path):
@@ -58,7 +61,7 @@ def select_cells(truth, spec):
 
 
 def workload(name):
-    with open(os.path.join(SRC, "workloads", name + ".json")) as f:
+    with open(os.path.join(WORKLOADS, name + ".json")) as f:
         return json.load(f)
 
 
@@ -171,9 +174,16 @@ class Perturber:
 
     def __init__(self, build, name, spec, logdir):
         self.name = name
-        self.exe = os.path.join(build, "bench", "perturbers", spec["program"])
-        self.argv = [self.exe] + spec.get("args", []) + ["--cpu", str(spec["cpu"])]
-        self.ready_line = "%s: ready" % spec["program"]
+        if "command" in spec:
+            # a program from the distribution (stress-ng), placed on its CPU by taskset; it
+            # changes no setting that a restore would have to put back
+            self.exe = None
+            self.argv = ["taskset", "-c", str(spec["cpu"])] + spec["command"]
+            self.ready_line = spec["ready"]
+        else:
+            self.exe = os.path.join(build, "bench", "perturbers", spec["program"])
+            self.argv = [self.exe] + spec.get("args", []) + ["--cpu", str(spec["cpu"])]
+            self.ready_line = "%s: ready" % spec["program"]
         self.log_path = os.path.join(logdir, "perturber-%s.log" % name)
         self.proc = None
         self.ready_s = None
@@ -213,8 +223,9 @@ class Perturber:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-                subprocess.run([self.exe, "--restore-only"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, check=False)
+                if self.exe:
+                    subprocess.run([self.exe, "--restore-only"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, check=False)
         rc = self.proc.returncode
         self.proc = None
         return rc

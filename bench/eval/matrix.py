@@ -79,10 +79,10 @@ class Argusd:
         self.sock = os.path.join(dir, "state", "argusd.sock")
         with open(self.conf, "w") as f:
             # no services unless extra names a directory of them: never the host's /etc/argus
-            f.write("listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s/workloads\n"
+            f.write("listen = 127.0.0.1:0\nstate_dir = %s/state\nworkloads_dir = %s\n"
                     "services_dir = %s/no-services\n"
                     "victims_dir = %s\ntree_file = %s/tree-data/tree.json\n"
-                    "schema_dir = %s/schema\n%s" % (dir, evallib.SRC, dir,
+                    "schema_dir = %s/schema\n%s" % (dir, evallib.WORKLOADS, dir,
                                                      evallib.programs_dir(build), evallib.SRC,
                                                      evallib.SRC, extra))
         logf = open(self.log, "ab")
@@ -324,10 +324,10 @@ def main():
             # the bundled definitions with their time limits scaled, in place of the checkout's
             wdir = os.path.join(work, "workloads")
             os.makedirs(wdir)
-            for name in sorted(os.listdir(os.path.join(evallib.SRC, "workloads"))):
+            for name in sorted(os.listdir(evallib.WORKLOADS)):
                 if not name.endswith(".json"):
                     continue
-                with open(os.path.join(evallib.SRC, "workloads", name)) as f:
+                with open(os.path.join(evallib.WORKLOADS, name)) as f:
                     w = json.load(f)
                 if "timeout_s" in w:
                     w["timeout_s"] = int(w["timeout_s"] * a.timeout_scale)

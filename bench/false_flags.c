@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The false-flag rate on null runs: how often a level flags a path of a
+ * target that did not change. Reads the references of an argusd state
+ * database, each recorded with many runs of one unchanged workload, and
+ * holds each run out in turn: the K runs after it (cyclically) are the
+ * reference, the held-out run is the measurement, and every level of the
+ * tree is decided on them (level 1, then under every inner node). A flagged
+ * path metric there is a false flag; a decision that names a node is a false
+ * diagnosis at that level (the target's own wall time must also look slower
+ * for that). Printed side by side: the default estimator and thresholds,
+ * and the plain mean and sd of the runs against tau, on the same runs.
+ *
+ *   bench-false-flags --db STATE/argus.db --tree tree.json [--k K] [--schema DIR]
+ */
+#include "daemon/calibrate.h"
+#include "daemon/mvec.h"
+#include "daemon/store.h"
+#include "daemon/tree.h"
+#include "daemon/util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tally {
+	size_t scopes;	   /* level decisions made */
+	size_t flagged;	   /* ... with any path metric flagged */
+	size_t named;	   /* ... that named a node */
+	size_t metrics;	   /* path metrics scored */
+	size_t metric_flags; /* ... flagged */
+	double threshold_sum;
+};
+
+/* The inner nodes under which a level is decided: -1 (level 1) and every node with children. */
+static size_t scopes_of(const struct tree *t, int *ret, size_t max)
+{
+	size_t n = 0, i;
+
+	ret[n++] = -1;
+	for (i = 0; i < t->n_nodes && n < max; i++)
+		if (t->nodes[i].n_children > 0)
+			ret[n++] = (int)i;
+	return n;
+}
+
+static void decide_into(const struct calib_params *p, const struct tree *t, int parent,
+			const struct mvec *ref, size_t k, const struct mvec *pmv, struct tally *tl)
+{
+	int active[TREE_MAX_NODES];
+	size_t n_active = tree_active(t, parent, active, TREE_MAX_NODES), i;
+	struct calib_decision d = {};
+	bool any = false;
+
+	if (n_active == 0 || calib_decide(p, t, active, n_active, parent, ref, k, pmv, &d) < 0)
+		return;
+	for (i = 0; i < d.n_scores; i++) {
+		if ((int)i == d.wall)
+			continue;
+		tl->metrics++;
+		tl->threshold_sum += d.scores[i].threshold;
+		if (d.scores[i].flagged) {
+			tl->metric_flags++;
+			any = true;
+		}
+	}
+	tl->scopes++;
+	tl->flagged += any;
+	tl->named += d.action != CALIB_ABSTAIN && d.node != parent;
+	calib_decision_free(&d);
+}
+
+static void runs_free(struct mvec *runs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; runs && i < n; i++)
+		mvec_free(&runs[i]);
+	free(runs);
+}
+
+static void print_row(const char *subject, size_t runs, const char *estimator,
+		      const struct tally *tl)
+{
+	printf("%-16s %5zu  %-22s %7zu  %6.1f%%  %6.2f%%  %6.1f%%  %6.2f\n", subject, runs,
+	       estimator, tl->scopes, tl->scopes ? 100.0 * tl->flagged / tl->scopes : 0,
+	       tl->metrics ? 100.0 * tl->metric_flags / tl->metrics : 0,
+	       tl->scopes ? 100.0 * tl->named / tl->scopes : 0,
+	       tl->metrics ? tl->threshold_sum / tl->metrics : 0);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+					     {"tree", required_argument, NULL, 't'},
+					     {"schema", required_argument, NULL, 's'},
+					     {"k", required_argument, NULL, 'k'},
+					     {}};
+	const char *db = NULL, *tree_path = NULL, *schema = NULL;
+	struct calib_params est[2];
+	const char *names[2] = {"trimmed, thresholds", "mean and sd, tau"};
+	struct tally total[2] = {};
+	struct store *s = NULL;
+	struct tree *t = NULL;
+	json_t *list = NULL, *refs;
+	char *err = NULL;
+	size_t k = 5, i, e;
+	int c, scopes[TREE_MAX_NODES], n_scopes;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'd')
+			db = optarg;
+		else if (c == 't')
+			tree_path = optarg;
+		else if (c == 's')
+			schema = optarg;
+		else if (c == 'k')
+			k = strtoul(optarg, NULL, 10);
+		else
+			return 2;
+	}
+	if (!db || !tree_path || k < 2) {
+		fprintf(stderr, "usage: %s --db STATE/argus.db --tree tree.json [--k K] "
+				"[--schema DIR]\n",
+			argv[0]);
+		return 2;
+	}
+	if (tree_load_file(tree_path, &t, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", tree_path, err ?: "cannot load");
+		return 1;
+	}
+	c = store_open(db, schema, &s);
+	if (c >= 0)
+		c = store_reference_list(s, NULL, 500, &list);
+	if (c < 0) {
+		fprintf(stderr, "%s: cannot read its references: %s\n", db, strerror(-c));
+		return 1;
+	}
+	refs = json_object_get(list, "references");
+	calib_params_default(&est[0]);
+	calib_params_default(&est[1]);
+	est[1].robust = false;
+	est[1].false_flag_rate = 0;
+	n_scopes = (int)scopes_of(t, scopes, TREE_MAX_NODES);
+
+	printf("# K = %zu reference runs, each run held out against the %zu after it; %d scopes "
+	       "(level 1 and every inner node)\n",
+	       k, k, n_scopes);
+	printf("%-16s %5s  %-22s %7s  %7s  %7s  %7s  %6s\n", "subject", "runs", "estimator",
+	       "levels", "flagged", "metrics", "named", "thresh");
+	for (i = 0; i < json_array_size(refs); i++) {
+		json_t *r = json_array_get(refs, i);
+		int64_t id = json_integer_value(json_object_get(r, "id"));
+		const char *subject = json_string_value(json_object_get(r, "subject")) ?: "?";
+		struct mvec *runs = NULL, *ref;
+		size_t n = 0, h, j;
+
+		if (store_reference_runs(s, id, &runs, &n) < 0 || n < k + 1) {
+			runs_free(runs, n);
+			continue;
+		}
+		ref = calloc(k, sizeof(*ref));
+		for (e = 0; e < 2; e++) {
+			struct tally tl = {};
+
+			for (h = 0; h < n; h++) {
+				int sc;
+
+				for (j = 0; j < k; j++)
+					ref[j] = runs[(h + 1 + j) % n]; /* a shallow view */
+				for (sc = 0; sc < n_scopes; sc++)
+					decide_into(&est[e], t, scopes[sc], ref, k, &runs[h], &tl);
+			}
+			print_row(subject, n, names[e], &tl);
+			total[e].scopes += tl.scopes;
+			total[e].flagged += tl.flagged;
+			total[e].named += tl.named;
+			total[e].metrics += tl.metrics;
+			total[e].metric_flags += tl.metric_flags;
+			total[e].threshold_sum += tl.threshold_sum;
+		}
+		free(ref);
+		runs_free(runs, n);
+	}
+	for (e = 0; e < 2; e++)
+		print_row("all", 0, names[e], &total[e]);
+	printf("# flagged: levels with any path metric flagged; metrics: path metrics flagged; "
+	       "named: levels whose decision named a node; thresh: mean threshold in noises\n");
+	json_decref(list);
+	store_close(s);
+	tree_free(t);
+	return 0;
+}
