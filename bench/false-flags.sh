@@ -6,12 +6,13 @@
 # holds each run out against the K after it and decides every level of the
 # tree on them (bench-false-flags). Nothing changed between the runs, so
 # every flagged path is a false flag. Prints one table, the default
-# estimator and thresholds beside the plain mean and sd against tau.
+# estimator and thresholds beside the plain mean and sd against tau, for K
+# of 3, 5 (argusd's default) and 10 (KS to override, "3,5,10").
 #
 #   bench/false-flags.sh [RUNS] [WORKLOAD...]   (default 20 runs of four workloads)
 #
-# Needs root and a build in build/ (BUILD to override). K is 5, argusd's
-# default (K to override).
+# Needs root and a build in build/ (BUILD to override). KEEP=FILE keeps the
+# state database, to run bench-false-flags on it again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$(pwd)
@@ -20,7 +21,7 @@ RUNS=${1:-20}
 shift || true
 WORKLOADS=("$@")
 [ ${#WORKLOADS[@]} -gt 0 ] || WORKLOADS=(pf_anon_write pf_page_cache fork_storm futex_contend)
-K=${K:-5}
+KS=${KS:-3,5,10}
 
 [ "$(id -u)" = 0 ] || { echo "false-flags: run as root" >&2; exit 2; }
 [ -x "$BUILD/argusd" ] && [ -x "$BUILD/bench-false-flags" ] ||
@@ -49,5 +50,6 @@ done
 kill -TERM "$ARGUSD_PID"
 wait "$ARGUSD_PID" 2>/dev/null || true
 ARGUSD_PID=""
+[ -z "${KEEP:-}" ] || cp "$D/state/argusd.db" "$KEEP"
 "$BUILD/bench-false-flags" --db "$D/state/argusd.db" --tree "$SRC/tree-data/tree.json" \
-	--schema "$SRC/schema" --k "$K"
+	--schema "$SRC/schema" --k "$KS"

@@ -9,9 +9,10 @@
  * path metric there is a false flag; a decision that names a node is a false
  * diagnosis at that level (the target's own wall time must also look slower
  * for that). Printed side by side: the default estimator and thresholds,
- * and the plain mean and sd of the runs against tau, on the same runs.
+ * and the plain mean and sd of the runs against tau, on the same runs, for
+ * each K asked for.
  *
- *   bench-false-flags --db STATE/argus.db --tree tree.json [--k K] [--schema DIR]
+ *   bench-false-flags --db STATE/argusd.db --tree tree.json [--k 3,5,10] [--schema DIR]
  */
 #include "daemon/calibrate.h"
 #include "daemon/mvec.h"
@@ -20,6 +21,9 @@
 #include "daemon/util.h"
 
 #include <getopt.h>
+
+#define KS_MAX 20 /* reference runs, at most (REFERENCE_REPEATS_MAX) */
+#define N_KS 8
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +75,32 @@ static void decide_into(const struct calib_params *p, const struct tree *t, int 
 	calib_decision_free(&d);
 }
 
+static void tally_add(struct tally *to, const struct tally *from)
+{
+	to->scopes += from->scopes;
+	to->flagged += from->flagged;
+	to->named += from->named;
+	to->metrics += from->metrics;
+	to->metric_flags += from->metric_flags;
+	to->threshold_sum += from->threshold_sum;
+}
+
+/* Every run of runs held out against the k after it, every scope decided, with p. */
+static void hold_out(const struct calib_params *p, const struct tree *t, const int *scopes,
+		     int n_scopes, const struct mvec *runs, size_t n, size_t k, struct tally *tl)
+{
+	struct mvec ref[KS_MAX];
+	size_t h, j;
+	int sc;
+
+	for (h = 0; h < n; h++) {
+		for (j = 0; j < k; j++)
+			ref[j] = runs[(h + 1 + j) % n]; /* a shallow view */
+		for (sc = 0; sc < n_scopes; sc++)
+			decide_into(p, t, scopes[sc], ref, k, &runs[h], tl);
+	}
+}
+
 static void runs_free(struct mvec *runs, size_t n)
 {
 	size_t i;
@@ -80,10 +110,10 @@ static void runs_free(struct mvec *runs, size_t n)
 	free(runs);
 }
 
-static void print_row(const char *subject, size_t runs, const char *estimator,
+static void print_row(const char *subject, size_t runs, size_t k, const char *estimator,
 		      const struct tally *tl)
 {
-	printf("%-16s %5zu  %-22s %7zu  %6.1f%%  %6.2f%%  %6.1f%%  %6.2f\n", subject, runs,
+	printf("%-16s %5zu %3zu  %-22s %7zu  %6.1f%%  %6.2f%%  %6.1f%%  %6.2f\n", subject, runs, k,
 	       estimator, tl->scopes, tl->scopes ? 100.0 * tl->flagged / tl->scopes : 0,
 	       tl->metrics ? 100.0 * tl->metric_flags / tl->metrics : 0,
 	       tl->scopes ? 100.0 * tl->named / tl->scopes : 0,
@@ -97,15 +127,15 @@ int main(int argc, char **argv)
 					     {"schema", required_argument, NULL, 's'},
 					     {"k", required_argument, NULL, 'k'},
 					     {}};
-	const char *db = NULL, *tree_path = NULL, *schema = NULL;
+	const char *db = NULL, *tree_path = NULL, *schema = NULL, *ks_arg = "5";
 	struct calib_params est[2];
 	const char *names[2] = {"trimmed, thresholds", "mean and sd, tau"};
-	struct tally total[2] = {};
+	struct tally total[N_KS][2] = {};
+	size_t ks[N_KS], n_ks = 0, i, e, q;
 	struct store *s = NULL;
 	struct tree *t = NULL;
 	json_t *list = NULL, *refs;
-	char *err = NULL;
-	size_t k = 5, i, e;
+	char *err = NULL, *end;
 	int c, scopes[TREE_MAX_NODES], n_scopes;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -116,14 +146,24 @@ int main(int argc, char **argv)
 		else if (c == 's')
 			schema = optarg;
 		else if (c == 'k')
-			k = strtoul(optarg, NULL, 10);
+			ks_arg = optarg;
 		else
 			return 2;
 	}
-	if (!db || !tree_path || k < 2) {
-		fprintf(stderr, "usage: %s --db STATE/argus.db --tree tree.json [--k K] "
-				"[--schema DIR]\n",
-			argv[0]);
+	for (end = (char *)ks_arg; *end && n_ks < N_KS;) {
+		unsigned long k = strtoul(end, &end, 10);
+
+		if (k < 2 || k > KS_MAX || (*end && *end != ','))
+			n_ks = N_KS + 1;
+		else
+			ks[n_ks++] = k;
+		if (*end == ',')
+			end++;
+	}
+	if (!db || !tree_path || n_ks == 0 || n_ks > N_KS) {
+		fprintf(stderr, "usage: %s --db STATE/argusd.db --tree tree.json [--k K,...] "
+				"[--schema DIR]   (K from 2 to %d)\n",
+			argv[0], KS_MAX);
 		return 2;
 	}
 	if (tree_load_file(tree_path, &t, &err) < 0) {
@@ -144,47 +184,33 @@ int main(int argc, char **argv)
 	est[1].false_flag_rate = 0;
 	n_scopes = (int)scopes_of(t, scopes, TREE_MAX_NODES);
 
-	printf("# K = %zu reference runs, each run held out against the %zu after it; %d scopes "
-	       "(level 1 and every inner node)\n",
-	       k, k, n_scopes);
-	printf("%-16s %5s  %-22s %7s  %7s  %7s  %7s  %6s\n", "subject", "runs", "estimator",
+	printf("# each run held out against the K after it (cyclically); %d scopes (level 1 and every "
+	       "inner node)\n",
+	       n_scopes);
+	printf("%-16s %5s %3s  %-22s %7s  %7s  %7s  %7s  %6s\n", "subject", "runs", "K", "estimator",
 	       "levels", "flagged", "metrics", "named", "thresh");
 	for (i = 0; i < json_array_size(refs); i++) {
 		json_t *r = json_array_get(refs, i);
 		int64_t id = json_integer_value(json_object_get(r, "id"));
 		const char *subject = json_string_value(json_object_get(r, "subject")) ?: "?";
-		struct mvec *runs = NULL, *ref;
-		size_t n = 0, h, j;
+		struct mvec *runs = NULL;
+		size_t n = 0;
 
-		if (store_reference_runs(s, id, &runs, &n) < 0 || n < k + 1) {
-			runs_free(runs, n);
+		if (store_reference_runs(s, id, &runs, &n) < 0)
 			continue;
-		}
-		ref = calloc(k, sizeof(*ref));
-		for (e = 0; e < 2; e++) {
-			struct tally tl = {};
+		for (q = 0; q < n_ks; q++)
+			for (e = 0; e < 2 && n >= ks[q] + 1; e++) {
+				struct tally tl = {};
 
-			for (h = 0; h < n; h++) {
-				int sc;
-
-				for (j = 0; j < k; j++)
-					ref[j] = runs[(h + 1 + j) % n]; /* a shallow view */
-				for (sc = 0; sc < n_scopes; sc++)
-					decide_into(&est[e], t, scopes[sc], ref, k, &runs[h], &tl);
+				hold_out(&est[e], t, scopes, n_scopes, runs, n, ks[q], &tl);
+				print_row(subject, n, ks[q], names[e], &tl);
+				tally_add(&total[q][e], &tl);
 			}
-			print_row(subject, n, names[e], &tl);
-			total[e].scopes += tl.scopes;
-			total[e].flagged += tl.flagged;
-			total[e].named += tl.named;
-			total[e].metrics += tl.metrics;
-			total[e].metric_flags += tl.metric_flags;
-			total[e].threshold_sum += tl.threshold_sum;
-		}
-		free(ref);
 		runs_free(runs, n);
 	}
-	for (e = 0; e < 2; e++)
-		print_row("all", 0, names[e], &total[e]);
+	for (q = 0; q < n_ks; q++)
+		for (e = 0; e < 2; e++)
+			print_row("all", 0, ks[q], names[e], &total[q][e]);
 	printf("# flagged: levels with any path metric flagged; metrics: path metrics flagged; "
 	       "named: levels whose decision named a node; thresh: mean threshold in noises\n");
 	json_decref(list);
