@@ -52,6 +52,9 @@ def summary_lines(mode, cells, t):
 
 
 def short(node):
+    """A node id shortened; a list of them (a truth with several acceptable paths) joined."""
+    if isinstance(node, list):
+        return " or ".join(short(n) for n in node) if node else "-"
     return node.replace("kernel_", "k_") if node else "-"
 
 
