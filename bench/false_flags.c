@@ -13,6 +13,7 @@
  * each K asked for.
  *
  *   bench-false-flags --db STATE/argusd.db --tree tree.json [--k 3,5,10] [--schema DIR]
+ *   bench-false-flags --thresholds [--k 3,5,10]   (the thresholds alone, no database)
  */
 #include "daemon/calibrate.h"
 #include "daemon/mvec.h"
@@ -101,6 +102,32 @@ static void hold_out(const struct calib_params *p, const struct tree *t, const i
 	}
 }
 
+/* The default thresholds (in noises) for each K and a level of 1, 10, 20 and 40 metrics. */
+static void print_thresholds(const size_t *ks, size_t n_ks)
+{
+	static const size_t tests[] = {1, 10, 20, 40};
+	struct calib_params p;
+	struct calib_null null;
+	size_t q, m;
+
+	calib_params_default(&p);
+	printf("# thresholds in noises (false_flag_rate %.2f, tau %.1f) for a level of M metrics\n",
+	       p.false_flag_rate, p.tau);
+	printf("%3s  %11s", "K", "noise scale");
+	for (m = 0; m < sizeof(tests) / sizeof(tests[0]); m++)
+		printf("  M=%-4zu", tests[m]);
+	printf("\n");
+	for (q = 0; q < n_ks; q++) {
+		calib_null_for(&p, ks[q], 1, &null);
+		printf("%3zu  %11.3f", ks[q], null.noise_scale);
+		for (m = 0; m < sizeof(tests) / sizeof(tests[0]); m++) {
+			calib_null_for(&p, ks[q], tests[m], &null);
+			printf("  %6.2f", null.threshold);
+		}
+		printf("\n");
+	}
+}
+
 static void runs_free(struct mvec *runs, size_t n)
 {
 	size_t i;
@@ -126,7 +153,9 @@ int main(int argc, char **argv)
 					     {"tree", required_argument, NULL, 't'},
 					     {"schema", required_argument, NULL, 's'},
 					     {"k", required_argument, NULL, 'k'},
+					     {"thresholds", no_argument, NULL, 'T'},
 					     {}};
+	bool thresholds = false;
 	const char *db = NULL, *tree_path = NULL, *schema = NULL, *ks_arg = "5";
 	struct calib_params est[2];
 	const char *names[2] = {"trimmed, thresholds", "mean and sd, tau"};
@@ -147,6 +176,8 @@ int main(int argc, char **argv)
 			schema = optarg;
 		else if (c == 'k')
 			ks_arg = optarg;
+		else if (c == 'T')
+			thresholds = true;
 		else
 			return 2;
 	}
@@ -160,10 +191,14 @@ int main(int argc, char **argv)
 		if (*end == ',')
 			end++;
 	}
+	if (thresholds && n_ks > 0 && n_ks <= N_KS) {
+		print_thresholds(ks, n_ks);
+		return 0;
+	}
 	if (!db || !tree_path || n_ks == 0 || n_ks > N_KS) {
 		fprintf(stderr, "usage: %s --db STATE/argusd.db --tree tree.json [--k K,...] "
-				"[--schema DIR]   (K from 2 to %d)\n",
-			argv[0], KS_MAX);
+				"[--schema DIR]\n       %s --thresholds [--k K,...]   (K from 2 to %d)\n",
+			argv[0], argv[0], KS_MAX);
 		return 2;
 	}
 	if (tree_load_file(tree_path, &t, &err) < 0) {
