@@ -24,6 +24,10 @@ def totals(runs):
     for r in runs:
         t[r["outcome"]] += 1
     ttd = [r["ttd_s"] for r in runs if r.get("ttd_s") is not None and r["outcome"] != "failed"]
+    # commits (a path named, right or wrong) and abstentions apart: an abstention ends at level 1
+    named = [r["ttd_s"] for r in runs if r.get("ttd_s") is not None and
+             r["outcome"] in ("leaf", "shallow", "incorrect")]
+    abstained = [r["ttd_s"] for r in runs if r.get("ttd_s") is not None and r["outcome"] in ("abstain", "miss")]
     nonnull = [r for r in runs if r["truth"] != "no_bottleneck" and r["outcome"] != "failed"]
     deep = [r for r in nonnull if r["outcome"] in ("leaf", "shallow") and r["depth"] >= 2]
     null = [r for r in runs if r["truth"] == "no_bottleneck" and r["outcome"] != "failed"]
@@ -33,6 +37,7 @@ def totals(runs):
         "nonnull_correct_depth23": len(deep),
         "nonnull_correct_depth23_pct": 100.0 * len(deep) / len(nonnull) if nonnull else None,
         "ttd_median_s": evallib.median(ttd), "ttd_p90_s": evallib.percentile(ttd, 90),
+        "ttd_commits_median_s": evallib.median(named), "ttd_abstentions_median_s": evallib.median(abstained),
     }
 
 
@@ -47,7 +52,9 @@ def summary_lines(mode, cells, t):
         "  non-null runs committing to a correct path of depth 2-3: %d of %d%s" % (
             t["nonnull_correct_depth23"], t["nonnull_runs"],
             " (%.0f%%)" % t["nonnull_correct_depth23_pct"] if t["nonnull_correct_depth23_pct"] is not None else ""),
-        "  time-to-diagnosis: median %s, p90 %s" % (f(t["ttd_median_s"]), f(t["ttd_p90_s"])),
+        "  time-to-diagnosis: median %s, p90 %s; commits %s, abstentions %s (medians)" % (
+            f(t["ttd_median_s"]), f(t["ttd_p90_s"]), f(t.get("ttd_commits_median_s")),
+            f(t.get("ttd_abstentions_median_s"))),
     ]
 
 
@@ -259,6 +266,27 @@ def same_session_md(rows):
     return out
 
 
+def same_session_score(results, rows):
+    """The calibrated runs scored again with each cell's truth as its same-session check found it:
+    a cell with a path that was not slower in these minutes counts as a null cell; a null cell
+    that was slower has no known path, and its runs are left out. Returns (totals, left out)."""
+    check = {r[0]: r[8] for r in rows}
+    runs, left = [], 0
+    for r in results["runs"]:
+        if r["mode"] != "calibrated":
+            continue
+        c = check.get(r["cell"], "agrees")
+        if c == "disputes: slower":
+            left += 1
+            continue
+        r2 = dict(r)
+        if c == "disputes: not slower":
+            r2["truth"] = "no_bottleneck"
+            r2["outcome"], r2["node"], r2["depth"] = evallib.score([], r["state"], r.get("verdict"), r.get("path"))
+        runs.append(r2)
+    return totals(runs), left
+
+
 def write(results, truth, out):
     """report.md and matrix.svg in out; returns the summary lines."""
     cells = results["cells"]
@@ -297,7 +325,17 @@ def write(results, truth, out):
                     counts.setdefault(key, []).append(r["cell"] + "#%d" % r["rep"])
         md += ["### %s" % mode, ""] + ["- %s: %d (%s)" % (k, len(v), ", ".join(v)) for k, v in
                                        sorted(counts.items(), key=lambda kv: -len(kv[1]))] + [""]
-    md += same_session_md(same_session(results, truth))
+    rows = same_session(results, truth)
+    md += same_session_md(rows)
+    if rows and "calibrated" in results["modes"]:
+        t2, left = same_session_score(results, rows)
+        results.setdefault("totals", {})["calibrated_same_session"] = t2
+        md += ["### The second score: against the same-session check", "",
+               "The calibrated runs scored with each cell's truth as the same-session check found it "
+               "(a cell not slower in these minutes counts as null; %d runs of cells that were slower "
+               "without a known path are left out):" % left, ""]
+        md += ["    " + x for x in summary_lines("calibrated, same-session truth",
+                                                 sorted({r["cell"] for r in results["runs"]}), t2)] + [""]
     md += ["## Every run", ""]
     for mode in results["modes"]:
         md += ["### %s" % mode, ""] + details([r for r in results["runs"] if r["mode"] == mode]) + [""]
