@@ -3,7 +3,8 @@
 one column per perturber, one outcome letter per repetition), and an SVG in
 the spirit of the paper's Fig. 3/4 (per-cell outcome bars, totals per mode).
 
-    bench/eval/report.py RESULTS_DIR      rewrite report.md and matrix.svg from results.json
+    bench/eval/report.py RESULTS_DIR [TRUTH]   rewrite report.md and matrix.svg from results.json
+                                               (TRUTH: the truth file, default truth.json)
 """
 
 import json
@@ -349,6 +350,7 @@ if __name__ == "__main__":
     d = sys.argv[1]
     with open(os.path.join(d, "results.json")) as f:
         res = json.load(f)
-    tr = evallib.load_truth(os.path.join(evallib.SRC, "bench", "eval", "truth.json"))
+    tr = evallib.load_truth(sys.argv[2] if len(sys.argv) > 2 else
+                            os.path.join(evallib.SRC, "bench", "eval", "truth.json"))
     for line in write(res, tr, d):
         print(line)
