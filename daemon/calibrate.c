@@ -211,16 +211,18 @@ void calib_score_metric(const struct calib_params *p, const struct calib_null *n
 	_cleanup_free_ double *work = calloc(k ? k : 1, sizeof(double));
 	double centre = 0, noise = 0, floor, spread;
 	struct calib_null alone;
-	bool finite = isfinite(value);
+	bool refs_finite = true, finite;
 	size_t i;
 
 	for (i = 0; i < k; i++)
-		finite = finite && isfinite(ref[i]);
+		refs_finite = refs_finite && isfinite(ref[i]);
+	finite = refs_finite && isfinite(value);
 	if (!null) {
 		calib_null_for(p, k, 1, &alone);
 		null = &alone;
 	}
-	if (k > 0 && work && finite) {
+	/* the reference's centre is reported beside a broken value, as it was measured */
+	if (k > 0 && work && refs_finite) {
 		centre_noise(p->robust, ref, k, work, &centre, &noise);
 		noise *= null->noise_scale;
 	}
