@@ -128,15 +128,6 @@ static void print_thresholds(const size_t *ks, size_t n_ks)
 	}
 }
 
-static void runs_free(struct mvec *runs, size_t n)
-{
-	size_t i;
-
-	for (i = 0; runs && i < n; i++)
-		mvec_free(&runs[i]);
-	free(runs);
-}
-
 static void print_row(const char *subject, size_t runs, size_t k, const char *estimator,
 		      const struct tally *tl)
 {
@@ -241,7 +232,7 @@ int main(int argc, char **argv)
 				print_row(subject, n, ks[q], names[e], &tl);
 				tally_add(&total[q][e], &tl);
 			}
-		runs_free(runs, n);
+		mvec_array_free(runs, n);
 	}
 	for (q = 0; q < n_ks; q++)
 		for (e = 0; e < 2; e++)

@@ -53,6 +53,18 @@ static int set_str(char **field, const char *value)
 	return 0;
 }
 
+/* A number from min to max; written so that NaN, which compares false with everything, is refused. */
+static int set_double(double *field, const char *value, double min, double max)
+{
+	char *end;
+	double v = strtod(value, &end);
+
+	if (end == value || *end || !(v >= min && v <= max))
+		return -EINVAL;
+	*field = v;
+	return 0;
+}
+
 static int set_uint(unsigned *field, const char *value, unsigned min, unsigned max)
 {
 	char *end;
@@ -105,22 +117,11 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_uint(&c->window_s, value, 1, 600);
 	else if (!strcmp(key, "warmup_runs"))
 		r = set_uint(&c->warmup_runs, value, 0, 5);
-	else if (!strcmp(key, "tau")) {
-		char *end;
-		double v = strtod(value, &end);
-
-		/* written so that NaN, which compares false with everything, is refused too */
-		r = (end == value || *end || !(v >= 0.5 && v <= 100)) ? -EINVAL : 0;
-		if (!r)
-			c->tau = v;
-	} else if (!strcmp(key, "false_flag_rate")) {
-		char *end;
-		double v = strtod(value, &end);
-
-		r = (end == value || *end || !(v >= 0 && v <= 0.5)) ? -EINVAL : 0;
-		if (!r)
-			c->false_flag_rate = v;
-	} else if (!strcmp(key, "allow_stale_reference"))
+	else if (!strcmp(key, "tau"))
+		r = set_double(&c->tau, value, 0.5, 100);
+	else if (!strcmp(key, "false_flag_rate"))
+		r = set_double(&c->false_flag_rate, value, 0, 0.5);
+	else if (!strcmp(key, "allow_stale_reference"))
 		r = set_bool(&c->allow_stale_reference, value);
 	else if (!strcmp(key, "probe_stats"))
 		r = set_bool(&c->probe_stats, value);
