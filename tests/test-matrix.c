@@ -44,6 +44,30 @@ static const char *run_waited_behind(json_t *runs, const char *cell)
 	return json_string_value(json_object_get(json_array_get(behind, 0), "comm"));
 }
 
+/*
+ * What each level of a cell's run saw, printed when a check on that cell
+ * failed: a miss on another machine then says why in the suite's output.
+ */
+static void print_levels(json_t *runs, const char *cell)
+{
+	json_t *levels = json_object_get(cell_run(runs, cell), "levels"), *lv;
+	size_t i;
+
+	json_array_foreach(levels, i, lv)
+	{
+		_cleanup_free_ char *wall = json_dumps(json_object_get(lv, "wall"), JSON_COMPACT);
+		_cleanup_free_ char *flagged =
+		    json_dumps(json_object_get(lv, "flagged"), JSON_COMPACT | JSON_ENCODE_ANY);
+
+		fprintf(stderr, "# %s level %lld: %s %s: %s\n#   wall %s\n#   flagged %s\n", cell,
+			json_integer_value(json_object_get(lv, "level")),
+			json_string_value(json_object_get(lv, "action")) ?: "?",
+			json_string_value(json_object_get(lv, "node")) ?: "-",
+			json_string_value(json_object_get(lv, "reason")) ?: "", wall ?: "null",
+			flagged ?: "null");
+	}
+}
+
 static bool is_correct_commit(const char *outcome)
 {
 	return outcome && (strcmp(outcome, "leaf") == 0 || strcmp(outcome, "shallow") == 0);
@@ -74,6 +98,8 @@ static void test_slice(const char *src, const char *build)
 
 	o = run_outcome(runs, "pf_anon_write:null_sleep");
 	CHECKF(o && strcmp(o, "abstain") == 0, "null cell: %s", o ?: "(none)");
+	if (!o || strcmp(o, "abstain") != 0)
+		print_levels(runs, "pf_anon_write:null_sleep");
 	/* ... and says why in a word */
 	o = json_string_value(
 	    json_object_get(cell_run(runs, "pf_anon_write:null_sleep"), "reason_code"));
@@ -82,8 +108,12 @@ static void test_slice(const char *src, const char *build)
 	       "null cell's reason_code %s", o ?: "(none)");
 	o = run_outcome(runs, "pf_page_cache:cache_dropper");
 	CHECKF(is_correct_commit(o), "pf_page_cache:cache_dropper: %s", o ?: "(none)");
+	if (!is_correct_commit(o))
+		print_levels(runs, "pf_page_cache:cache_dropper");
 	o = run_outcome(runs, "pf_anon_write:cpu_hog");
 	CHECKF(is_correct_commit(o), "pf_anon_write:cpu_hog: %s", o ?: "(none)");
+	if (!is_correct_commit(o))
+		print_levels(runs, "pf_anon_write:cpu_hog");
 	/* ... and the result names the task the victim waited behind: the hog. */
 	o = run_waited_behind(runs, "pf_anon_write:cpu_hog");
 	CHECKF(o && strcmp(o, "cpu_hog") == 0, "waited behind %s", o ?: "(none)");
