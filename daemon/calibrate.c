@@ -242,20 +242,9 @@ void calib_score_metric(const struct calib_params *p, const struct calib_null *n
 		ret->z = 0;
 		return;
 	}
-	if (!p->calibrated) {
-		/*
-		 * Ablation: the reference's centre without its spread, as the
-		 * paper's strongest baseline (probes, no reference
-		 * calibration). z is the relative change, and any increase
-		 * counts as a deviation.
-		 */
-		ret->spread = 0;
-		ret->z = ret->delta / fmax(fabs(centre), 1.0);
-		ret->flagged = ret->delta > 0;
-		return;
-	}
 	floor = fmax(p->rel_floor * fabs(centre), is_time ? p->time_floor_ns : p->count_floor);
-	spread = fmax(floor, noise * null->threshold / p->tau);
+	/* the ablation leaves the reference runs' spread out, and nothing else */
+	spread = p->calibrated ? fmax(floor, noise * null->threshold / p->tau) : floor;
 	ret->spread = spread;
 	ret->z = ratio(ret->delta, spread);
 	ret->flagged = ret->z > p->tau;
@@ -311,23 +300,14 @@ static const char *time_unit(double magnitude, double *ret_div, int *ret_prec)
 	return "ns";
 }
 
-/*
- * "time_ns 2.41 s vs 0.01 +- 0.00 s (z 812.4)", "count 1500 vs 1200.0 +- 60.0
- * (z 5.0)"; without calibration "count 1210 vs 1200.0 (+0.8%)".
- */
-static char *describe(const struct calib_params *p, const char *label, bool is_time,
-		      const struct calib_score *s)
+/* "time_ns 2.41 s vs 0.01 +- 0.00 s (z 812.4)", "count 1500 vs 1200.0 +- 60.0 (z 5.0)" */
+static char *describe(const char *label, bool is_time, const struct calib_score *s)
 {
-	double rel = s->delta / fmax(fabs(s->centre), 1.0) * 100.0;
-
 	if (is_time) {
 		double div;
 		int prec;
 		const char *unit = time_unit(fmax(fabs(s->value), fabs(s->centre)), &div, &prec);
 
-		if (!p->calibrated)
-			return xasprintf("%s %.*f %s vs %.*f %s (%+.1f%%)", label, prec,
-					 s->value / div, unit, prec, s->centre / div, unit, rel);
 		if (s->expected > 0)
 			return xasprintf("%s %.*f %s vs %.*f +- %.*f %s, %.*f %s expected from the "
 					 "rest of the run's slowdown (z %.1f)",
@@ -338,8 +318,6 @@ static char *describe(const struct calib_params *p, const char *label, bool is_t
 				 s->value / div, unit, prec, s->centre / div, prec, s->spread / div,
 				 unit, s->z);
 	}
-	if (!p->calibrated)
-		return xasprintf("%s %.0f vs %.1f (%+.1f%%)", label, s->value, s->centre, rel);
 	return xasprintf("%s %.0f vs %.1f +- %.1f (z %.1f)", label, s->value, s->centre, s->spread,
 			 s->z);
 }
@@ -454,8 +432,7 @@ struct run_time {
 };
 
 /*
- * A slower run (calibrated mode, with wall times: running targets have
- * none): its thread time when the reference and the run both have it, else
+ * A slower run (with wall times: running targets have none): its thread time when the reference and the run both have it, else
  * its wall time.
  */
 static struct run_time slower_run_time(const struct calib_params *p, const struct mvec *ref,
@@ -464,7 +441,7 @@ static struct run_time slower_run_time(const struct calib_params *p, const struc
 	struct run_time rt = {};
 	double centre, value;
 
-	if (!p->calibrated || !gather_centre(p, WALL_METRIC, ref, k, pmv, vals, &centre, &value) ||
+	if (!gather_centre(p, WALL_METRIC, ref, k, pmv, vals, &centre, &value) ||
 	    centre <= 0 || value <= centre)
 		return rt;
 	rt = (struct run_time){centre, value};
@@ -519,7 +496,7 @@ static int score_nodes(const struct calib_params *p, const struct tree *t, const
 
 /*
  * The target's wall time as the level's last score (d->wall), "flagged"
- * meaning slower: beyond tau and, calibrated, min_slowdown. Returns the
+ * meaning slower: beyond tau and min_slowdown. Returns the
  * relative increase; d->wall stays -1 without wall times.
  */
 static double score_wall(const struct calib_params *p, const struct mvec *ref, size_t k,
@@ -546,8 +523,7 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 		return 0;
 	}
 	rel = w->centre != 0 ? w->delta / fabs(w->centre) : (w->delta > 0 ? INFINITY : 0);
-	if (p->calibrated)
-		w->flagged = w->flagged && rel > (d->wall_is_sli ? p->min_sli_change : p->min_slowdown);
+	w->flagged = w->flagged && rel > (d->wall_is_sli ? p->min_sli_change : p->min_slowdown);
 	return rel;
 }
 
@@ -562,7 +538,7 @@ static enum calib_why gate(const struct calib_params *p, struct calib_decision *
 {
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 
-	if (!p->calibrated || !w || w->flagged)
+	if (!w || w->flagged)
 		return CALIB_WHY_NONE;
 	if (parent >= 0) {
 		d->unconfirmed = true;
@@ -582,7 +558,7 @@ static enum calib_why gate(const struct calib_params *p, struct calib_decision *
  * node's time is not measured: a path that did more without taking more
  * time is not where the time went.
  */
-static void rank_calibrated(const struct calib_score *ts, const struct calib_score *cs,
+static void rank_node(const struct calib_score *ts, const struct calib_score *cs,
 			    struct node_eval *e)
 {
 	if (ts && ts->flagged)
@@ -598,22 +574,6 @@ static void rank_calibrated(const struct calib_score *ts, const struct calib_sco
 					e->count_score};
 }
 
-/* The ablation baseline: any increase flags, the largest relative increase wins. */
-static void rank_uncalibrated(const struct calib_score *ts, const struct calib_score *cs,
-			      struct node_eval *e)
-{
-	if (ts && ts->flagged) {
-		e->flagged = true;
-		e->key = ts->z;
-		e->evidence = e->time_score;
-	}
-	if (cs && cs->flagged && (!e->flagged || cs->z > e->key)) {
-		e->flagged = true;
-		e->key = cs->z;
-		e->evidence = e->count_score;
-	}
-}
-
 static bool ranks_before(const struct node_eval *a, const struct node_eval *b)
 {
 	if (a->rank_class != b->rank_class)
@@ -622,8 +582,7 @@ static bool ranks_before(const struct node_eval *a, const struct node_eval *b)
 }
 
 /* Flag and rank the active nodes; the top one, or NULL. Ties keep active[] order. */
-static const struct node_eval *rank_nodes(const struct calib_params *p,
-					  const struct calib_decision *d, struct node_eval *ev,
+static const struct node_eval *rank_nodes(const struct calib_decision *d, struct node_eval *ev,
 					  size_t n_active)
 {
 	const struct node_eval *top = NULL;
@@ -635,7 +594,7 @@ static const struct node_eval *rank_nodes(const struct calib_params *p,
 		const struct calib_score *cs =
 		    e->count_score >= 0 ? &d->scores[e->count_score] : NULL;
 
-		(p->calibrated ? rank_calibrated : rank_uncalibrated)(ts, cs, e);
+		rank_node(ts, cs, e);
 		if (e->flagged && (!top || ranks_before(e, top)))
 			top = e;
 	}
@@ -653,7 +612,7 @@ static void second_cause(const struct calib_params *p, const struct calib_decisi
 	const struct node_eval *next = NULL;
 	size_t i;
 
-	if (!p->calibrated || !top || top->time_score < 0 ||
+	if (!top || top->time_score < 0 ||
 	    !d->scores[top->time_score].flagged || !(d->scores[top->time_score].share >= p->cause_share))
 		return;
 	for (i = 0; i < n_active; i++) {
@@ -704,14 +663,11 @@ static void decide(const struct tree *t, const struct node_eval *top, int parent
  * The SLI's score in its own terms: a throughput (a negative cost) is shown
  * as the positive number the service reports.
  */
-static char *describe_sli(const struct calib_params *p, const struct calib_score *s)
+static char *describe_sli(const struct calib_score *s)
 {
 	bool higher = s->centre < 0;
 	double sign = higher ? -1 : 1;
 
-	if (!p->calibrated)
-		return xasprintf("SLI %.4g vs %.4g (%s is better)", sign * s->value,
-				 sign * s->centre, higher ? "higher" : "lower");
 	return xasprintf("SLI %.4g vs %.4g +- %.2g, %s is better (z %.1f)", sign * s->value,
 			 sign * s->centre, s->spread, higher ? "higher" : "lower", s->z);
 }
@@ -735,8 +691,7 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 	}
 	if (!s)
 		return xstrdup("no path metric could be scored");
-	return p->calibrated ? xasprintf("largest z: %s %.1f, tau %.1f", s->metric, s->z, p->tau)
-			     : xasprintf("largest change: %s %+.1f%%", s->metric, s->z * 100.0);
+	return xasprintf("largest z: %s %.1f, tau %.1f", s->metric, s->z, p->tau);
 }
 
 /* The decision's sentence, from d->why: the only place the prose is written. */
@@ -747,7 +702,7 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 
 	if (w) {
-		wall = d->wall_is_sli ? describe_sli(p, w) : describe(p, "wall", true, w);
+		wall = d->wall_is_sli ? describe_sli(w) : describe("wall", true, w);
 		target = xasprintf(" (target %s)", wall);
 	}
 	switch (d->why) {
@@ -769,7 +724,7 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 		const struct calib_score *s = &d->scores[d->evidence];
 		const char *metric = strrchr(s->metric, '/') + 1;
 
-		what = describe(p, metric, metric_is_time(metric), s);
+		what = describe(metric, metric_is_time(metric), s);
 		if (d->has_also) {
 			const struct calib_score *a = &d->scores[d->also_evidence];
 			char *both = xasprintf(
@@ -865,14 +820,14 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 			      slower_run_time(p, ref, k, pmv, vals), vals, &d, ev);
 	wall_rel = score_wall(p, ref, k, pmv, vals, &d);
 	/* an SLI is not a time the paths' times can be shares of */
-	if (p->calibrated && d.wall >= 0 && d.scores[d.wall].flagged && !d.wall_is_sli)
+	if (d.wall >= 0 && d.scores[d.wall].flagged && !d.wall_is_sli)
 		dismissed = judge_share(p, &d, &d.scores[d.wall]);
 	d.why = gate(p, &d, parent, wall_rel);
 	if (d.why != CALIB_WHY_NONE) {
 		d.action = CALIB_ABSTAIN;
 		d.evidence = d.wall;
 	} else {
-		const struct node_eval *top = rank_nodes(p, &d, ev, n_active);
+		const struct node_eval *top = rank_nodes(&d, ev, n_active);
 
 		decide(t, top, parent, largest, dismissed, &d);
 		second_cause(p, &d, ev, n_active, top, &d);

@@ -87,7 +87,12 @@ struct calib_params {
 	 * false-flag bench's side-by-side and the references' comparison.
 	 */
 	bool robust;
-	bool calibrated; /* false: ablation, raw deltas against the reference mean, no spread */
+	/*
+	 * false: the ablation, every rule as calibrated (gate, floors, shares,
+	 * confirmations) with the reference runs' spread left out, so that a
+	 * metric's spread is its floor.
+	 */
+	bool calibrated;
 };
 
 void calib_params_default(struct calib_params *p);
@@ -138,10 +143,8 @@ struct calib_score {
  * is reported, never flagged. ret->metric is a copy of metric (freed by
  * calib_decision_free, or by the caller for a lone score).
  *
- * Without calibration (p->calibrated false) this is the baseline the paper
- * compares against, "probes without reference calibration": there is no
- * reference spread (spread 0), z = delta / max(|centre|, 1) is the relative
- * change, and any increase is flagged (delta > 0).
+ * Without calibration (p->calibrated false, the ablation) the noise is
+ * still reported, but the spread is the floor alone.
  */
 void calib_score_metric(const struct calib_params *p, const struct calib_null *null,
 			const char *metric, bool is_time, const double *ref, size_t k, double value,
@@ -232,14 +235,16 @@ struct calib_decision {
  * deviated without explaining the slowdown.
  *
  * A node is flagged when any of its metrics is. Flagged nodes rank first by
- * a flagged time_ns, largest absolute increase (value - centre, in ns: time
- * is the target threads' exclusive time, so it compares across nodes), then
- * count-only flagged nodes by count z; ties keep active[] order. Descend
+ * a flagged time_ns, largest excess over what the rest of the run predicts
+ * (value - expected, or value - centre when nothing is predicted; in ns:
+ * time is the target threads' exclusive time, so it compares across
+ * nodes), then nodes whose time is not measured by a flagged count's z; ties
+ * keep active[] order. Descend
  * into the top node, or commit to it at a leaf. No node flagged: commit to
  * parent when parent >= 0 (shallow but correct), else abstain.
  *
- * Uncalibrated (the ablation baseline): no wall-time gate; a node is flagged
- * when any metric increased, and the largest relative increase wins.
+ * Uncalibrated (the ablation): the same rule, with every spread its floor
+ * (calib_score_metric).
  *
  * p NULL means calib_params_default. Returns 0 and fills *ret, or -EINVAL
  * (bad index, k == 0, NULL vectors) / -ENOMEM; *ret is written only on

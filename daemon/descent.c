@@ -8,12 +8,11 @@
 
 #include <errno.h>
 
-void descent_init(struct descent *ds, const struct tree *t, long long max_depth, bool calibrated)
+void descent_init(struct descent *ds, const struct tree *t, long long max_depth)
 {
 	if (max_depth < 1 || max_depth > TREE_MAX_DEPTH)
 		max_depth = TREE_MAX_DEPTH;
-	*ds = (struct descent){ .tree = t, .max_depth = (int)max_depth, .calibrated = calibrated,
-				.level = 1, .parent = -1, .confirming = -1 };
+	*ds = (struct descent){ .tree = t, .max_depth = (int)max_depth, .level = 1, .parent = -1, .confirming = -1 };
 }
 
 bool descent_first_run(const struct descent *ds)
@@ -24,13 +23,12 @@ bool descent_first_run(const struct descent *ds)
 /*
  * Only a deeper level is checked: would the calibrated rule, on this run,
  * have confirmed the descent so far (whichever agent decided), or fallen
- * back on the parent because no child deviated? The ablation takes every
- * decision as it comes.
+ * back on the parent because no child deviated?
  */
 enum descent_check descent_check(const struct descent *ds, const struct calib_decision *d,
 				 const struct calib_decision *own)
 {
-	if (ds->parent < 0 || !ds->calibrated)
+	if (ds->parent < 0)
 		return DESCENT_CHECK_CONFIRMED;
 	if (d->action == CALIB_COMMIT && d->node == ds->parent)
 		return DESCENT_CHECK_PARENT_ONLY;
@@ -196,7 +194,7 @@ int descent_next(struct descent *ds, const struct calib_decision *d, enum descen
 				      d->node >= 0 ? t->nodes[d->node].id : "none",
 				      t->nodes[ds->parent].id));
 	}
-	if (d->action == CALIB_COMMIT && ds->calibrated && ds->parent >= 0 &&
+	if (d->action == CALIB_COMMIT && ds->parent >= 0 &&
 	    tree_is_leaf(t, d->node)) {
 		/* A leaf is named on two runs of its level, as every node above it was. */
 		ds->confirming = d->node;

@@ -34,7 +34,6 @@ enum descent_check {
 struct descent {
 	const struct tree *tree;
 	int max_depth;	 /* 1..TREE_MAX_DEPTH */
-	bool calibrated; /* false: the ablation, which takes every decision as it comes */
 	int level;	 /* the level measured next, 1-based */
 	int parent;	 /* the node whose children it measures; -1 at level 1 */
 	int confirming;	 /* the leaf a second run of its level must name again, or -1 */
@@ -69,7 +68,7 @@ struct descent_step {
 };
 
 /* max_depth outside 1..TREE_MAX_DEPTH means TREE_MAX_DEPTH. */
-void descent_init(struct descent *ds, const struct tree *t, long long max_depth, bool calibrated);
+void descent_init(struct descent *ds, const struct tree *t, long long max_depth);
 
 /*
  * Whether this run of the level is its first: nodes the kernel cannot
@@ -81,7 +80,7 @@ bool descent_first_run(const struct descent *ds);
  * The check of a decision that calib_decide made (or would make) on the
  * same run: d is the level's decision, own the calibrated rule's own on
  * the run when d came from another agent and abstained (NULL: d is it).
- * Level 1 and the ablation always confirm.
+ * Level 1 always confirms.
  */
 enum descent_check descent_check(const struct descent *ds, const struct calib_decision *d,
 				 const struct calib_decision *own);

@@ -633,8 +633,7 @@ static int run_levels(struct diag_state *st, const json_t *req, const struct mea
 {
 	struct descent ds;
 
-	descent_init(&ds, st->env->tree, json_integer_value(json_object_get(req, "max_depth")),
-		     st->params.calibrated);
+	descent_init(&ds, st->env->tree, json_integer_value(json_object_get(req, "max_depth")));
 	while (!ds.done) {
 		int active[TREE_MAX_NODES];
 		struct calib_decision d = {};

@@ -85,7 +85,7 @@ static void test_max_depth(void)
 	tap_subtest("max_depth");
 	/* A descent at the deepest allowed level commits to the node it flagged. */
 	for (depth = 1; depth <= 2; depth++) {
-		descent_init(&ds, t, depth, true);
+		descent_init(&ds, t, depth);
 		CHECK_EQ(step(&ds, decision(CALIB_DESCEND, "kernel_paging"), &s),
 			 depth == 1 ? DESCENT_STOP : DESCENT_DESCEND, "level 1");
 		if (depth == 2) {
@@ -98,12 +98,12 @@ static void test_max_depth(void)
 		descent_step_clear(&s);
 	}
 	/* Out of range means the tree's depth. */
-	descent_init(&ds, t, 0, true);
+	descent_init(&ds, t, 0);
 	CHECK_EQ(ds.max_depth, TREE_MAX_DEPTH, "max_depth 0");
-	descent_init(&ds, t, 99, true);
+	descent_init(&ds, t, 99);
 	CHECK_EQ(ds.max_depth, TREE_MAX_DEPTH, "max_depth 99");
 	/* The walk is over: no further step. */
-	descent_init(&ds, t, 1, true);
+	descent_init(&ds, t, 1);
 	step(&ds, decision(CALIB_ABSTAIN, NULL), &s);
 	expect_stop_code(&s, CALIB_ABSTAIN, NULL, "the level's reason", DESCENT_NOT_SLOWER);
 	descent_step_clear(&s);
@@ -121,7 +121,7 @@ static void test_confirm_leaf(void)
 	struct descent_step s;
 
 	tap_subtest("confirm_leaf");
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	walk_to_leaf_level(&ds);
 	CHECK(descent_first_run(&ds));
 	CHECK_EQ(step(&ds, decision(CALIB_COMMIT, "kernel_paging.anon_fault.minor"), &s),
@@ -136,7 +136,7 @@ static void test_confirm_leaf(void)
 	descent_step_clear(&s);
 
 	/* The second run names another leaf: only their parent is confirmed. */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	walk_to_leaf_level(&ds);
 	step(&ds, decision(CALIB_COMMIT, "kernel_paging.anon_fault.minor"), &s);
 	descent_step_clear(&s);
@@ -147,7 +147,7 @@ static void test_confirm_leaf(void)
 	descent_step_clear(&s);
 
 	/* The second run is not slower: the slowdown did not last, nothing is named. */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	walk_to_leaf_level(&ds);
 	step(&ds, decision(CALIB_COMMIT, "kernel_paging.anon_fault.minor"), &s);
 	descent_step_clear(&s);
@@ -157,7 +157,7 @@ static void test_confirm_leaf(void)
 	descent_step_clear(&s);
 
 	/* A leaf named at level 2 (a path without children) is confirmed the same way. */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	step(&ds, decision(CALIB_DESCEND, "kernel_scheduler"), &s);
 	descent_step_clear(&s);
 	CHECK_EQ(step(&ds, decision(CALIB_COMMIT, "kernel_scheduler.runqueue_wait"), &s),
@@ -173,15 +173,10 @@ static void test_confirm_leaf(void)
 		    "kernel_scheduler");
 	descent_step_clear(&s);
 
-	/* Level 1 commits without a second run; so does the ablation at any depth. */
-	descent_init(&ds, t, 3, true);
+	/* Level 1 commits without a second run. */
+	descent_init(&ds, t, 3);
 	step(&ds, decision(CALIB_COMMIT, "kernel_scheduler"), &s);
 	expect_stop(&s, CALIB_COMMIT, "kernel_scheduler", "the level's reason");
-	descent_step_clear(&s);
-	descent_init(&ds, t, 3, false);
-	walk_to_leaf_level(&ds);
-	step(&ds, decision(CALIB_COMMIT, "kernel_paging.anon_fault.minor"), &s);
-	expect_stop(&s, CALIB_COMMIT, "kernel_paging.anon_fault.minor", "the level's reason");
 	descent_step_clear(&s);
 }
 
@@ -192,7 +187,7 @@ static void test_remeasure(void)
 	struct descent_step s;
 
 	tap_subtest("remeasure");
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	step(&ds, decision(CALIB_DESCEND, "kernel_paging"), &s);
 	descent_step_clear(&s);
 	CHECK_EQ(step(&ds, unconfirmed(false), &s), DESCENT_REMEASURE, "first");
@@ -206,7 +201,7 @@ static void test_remeasure(void)
 	descent_step_clear(&s);
 
 	/* The second run confirms: the walk goes on, and a later level gets its own second run. */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	step(&ds, decision(CALIB_DESCEND, "kernel_paging"), &s);
 	descent_step_clear(&s);
 	step(&ds, unconfirmed(false), &s);
@@ -227,7 +222,7 @@ static void test_refuted(void)
 	struct calib_decision own = unconfirmed(true), d = decision(CALIB_ABSTAIN, NULL);
 
 	tap_subtest("refuted");
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	step(&ds, decision(CALIB_DESCEND, "kernel_paging"), &s);
 	descent_step_clear(&s);
 	/* Another agent abstained; the calibrated rule, asked of the same run, refutes. */
@@ -236,13 +231,9 @@ static void test_refuted(void)
 	REQUIRE(descent_next(&ds, &d, DESCENT_CHECK_REFUTED, &s) == 0);
 	expect_stop_code(&s, CALIB_ABSTAIN, NULL, "the slowdown did not last", DESCENT_TRANSIENT);
 	descent_step_clear(&s);
-	/* At level 1, and in the ablation, every decision is taken as it comes. */
-	descent_init(&ds, t, 3, true);
+	/* At level 1 every decision is taken as it comes. */
+	descent_init(&ds, t, 3);
 	CHECK_EQ(descent_check(&ds, &d, &own), DESCENT_CHECK_CONFIRMED, "level 1");
-	descent_init(&ds, t, 3, false);
-	ds.parent = node("kernel_paging");
-	ds.level = 2;
-	CHECK_EQ(descent_check(&ds, &d, &own), DESCENT_CHECK_CONFIRMED, "ablation");
 }
 
 /* Children flat below their parent. */
@@ -254,7 +245,7 @@ static void test_parent_only(void)
 
 	tap_subtest("parent_only");
 	/* Below a level-1 node, which rests on one run: once more, then nothing. */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	step(&ds, decision(CALIB_DESCEND, "kernel_sync"), &s);
 	descent_step_clear(&s);
 	d = decision(CALIB_COMMIT, "kernel_sync");
@@ -270,7 +261,7 @@ static void test_parent_only(void)
 	descent_step_clear(&s);
 
 	/* Below a level-2 node two runs agree on: the commit to it stands at once. */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	walk_to_leaf_level(&ds);
 	step(&ds, decision(CALIB_COMMIT, "kernel_paging.anon_fault"), &s);
 	expect_stop(&s, CALIB_COMMIT, "kernel_paging.anon_fault", "the level's reason");
@@ -288,7 +279,7 @@ static void test_running_target(void)
 	struct descent_step s;
 
 	tap_subtest("running_target");
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	walk_to_leaf_level(&ds);
 	CHECK_EQ(step(&ds, decision(CALIB_COMMIT, "kernel_paging.anon_fault.thp"), &s),
 		 DESCENT_CONFIRM, "first run");
@@ -297,7 +288,7 @@ static void test_running_target(void)
 	expect_stop(&s, CALIB_COMMIT, "kernel_paging.anon_fault.thp", "named it too");
 	descent_step_clear(&s);
 	/* Nothing deviates at level 1: the walk ends there, naming nothing. */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	step(&ds, decision(CALIB_ABSTAIN, NULL), &s);
 	expect_stop_code(&s, CALIB_ABSTAIN, NULL, "the level's reason", DESCENT_NOT_SLOWER);
 	descent_step_clear(&s);
@@ -334,7 +325,7 @@ static void test_reason_codes(void)
 		d.scores = &wall;
 		d.n_scores = 1;
 		d.wall = 0;
-		descent_init(&ds, t, 3, true);
+		descent_init(&ds, t, 3);
 		REQUIRE(descent_next(&ds, &d, descent_check(&ds, &d, NULL), &s) == 0);
 		CHECKF(s.kind == DESCENT_STOP && s.abstain == cases[i].code,
 		       "case %zu (%s, %s): %s", i, calib_why_name(cases[i].why),
@@ -343,7 +334,7 @@ static void test_reason_codes(void)
 		descent_step_clear(&s);
 	}
 	/* nothing measurable at level 1: no path explains anything */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	descent_nothing_measurable(&ds, &s);
 	CHECK_EQ(s.abstain, DESCENT_UNEXPLAINED, "nothing measurable");
 	descent_step_clear(&s);
@@ -357,14 +348,14 @@ static void test_nothing_measurable(void)
 	struct descent_step s;
 
 	tap_subtest("nothing_measurable");
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	step(&ds, decision(CALIB_DESCEND, "kernel_block_io"), &s);
 	descent_step_clear(&s);
 	descent_nothing_measurable(&ds, &s);
 	expect_stop(&s, CALIB_COMMIT, "kernel_block_io", "no node below is measurable");
 	descent_step_clear(&s);
 	/* A decision naming no node where one is needed is refused. */
-	descent_init(&ds, t, 3, true);
+	descent_init(&ds, t, 3);
 	{
 		struct calib_decision d = { .action = CALIB_DESCEND, .node = -1 };
 

@@ -196,7 +196,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="repetitions per cell (default 3)")
     ap.add_argument("--repeats", type=int, default=5, help="reference runs K (default 5)")
     ap.add_argument("--calibration", choices=("on", "off", "both"), default="on",
-                    help="off: the paper's ablation (no reference calibration); both: the two tables")
+                    help="off: the ablation (every rule, the reference runs' spread left out); both: the two tables")
     ap.add_argument("--out", default=None, help="output directory (default bench/eval/out/DATE)")
     ap.add_argument("--quiet-limit", type=float, default=0.15,
                     help="wait before each run until no CPU is busier than this (shared machines)")
