@@ -38,6 +38,13 @@ def load_truth(path):
             raise ValueError("%s: cell %s twice" % (path, key))
         if c["perturber"] not in t["perturbers"]:
             raise ValueError("%s: cell %s: unknown perturber" % (path, key))
+        spec = t["perturbers"][c["perturber"]]
+        for part in spec.get("together", []):
+            if part not in t["perturbers"] or "together" in t["perturbers"][part]:
+                raise ValueError("%s: perturber %s: %s is not a single perturber" % (
+                    path, c["perturber"], part))
+        # the parts' own specs, for Perturber: started in order, stopped in reverse
+        spec["parts"] = [(part, t["perturbers"][part]) for part in spec.get("together", [])]
         truth = c["truth"]
         c["truths"] = [] if truth == "no_bottleneck" else (truth if isinstance(truth, list) else [truth])
         cells[key] = c
@@ -170,10 +177,15 @@ def wait_quiet(limit=0.15, timeout_s=20.0, log=None):
 
 
 class Perturber:
-    """One running perturber: started pinned, ready when it says so."""
+    """One running perturber: started pinned, ready when it says so. A spec
+    with "together" (two causes at once) runs its parts, each as its own."""
 
     def __init__(self, build, name, spec, logdir):
         self.name = name
+        self.parts = [Perturber(build, n, s, logdir) for n, s in spec.get("parts", [])]
+        if self.parts:
+            self.ready_s = None
+            return
         if "command" in spec:
             # a program from the distribution (stress-ng), placed on its CPU by taskset; it
             # changes no setting that a restore would have to put back
@@ -190,6 +202,12 @@ class Perturber:
 
     def start(self, timeout_s=180.0):
         """Start and wait for the ready line; raises RuntimeError when it dies or never gets ready."""
+        if self.parts:
+            t0 = time.monotonic()
+            for p in self.parts:
+                p.start(timeout_s)
+            self.ready_s = time.monotonic() - t0
+            return
         logf = open(self.log_path, "ab")
         # The log is shared by every start of this perturber: only what this
         # start writes (after this offset) can say that it is ready.
@@ -210,10 +228,15 @@ class Perturber:
         raise RuntimeError("%s not ready after %.0f s" % (self.name, timeout_s))
 
     def alive(self):
+        if self.parts:
+            return all(p.alive() for p in self.parts)
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self, grace_s=30.0):
         """SIGTERM and wait; after grace_s, SIGKILL and apply its restore file."""
+        if self.parts:
+            rcs = [p.stop(grace_s) for p in reversed(self.parts)]
+            return next((rc for rc in rcs if rc), rcs[-1] if rcs else None)
         if self.proc is None:
             return None
         if self.proc.poll() is None:

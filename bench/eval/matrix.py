@@ -263,6 +263,8 @@ def main():
         run["timings"] = res.get("timings")
         if res.get("waited_behind"):
             run["waited_behind"] = res["waited_behind"]
+        # two causes at one level: the nodes named, the followed one first
+        run["causes"] = [c.get("node") for c in res.get("causes") or []]
         run["outcome"], run["node"], run["depth"] = evallib.score(
             cell["truths"], run["state"], run["verdict"], run["path"])
         if job.get("id"):

@@ -32,6 +32,10 @@ def totals(runs):
     nonnull = [r for r in runs if r["truth"] != "no_bottleneck" and r["outcome"] != "failed"]
     deep = [r for r in nonnull if r["outcome"] in ("leaf", "shallow") and r["depth"] >= 2]
     null = [r for r in runs if r["truth"] == "no_bottleneck" and r["outcome"] != "failed"]
+    # a cell with two causes: both named (each a cause node on the way to its truth)
+    two = [r for r in runs if r.get("two_causes") and r["outcome"] != "failed"]
+    both = [r for r in two if all(any(t == c or t.startswith(c + ".") for c in r.get("causes") or [])
+                                  for t in r["truth"])]
     return {
         "runs": len(runs), **t,
         "null_runs": len(null), "nonnull_runs": len(nonnull),
@@ -39,6 +43,7 @@ def totals(runs):
         "nonnull_correct_depth23_pct": 100.0 * len(deep) / len(nonnull) if nonnull else None,
         "ttd_median_s": evallib.median(ttd), "ttd_p90_s": evallib.percentile(ttd, 90),
         "ttd_commits_median_s": evallib.median(named), "ttd_abstentions_median_s": evallib.median(abstained),
+        "two_cause_runs": len(two), "two_cause_runs_naming_both": len(both),
     }
 
 
@@ -56,7 +61,8 @@ def summary_lines(mode, cells, t):
         "  time-to-diagnosis: median %s, p90 %s; commits %s, abstentions %s (medians)" % (
             f(t["ttd_median_s"]), f(t["ttd_p90_s"]), f(t.get("ttd_commits_median_s")),
             f(t.get("ttd_abstentions_median_s"))),
-    ]
+    ] + (["  runs of two-cause cells naming both causes: %d of %d" % (
+        t["two_cause_runs_naming_both"], t["two_cause_runs"])] if t.get("two_cause_runs") else [])
 
 
 def short(node):
@@ -296,6 +302,7 @@ def write(results, truth, out):
         cell = truth["cell_map"].get(r["cell"])
         if cell:
             r["truth"] = cell["truth"]
+            r["two_causes"] = cell.get("two_causes", False)
             r["outcome"], r["node"], r["depth"] = evallib.score(cell["truths"], r["state"], r.get("verdict"), r.get("path"))
     victims = [v for v in truth["victims"] if any(c.split(":")[0] == v for c in cells)]
     perts = [p for p in truth["perturbers"] if any(c.split(":")[1] == p for c in cells)]
