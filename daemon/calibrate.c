@@ -24,13 +24,12 @@ void calib_params_default(struct calib_params *p)
 	    .rel_floor = 0.05,
 	    .count_floor = 20.0,
 	    .time_floor_ns = 2e6,
-	    .min_slowdown = 0.05,
+	    .min_slowdown = 0.10,
 	    .wall_rel_floor = 0.01,
 	    .refute_z = 1.0,
 	    .min_share = 0.10,
 	    .cause_share = 0.30,
 	    .sli_rel_floor = 0.02,
-	    .min_sli_change = 0.10,
 	    .false_flag_rate = 0.05,
 	    .robust = true,
 	    .calibrated = true,
@@ -523,7 +522,7 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 		return 0;
 	}
 	rel = w->centre != 0 ? w->delta / fabs(w->centre) : (w->delta > 0 ? INFINITY : 0);
-	w->flagged = w->flagged && rel > (d->wall_is_sli ? p->min_sli_change : p->min_slowdown);
+	w->flagged = w->flagged && rel > p->min_slowdown;
 	return rel;
 }
 
@@ -546,7 +545,7 @@ static enum calib_why gate(const struct calib_params *p, struct calib_decision *
 		return CALIB_WHY_NOT_REPRODUCED;
 	}
 	return w->z > p->tau &&
-		       wall_rel <= (d->wall_is_sli ? p->min_sli_change : p->min_slowdown)
+		       wall_rel <= p->min_slowdown
 		   ? CALIB_WHY_BELOW_MIN_SLOWDOWN
 		   : CALIB_WHY_NOT_SLOWER;
 }
@@ -714,7 +713,7 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 		return xasprintf("target not slower than its reference: %s, %+.1f%% is below the "
 				 "%.1f%% minimum %s",
 				 wall, wall_rel * 100.0,
-				 (d->wall_is_sli ? p->min_sli_change : p->min_slowdown) * 100.0,
+				 p->min_slowdown * 100.0,
 				 d->wall_is_sli ? "change of the SLI" : "slowdown");
 	case CALIB_WHY_NOT_SLOWER:
 		return xasprintf("target not slower than its reference: %s", wall);

@@ -29,6 +29,7 @@ void config_defaults(struct config *c)
 	c->reference_repeats = 5;
 	c->tau = 3.0;
 	c->false_flag_rate = 0.05;
+	c->min_slowdown = 0.10;
 	c->window_s = 5;
 	c->warmup_runs = 1;
 	c->raw_syscalls = true;
@@ -121,6 +122,8 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_double(&c->tau, value, 0.5, 100);
 	else if (!strcmp(key, "false_flag_rate"))
 		r = set_double(&c->false_flag_rate, value, 0, 0.5);
+	else if (!strcmp(key, "min_slowdown"))
+		r = set_double(&c->min_slowdown, value, 0, 1);
 	else if (!strcmp(key, "allow_stale_reference"))
 		r = set_bool(&c->allow_stale_reference, value);
 	else if (!strcmp(key, "probe_stats"))

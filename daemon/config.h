@@ -23,6 +23,8 @@ struct config {
 	double tau;	     /* default 3 */
 	/* the chance a level of an unchanged target flags a path (calib_params), default 0.05 */
 	double false_flag_rate;
+	/* what "slower" means for a wall time or an SLI (calib_params), default 0.10 */
+	double min_slowdown;
 	unsigned window_s;   /* default observation window for running targets, 5 */
 	unsigned warmup_runs; /* unmeasured runs of a workload before a job measures it, 1 */
 	bool allow_stale_reference; /* diagnose against a reference from another kernel/tree (warns) */

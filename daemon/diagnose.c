@@ -678,6 +678,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 
 	calib_params_default(&st.params);
 	st.params.false_flag_rate = env->cfg->false_flag_rate;
+	st.params.min_slowdown = env->cfg->min_slowdown;
 	if (json_is_number(tau))
 		st.params.tau = json_number_value(tau);
 	if (json_is_boolean(cal))

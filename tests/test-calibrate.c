@@ -53,7 +53,7 @@ static void test_params(void)
 	memset(&p, 0xff, sizeof(p));
 	calib_params_default(&p);
 	CHECK(p.tau == 3.0 && p.rel_floor == 0.05 && p.count_floor == 20.0 &&
-	      p.time_floor_ns == 2e6 && p.min_slowdown == 0.05 && p.wall_rel_floor == 0.01 &&
+	      p.time_floor_ns == 2e6 && p.min_slowdown == 0.10 && p.wall_rel_floor == 0.01 &&
 	      p.refute_z == 1.0 && p.min_share == 0.10 && p.calibrated);
 	CHECK(streq(calib_action_name(CALIB_ABSTAIN), "abstain"));
 	CHECK(streq(calib_action_name(CALIB_DESCEND), "descend"));
@@ -1006,7 +1006,7 @@ static void test_why_names(void)
 
 /*
  * A service is slower by its SLI ("target/sli_cost", larger is worse, a
- * throughput's negative): beyond tau spreads and min_sli_change, and its
+ * throughput's negative): beyond tau spreads and min_slowdown, and its
  * paths are then ranked without the share rule (an SLI is not a time).
  */
 static void test_sli_gate(const struct tree *t)

@@ -4,6 +4,7 @@
  * example, and refusals that name the line; argusd --check-config and
  * --version.
  */
+#include "daemon/calibrate.h"
 #include "daemon/config.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
@@ -110,6 +111,30 @@ static void test_false_flag_rate(void)
 	CHECK(c.false_flag_rate == 0);
 	config_free(&c);
 	free(err);
+}
+
+/* min_slowdown: 0.10 by default, the calibration's own; 0 to 1. */
+static void test_min_slowdown(void)
+{
+	struct config c;
+	struct calib_params p;
+	char *err = NULL;
+
+	tap_subtest("min_slowdown");
+	calib_params_default(&p);
+	CHECK(load("tau = 3\n", &c, &err) == 0);
+	CHECK(c.min_slowdown == 0.10 && c.min_slowdown == p.min_slowdown);
+	config_free(&c);
+	CHECK(load("min_slowdown = 0.25\n", &c, &err) == 0);
+	CHECK(c.min_slowdown == 0.25);
+	config_free(&c);
+	CHECK(load("min_slowdown = 0\n", &c, &err) == 0);
+	CHECK(c.min_slowdown == 0);
+	config_free(&c);
+	free(err);
+	expect_refused("min_slowdown = 1.5\n", "line 1", "1.5");
+	expect_refused("min_slowdown = -0.1\n", "line 1", "-0.1");
+	expect_refused("min_slowdown = nan\n", "line 1", "nan");
 }
 
 /* syscall_events: "raw" (the default) or "calls". */
@@ -302,6 +327,7 @@ int main(void)
 	test_refusals();
 	test_syscall_events();
 	test_false_flag_rate();
+	test_min_slowdown();
 	test_readme_examples();
 	test_dropins();
 	test_check_config();

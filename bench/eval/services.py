@@ -11,7 +11,7 @@ The cells, and their truth, are fixed before anything runs (CELLS below):
 each names the perturber and the paths a correct diagnosis may name, or
 none. Truth is then measured without argusd: the SLI command alone, with
 and without the perturber, --reps times each; a cell whose SLI is not worse
-by at least MIN_SLOWER (argusd's own min_sli_change) is a null cell whatever
+by at least MIN_SLOWER (argusd's own min_slowdown) is a null cell whatever
 the perturber, and a diagnosis there must abstain. The raw results (every
 job's result, the SLI values, the truth measured) go to DIR/services.json;
 a table to stdout.
