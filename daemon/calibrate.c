@@ -480,16 +480,23 @@ static int score_nodes(const struct calib_params *p, const struct tree *t, const
 				continue;
 			calib_score_metric(p, null, id, is_time, vals, k, value,
 					   &d->scores[d->n_scores++]);
-			if (is_time && rt.centre > 0)
-				judge_against_slowdown(p, &d->scores[si], rt.centre, rt.value);
 			if (is_time)
 				ev[i].time_score = si;
 			else
 				ev[i].count_score = si;
-			if (largest < 0 || d->scores[si].z > d->scores[largest].z)
-				largest = si;
 		}
+		/*
+		 * A path whose events grew in number did other work, not the
+		 * same work slower with everything else: its time is judged
+		 * against its own reference, not against the rest of the run.
+		 */
+		if (rt.centre > 0 && ev[i].time_score >= 0 &&
+		    !(ev[i].count_score >= 0 && d->scores[ev[i].count_score].flagged))
+			judge_against_slowdown(p, &d->scores[ev[i].time_score], rt.centre, rt.value);
 	}
+	for (i = 0; i < d->n_scores; i++)
+		if (largest < 0 || d->scores[i].z > d->scores[largest].z)
+			largest = (int)i;
 	return largest;
 }
 

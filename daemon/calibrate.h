@@ -230,7 +230,8 @@ struct calib_decision {
  * path is not inside it. A path that only slowed with everything else (CPU
  * stolen by the host, a slower clock) grows as the rest does and is not
  * named; the path the added time went to outgrows the rest, even when it
- * is most of the run. When the target is slower, a time metric must also
+ * is most of the run. A path whose count is flagged did other work, not
+ * the same work slower, and its time is judged against its own centre. When the target is slower, a time metric must also
  * account for min_share of the wall time's delta (score.share) to be
  * flagged; a level left with nothing flagged that way says which path
  * deviated without explaining the slowdown.

@@ -502,6 +502,31 @@ static void test_rest_of_run(const struct tree *t)
 	s = find_score(&d, "kernel_paging/time_ns");
 	CHECK(s && near(s->expected, 1.95e9) && near(s->z, 0.45e9 / 0.075e9) && s->flagged);
 	calib_decision_free(&d);
+
+	/*
+	 * Huge pages turned off: paging 214 of a 227 ms run -> 672 ms of
+	 * 1.50 s. The rest of the run grew 63 times (the same cause, outside
+	 * the faults), past the whole run's 6.6: judged against that, paging
+	 * would be expected at 1.41 s and not flagged. Its faults went from
+	 * 1083 to 524297: it did other work, not the same work slower, and is
+	 * judged against its own reference.
+	 */
+	level1_flat(rows);
+	rows[0] = (struct row){"kernel_paging/count", {1083, 1083, 1083}, 524297};
+	rows[1] = (struct row){"kernel_paging/time_ns", {0.210e9, 0.214e9, 0.218e9}, 0.672e9};
+	rows[10] = (struct row){"target/wall_ns", {0.225e9, 0.227e9, 0.229e9}, 1.5e9};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_paging"));
+	s = find_score(&d, "kernel_paging/time_ns");
+	CHECK(s && s->expected == 0 && s->flagged && near(s->share, 0.458e9 / 1.273e9));
+	calib_decision_free(&d);
+	/* the same times with the same number of faults: the rest's growth is the norm */
+	rows[0] = (struct row){"kernel_paging/count", {1083, 1083, 1083}, 1083};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN);
+	s = find_score(&d, "kernel_paging/time_ns");
+	CHECK(s && near(s->expected, 0.214e9 * 1.5 / 0.227) && !s->flagged);
+	calib_decision_free(&d);
 }
 
 /*
