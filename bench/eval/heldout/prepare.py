@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Create the held-out victims' input files in /var/tmp/argus-heldout (owned by
-nobody, who runs the victims): text for gzip and xz, an SQL script of
-single-row transactions for sqlite3, and a C file for gcc. Deterministic (a
-fixed seed): every run of the evaluation compresses and compiles the same
-bytes. Run as root before truth_measure.py and matrix.py."""
+"""Create the held-out victims' input files, owned by nobody, who runs the
+victims. Set 1 (the default) in /var/tmp/argus-heldout: text for gzip and xz,
+an SQL script of single-row transactions for sqlite3, and a C file for gcc.
+Set 2 (--set 2) in /var/tmp/argus-heldout2: text for bzip2, shuffled lines
+for sort, and eight 8 MB files for sha1sum. Deterministic (a fixed seed per
+set): every run of the evaluation reads the same bytes. Run as root before
+truth_measure.py and matrix.py."""
 
+import argparse
 import os
 import pwd
 import random
 
-DIR = "/var/tmp/argus-heldout"
+DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2"}
+DIR = DIRS[1]
 
 
 def vocabulary(rng):
@@ -30,11 +34,38 @@ def write(name, text, uid, gid):
     os.chmod(path, 0o644)
 
 
+def set2(nobody):
+    rng = random.Random(20261203)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    # 8 MB of text, copies of a 2.5 MB block told apart by their line numbers
+    write("text.dat", "".join("%d %s\n" % (i, block[i % len(block)]) for i in range(3 * len(block) + 8000)),
+          nobody.pw_uid, nobody.pw_gid)
+    lines = ["%s %d\n" % (block[i % len(block)], i) for i in range(100000)]
+    rng.shuffle(lines)
+    write("lines.dat", "".join(lines), nobody.pw_uid, nobody.pw_gid)
+    for i in range(8):
+        path = os.path.join(DIR, "blob%d.dat" % i)
+        with open(path, "wb") as f:
+            f.write(rng.randbytes(8 << 20))
+        os.chown(path, nobody.pw_uid, nobody.pw_gid)
+        os.chmod(path, 0o644)
+
+
 def main():
+    global DIR
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
+    a = ap.parse_args()
+    DIR = DIRS[a.set]
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
+    if a.set == 2:
+        set2(nobody)
+        print("prepared %s" % DIR)
+        return
     rng = random.Random(20261202)
     vocab = vocabulary(rng)
     # 2.5 MB of words, repeated with a running line number: farther apart than
