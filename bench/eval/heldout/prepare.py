@@ -4,7 +4,7 @@
 victims. Set 1 (the default) in /var/tmp/argus-heldout: text for gzip and xz,
 an SQL script of single-row transactions for sqlite3, and a C file for gcc.
 Set 2 (--set 2) in /var/tmp/argus-heldout2: text for bzip2, shuffled lines
-for sort, and eight 8 MB files for sha1sum. Deterministic (a fixed seed per
+for sort, and eight 32 MB files for sha1sum. Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
 
@@ -41,13 +41,13 @@ def set2(nobody):
     # 8 MB of text, copies of a 2.5 MB block told apart by their line numbers
     write("text.dat", "".join("%d %s\n" % (i, block[i % len(block)]) for i in range(3 * len(block) + 8000)),
           nobody.pw_uid, nobody.pw_gid)
-    lines = ["%s %d\n" % (block[i % len(block)], i) for i in range(100000)]
+    lines = ["%s %d\n" % (block[i % len(block)], i) for i in range(500000)]
     rng.shuffle(lines)
     write("lines.dat", "".join(lines), nobody.pw_uid, nobody.pw_gid)
     for i in range(8):
         path = os.path.join(DIR, "blob%d.dat" % i)
         with open(path, "wb") as f:
-            f.write(rng.randbytes(8 << 20))
+            f.write(rng.randbytes(32 << 20))
         os.chown(path, nobody.pw_uid, nobody.pw_gid)
         os.chmod(path, 0o644)
 
