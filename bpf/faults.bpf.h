@@ -6,8 +6,8 @@
  * at a system call the probe follows, at exit, or at the first event that
  * finds the thread in another entry (fault_open). Other concerns call
  * fault_open() before they mark a fault, fault_finish() (syscalls, exit),
- * fault_nest() (memory pressure, mmap_lock) and set F_SLEPT (the
- * scheduler).
+ * fault_nest() (memory pressure, mmap_lock, runqueue waits), and
+ * fault_completed() and F_SLEPT (the scheduler).
  * Part of the multiplexed probe: included by paths.bpf.c, after the
  * shared state (thread_state, account(), task_state(), spans) it uses.
  */
@@ -72,17 +72,38 @@ static __always_inline __u32 fault_class(__u32 f)
  */
 static __always_inline void fault_finish(struct thread_state *ts)
 {
-	__u64 end, dur = 0;
+	__u64 end, dur = 0, ra = 0, ra_nested, nested;
 	__u32 cls;
 
 	if (!ts->fault.start)
 		return;
 	end = ts->fault.end;
+	/* paths that began after its last completion (a wait on the way out) are not inside it */
+	nested = ts->fault.nested - ts->fault.nested_late;
 	if ((ts->fault.flags & F_END_SEEN) && end > ts->fault.start) {
 		dur = end - ts->fault.start;
-		dur = dur > ts->fault.nested ? dur - ts->fault.nested : 0;
+		if (nested > dur)
+			__sync_fetch_and_add(&faults_overlapped, 1);
+		dur = dur > nested ? dur - nested : 0;
 	}
 	cls = fault_class(ts->fault.flags);
+	/*
+	 * A fault that did not read its own page but put folios into the page
+	 * cache started readahead for later pages: the time from that start
+	 * to its end (nested paths left out) went to storage, not to the path
+	 * the fault counts in.
+	 */
+	if (cls != ARGUS_CLS_FILE_MAJOR && cls < ARGUS_CLS_MAX && ts->fault.cache_add_at &&
+	    end > ts->fault.cache_add_at) {
+		ra = end - ts->fault.cache_add_at;
+		ra_nested = nested > ts->fault.nested_at_add ? nested - ts->fault.nested_at_add : 0;
+		ra = ra > ra_nested ? ra - ra_nested : 0;
+		ra = ra < dur ? ra : dur;
+		dur -= ra;
+		account(ARGUS_CLS_FILE_MAJOR, 0, ra);
+		__sync_fetch_and_add(&readahead_faults, 1);
+		__sync_fetch_and_add(&readahead_ns, ra);
+	}
 	if (cls < ARGUS_CLS_MAX)
 		account(cls, 1, dur);
 	else
@@ -136,11 +157,29 @@ static __always_inline bool fault_open_here(struct thread_state *ts)
 	return fault_open(ts, bpf_get_current_task_btf());
 }
 
-/* Time spent in a nested path counts there, not in the surrounding fault. */
-static __always_inline void fault_nest(struct thread_state *ts, struct task_struct *t, __u64 ns)
+/*
+ * Time spent in a nested path (one that began at since) counts there, not in
+ * the surrounding fault. A path that began after the fault's last
+ * completion (a thread preempted on its way back to user space, its
+ * registers still the fault's) is outside the fault's span, unless a later
+ * completion takes it in (fault_completed).
+ */
+static __always_inline void fault_nest(struct thread_state *ts, struct task_struct *t, __u64 ns,
+				       __u64 since)
 {
-	if (fault_open(ts, t))
-		ts->fault.nested += ns;
+	if (!fault_open(ts, t))
+		return;
+	ts->fault.nested += ns;
+	if (since >= ts->fault.end)
+		ts->fault.nested_late += ns;
+}
+
+/* An event marked the open fault's completion at now: every nested path so far is inside it. */
+static __always_inline void fault_completed(struct thread_state *ts, __u64 now)
+{
+	ts->fault.end = now;
+	ts->fault.flags |= F_END_SEEN;
+	ts->fault.nested_late = 0;
 }
 
 /* ---- page faults ---- */
@@ -162,6 +201,8 @@ int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs
 	ts->fault.start = now;
 	ts->fault.end = now;
 	ts->fault.nested = 0;
+	ts->fault.nested_late = 0;
+	ts->fault.cache_add_at = 0;
 	ts->fault.entry_ip = PT_REGS_IP(regs);
 	ts->fault.entry_sp = PT_REGS_SP(regs);
 	ts->fault.entry_code = entry_code_of(regs);
@@ -180,8 +221,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 		return 0;
 	if (mm != bpf_get_current_task_btf()->mm)
 		return 0;
-	ts->fault.end = bpf_ktime_get_ns();
-	ts->fault.flags |= F_END_SEEN;
+	fault_completed(ts, bpf_ktime_get_ns());
 	if (member == MM_ANONPAGES)
 		ts->fault.flags |= F_RSS_ANON;
 	else if (member == MM_FILEPAGES || member == MM_SHMEMPAGES)
@@ -264,10 +304,8 @@ int BPF_PROG(handle_mm_fault_exit, struct vm_area_struct *vma, unsigned long add
 	if (moved & ((1u << MM_FILEPAGES) | (1u << MM_SHMEMPAGES)))
 		ts->fault.flags |= F_RSS_FILE;
 	/* a page that counts was mapped: the fault's completion, as rss_stat marks it elsewhere */
-	if (moved & ((1u << MM_ANONPAGES) | (1u << MM_FILEPAGES) | (1u << MM_SHMEMPAGES))) {
-		ts->fault.end = bpf_ktime_get_ns();
-		ts->fault.flags |= F_END_SEEN;
-	}
+	if (moved & ((1u << MM_ANONPAGES) | (1u << MM_FILEPAGES) | (1u << MM_SHMEMPAGES)))
+		fault_completed(ts, bpf_ktime_get_ns());
 	ts->fault.flags |= F_MAJOR_KNOWN;
 	if (ret & VM_FAULT_MAJOR)
 		ts->fault.flags |= F_MAJOR;
@@ -296,7 +334,8 @@ int BPF_PROG(handle_mm_page_alloc, struct page *page, unsigned int order, gfp_t 
  * itself, or the window of a synchronous readahead around it). A folio
  * after it is asynchronous readahead for later faults, which this fault
  * only started and did not wait for (the kernel counts it minor too): with
- * large folios such faults are many. Where the fault's page is not known
+ * large folios such faults are many; their time from the first folio on
+ * is storage's all the same (fault_finish). Where the fault's page is not known
  * (a kernel without mm_filemap_fault, 6.1 among them), any folio
  * counts; where handle_mm_fault's return is seen (kernels before 6.2, the
  * pair above), VM_FAULT_MAJOR says it instead.
@@ -308,6 +347,10 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 
 	if (!ts || !fault_open_here(ts))
 		return 0;
+	if (!ts->fault.cache_add_at) {
+		ts->fault.cache_add_at = bpf_ktime_get_ns();
+		ts->fault.nested_at_add = ts->fault.nested;
+	}
 	if ((ts->fault.flags & F_INDEX) &&
 	    ((__u64)folio->mapping != ts->fault.file_mapping || folio->index > ts->fault.file_index))
 		return 0;
@@ -355,10 +398,8 @@ int BPF_PROG(handle_tlb_flush, int reason, unsigned long pages)
 		return 0;
 	/* a copy-on-write fault flushes the old mapping last, on its own CPU: its completion */
 	if ((reason == TLB_LOCAL_SHOOTDOWN || reason == TLB_LOCAL_MM_SHOOTDOWN) &&
-	    fault_open_here(ts)) {
-		ts->fault.end = bpf_ktime_get_ns();
-		ts->fault.flags |= F_END_SEEN;
-	}
+	    fault_open_here(ts))
+		fault_completed(ts, bpf_ktime_get_ns());
 	if (reason == TLB_REMOTE_SHOOTDOWN || reason == TLB_REMOTE_SEND_IPI)
 		account(ARGUS_CLS_TLB_SHOOTDOWN, 1, 0);
 	return 0;

@@ -24,13 +24,14 @@ SEC("tp_btf/mm_vmscan_direct_reclaim_end")
 int BPF_PROG(handle_mm_vmscan_direct_reclaim_end, unsigned long nr_reclaimed)
 {
 	struct thread_state *ts = current_state();
-	__u64 dt;
+	__u64 dt, since;
 
 	if (!ts || !ts->mem.reclaim.start)
 		return 0;
+	since = ts->mem.reclaim.start;
 	dt = span_end(ts, &ts->mem.reclaim, bpf_ktime_get_ns());
 	account(ARGUS_CLS_DIRECT_RECLAIM, 1, dt);
-	fault_nest(ts, bpf_get_current_task_btf(), dt);
+	fault_nest(ts, bpf_get_current_task_btf(), dt, since);
 	return 0;
 }
 
@@ -50,13 +51,14 @@ int BPF_PROG(handle_mm_compaction_end, struct compact_control *cc, unsigned long
 	     unsigned long migrate_pfn, bool sync, int status)
 {
 	struct thread_state *ts = current_state();
-	__u64 dt;
+	__u64 dt, since;
 
 	if (!ts || !ts->mem.compact.start)
 		return 0;
+	since = ts->mem.compact.start;
 	dt = span_end(ts, &ts->mem.compact, bpf_ktime_get_ns());
 	account(ARGUS_CLS_COMPACTION, 1, dt);
-	fault_nest(ts, bpf_get_current_task_btf(), dt);
+	fault_nest(ts, bpf_get_current_task_btf(), dt, since);
 	return 0;
 }
 

@@ -66,6 +66,11 @@ const volatile int fentry_slot[ARGUS_FENTRY_PAIRS] = {};
 
 /* Diagnostics for the trace: faults that moved nothing a class recognizes. */
 unsigned long long unclassified_faults = 0;
+/* faults whose readahead for later pages was charged to file_fault.major (faults.bpf.h) */
+unsigned long long readahead_faults = 0;
+unsigned long long readahead_ns = 0;
+/* faults whose nested paths outlasted them (counted without time): none should */
+unsigned long long faults_overlapped = 0;
 /* task-state lookups refused: storage held by an interrupted program on the CPU, or full */
 unsigned long long thread_map_full = 0;
 
@@ -131,6 +136,10 @@ struct thread_state {
 		__u64 start;  /* 0: not inside a fault */
 		__u64 end;    /* last page mapped, or last wakeup inside the fault */
 		__u64 nested; /* time inside nested paths during this fault */
+		__u64 nested_late; /* of which in paths that began after end: outside the fault */
+		/* when the fault first put a folio into the page cache, and nested then */
+		__u64 cache_add_at;
+		__u64 nested_at_add;
 		__u32 flags;  /* F_* (faults.bpf.h) */
 		/* the user registers the fault's entry into the kernel saved (fault_open) */
 		__u64 entry_ip;

@@ -302,7 +302,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		if (own)
 			account(ARGUS_CLS_RUNQ_OWN, 1, own);
 		ts->sched.runq_total += wait;
-		fault_nest(ts, next, wait);
+		fault_nest(ts, next, wait, ts->sched.runq_start);
 		note_holder(prev, prev_target, wait);
 	}
 	if (occ)
@@ -316,10 +316,8 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	}
 	if (ts->sched.block_start) {
 		/* blocked inside a fault: the fault lasted at least until now */
-		if (fault_open(ts, next)) {
-			ts->fault.end = now;
-			ts->fault.flags |= F_END_SEEN;
-		}
+		if (fault_open(ts, next))
+			fault_completed(ts, now);
 		ts->sched.block_start = 0;
 	}
 	if (ts->sched.io_block_start) {

@@ -24,13 +24,14 @@ SEC("tp_btf/mmap_lock_acquire_returned")
 int BPF_PROG(handle_mmap_lock_acquire_returned, struct mm_struct *mm, bool write, bool success)
 {
 	struct thread_state *ts = current_state();
-	__u64 dt;
+	__u64 dt, since;
 
 	if (!ts || !ts->sync.lock.start)
 		return 0;
+	since = ts->sync.lock.start;
 	dt = span_end(ts, &ts->sync.lock, bpf_ktime_get_ns());
 	account(ARGUS_CLS_MMAP_LOCK, 1, dt);
-	fault_nest(ts, bpf_get_current_task_btf(), dt);
+	fault_nest(ts, bpf_get_current_task_btf(), dt, since);
 	return 0;
 }
 

@@ -570,6 +570,9 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 	}
 
 	json_object_set_new(o, "unclassified_faults", json_integer(c->unclassified_faults));
+	json_object_set_new(o, "readahead_faults", json_integer(c->readahead_faults));
+	json_object_set_new(o, "readahead_ns", json_integer(c->readahead_ns));
+	json_object_set_new(o, "faults_overlapped", json_integer(c->faults_overlapped));
 	json_object_set_new(o, "state_misses", json_integer(c->state_misses));
 	if (c->n_rq_holders > 0) {
 		json_t *a = json_array();

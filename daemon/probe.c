@@ -661,6 +661,9 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 	memcpy(out.slot, all, sizeof(out.slot));
 	memcpy(out.cls, all + ARGUS_CLASS_SLOT_BASE, sizeof(out.cls));
 	out.unclassified_faults = p->skel->bss->unclassified_faults;
+	out.readahead_faults = p->skel->bss->readahead_faults;
+	out.readahead_ns = p->skel->bss->readahead_ns;
+	out.faults_overlapped = p->skel->bss->faults_overlapped;
 	out.state_misses = p->skel->bss->thread_map_full;
 	out.child_thread_ns = p->skel->bss->child_thread_ns;
 	r = read_rq_holders(p->skel->maps.runq_holders, &out);

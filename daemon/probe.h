@@ -80,6 +80,11 @@ struct probe_counts {
 	struct argus_counter slot[ARGUS_MAX_SLOTS];
 	struct argus_counter cls[ARGUS_CLS_MAX];
 	unsigned long long unclassified_faults;
+	/* faults that started readahead for later pages: that time went to file_fault.major */
+	unsigned long long readahead_faults;
+	unsigned long long readahead_ns;
+	/* faults whose nested paths outlasted their span (counted without time): a defect if any */
+	unsigned long long faults_overlapped;
 	/*
 	 * Lookups of a task's state the kernel refused, for any task (its task
 	 * storage held by a program this one interrupted on the CPU, or no
