@@ -298,7 +298,10 @@ static void render_node(FILE *f, const json_t *nodes, const json_t *n, int depth
 	size_t i;
 	int width = 44 - 2 * depth;
 
-	if (json_is_true(json_object_get(n, "available")))
+	if (json_is_true(json_object_get(n, "sum_of_children")))
+		fprintf(f, "%*s%-*s %-10s its children's sum\n", 2 * depth, "", width > 0 ? width : 0,
+			str(n, "id"), "mixed");
+	else if (json_is_true(json_object_get(n, "available")))
 		fprintf(f, "%*s%-*s %-10s %s\n", 2 * depth, "", width > 0 ? width : 0, str(n, "id"),
 			str(n, "backend"), str_or(n, "hook", ""));
 	else

@@ -117,30 +117,57 @@ size_t probe_companions(unsigned cls_mask, const char **ret, size_t max)
 	return n;
 }
 
+/*
+ * Give node idx a slot; a sum of children (tree_node.sum_of_children) gets
+ * none, its available children do, each on its own backend, and its value
+ * is derived from theirs (measure_fill_nodes).
+ */
+static int plan_add(const struct tree *t, int idx, struct probe_plan *plan, size_t *fn_hooks,
+		    int depth)
+{
+	const struct tree_node *node = &t->nodes[idx];
+	struct probe_slot *s;
+	size_t i;
+	int r;
+
+	if (node->backend == BACKEND_NONE || !node->hook)
+		return 0;
+	if (node->sum_of_children) {
+		if (depth > TREE_MAX_DEPTH)
+			return -ELOOP;
+		for (i = 0; i < node->n_children; i++) {
+			r = plan_add(t, node->children[i], plan, fn_hooks, depth + 1);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	if (plan->n_slots >= ARGUS_MAX_SLOTS)
+		return -E2BIG;
+	/* an inner node's functions are its children's, each an fentry/fexit pair */
+	if (node->backend == BACKEND_FENTRY) {
+		*fn_hooks += node->chosen.n;
+		if (*fn_hooks > ARGUS_FENTRY_PAIRS)
+			return -E2BIG;
+	}
+	s = &plan->slots[plan->n_slots++];
+	s->node = idx;
+	s->backend = node->backend;
+	s->hook = node->hook;
+	s->classes = node->backend == BACKEND_TRACEPOINT ? node->classes : 0;
+	return 0;
+}
+
 int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret)
 {
 	struct probe_plan plan = {};
 	size_t fn_hooks = 0, i;
+	int r;
 
 	for (i = 0; i < n; i++) {
-		const struct tree_node *node = &t->nodes[nodes[i]];
-		struct probe_slot *s;
-
-		if (node->backend == BACKEND_NONE || !node->hook)
-			continue;
-		if (plan.n_slots >= ARGUS_MAX_SLOTS)
-			return -E2BIG;
-		/* an inner node's functions are its children's, each an fentry/fexit pair */
-		if (node->backend == BACKEND_FENTRY) {
-			fn_hooks += node->chosen.n;
-			if (fn_hooks > ARGUS_FENTRY_PAIRS)
-				return -E2BIG;
-		}
-		s = &plan.slots[plan.n_slots++];
-		s->node = nodes[i];
-		s->backend = node->backend;
-		s->hook = node->hook;
-		s->classes = node->backend == BACKEND_TRACEPOINT ? node->classes : 0;
+		r = plan_add(t, nodes[i], &plan, &fn_hooks, 0);
+		if (r < 0)
+			return r;
 	}
 	*ret = plan;
 	return 0;

@@ -43,8 +43,10 @@ struct probe_plan {
 
 /*
  * Build the plan for a set of nodes (a level's active subtree, or every leaf
- * for a reference). Unavailable nodes are left out. -E2BIG beyond
- * ARGUS_MAX_SLOTS or ARGUS_FENTRY_PAIRS function hooks.
+ * for a reference). Unavailable nodes are left out. A node that is the sum
+ * of its children on several backends has no slot: its available children
+ * have one each, on their own backends. -E2BIG beyond ARGUS_MAX_SLOTS or
+ * ARGUS_FENTRY_PAIRS function hooks.
  */
 int probe_plan_for(const struct tree *t, const int *nodes, size_t n, struct probe_plan *ret);
 /*

@@ -378,14 +378,34 @@ static int children_hooks(const struct tree *t, const struct tree_node *n, enum 
 
 /*
  * An inner node whose own hooks (if any) all failed is measured through its
- * children's classes: available when one child is, with the backend most of
- * its available children use (ties: the earlier backend of the order) and
- * the hooks those children chose on it.
+ * children: available when one child is, with the backend most of its
+ * available children use (ties: the earlier backend of the order) and the
+ * hooks those children chose on it. Children on more than one backend (or
+ * a child that is itself such a sum) make it the sum of its children, each
+ * measured on its own backend: one backend's hooks alone would leave the
+ * others' children out of it.
  */
+/* "fentry 1, tracepoint 2": how many children use each backend, in the order's order. */
+static char *backends_used_text(const size_t used[BACKEND_MAX], const struct backend_order *order)
+{
+	struct strlist parts = {};
+	char *text;
+	size_t k;
+
+	for (k = 0; k < order->n; k++)
+		if (used[order->v[k]] > 0)
+			strlist_add(&parts, xasprintf("%s %zu", backend_name(order->v[k]),
+						      used[order->v[k]]));
+	text = strlist_join(&parts, ", ");
+	strlist_clear(&parts);
+	return text;
+}
+
 static void resolve_from_children(struct tree *t, struct tree_node *n,
 				  const struct backend_order *order, struct strlist *refusals)
 {
-	size_t used[BACKEND_MAX] = {}, i, k, available = 0;
+	size_t used[BACKEND_MAX] = {}, i, k, available = 0, backends = 0;
+	bool nested_sum = false;
 	struct strlist missing = {};
 	_cleanup_free_ char *list = NULL;
 	struct hook_list hooks;
@@ -395,8 +415,9 @@ static void resolve_from_children(struct tree *t, struct tree_node *n,
 		const struct tree_node *ch = &t->nodes[n->children[i]];
 
 		if (ch->backend >= 0 && ch->backend < BACKEND_MAX) {
-			used[ch->backend]++;
+			backends += used[ch->backend]++ == 0;
 			available++;
+			nested_sum |= ch->sum_of_children;
 		}
 	}
 	for (k = 0; k < order->n; k++) {
@@ -435,6 +456,13 @@ static void resolve_from_children(struct tree *t, struct tree_node *n,
 		return;
 	}
 	tree_node_choose(n, best, &hooks);
+	if (backends > 1 || nested_sum) {
+		_cleanup_free_ char *on = backends_used_text(used, order);
+
+		n->sum_of_children = true;
+		strlist_add(refusals, xasprintf("the sum of its children, each on its own backend (%s)",
+						on));
+	}
 	if (list)
 		strlist_add(refusals,
 			    xasprintf("measured through %zu of %zu children; unavailable: %s",

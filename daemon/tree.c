@@ -324,6 +324,7 @@ void tree_node_choose(struct tree_node *n, enum backend b, const struct hook_lis
 	free(n->hook);
 	n->hook = text;
 	n->backend = b;
+	n->sum_of_children = false;
 	if (b == BACKEND_NONE)
 		n->chosen.n = 0;
 	else
@@ -830,6 +831,7 @@ json_t *tree_to_json(const struct tree *t)
 			json_decref(nodes);
 			return NULL;
 		}
+		json_object_set_new(o, "sum_of_children", json_boolean(n->sum_of_children));
 		json_array_append_new(nodes, o);
 	}
 	jb = json_object();

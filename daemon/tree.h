@@ -112,6 +112,13 @@ struct tree_node {
 	/* The same as text, '+'-joined, for GET /tree and the trace; NULL when unavailable. */
 	char *hook;
 	char *reason; /* why unavailable; or why earlier backends were refused; NULL if none */
+	/*
+	 * An inner node measured through children on more than one backend:
+	 * its value is the sum of theirs, each measured on its own backend
+	 * (probe_plan_for gives them the slots); backend is then the one most
+	 * of them use, as a label.
+	 */
+	bool sum_of_children;
 };
 
 struct tree {

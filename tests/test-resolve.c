@@ -509,14 +509,16 @@ static void test_inner_hooks_and_ties(void)
 	CHECK(t->nodes[0].backend == BACKEND_FENTRY && streq(t->nodes[0].hook, "y") &&
 	      !t->nodes[0].reason);
 	CHECK(calls_of(&f, BACKEND_FENTRY, "y") == 1);
-	/* Its own hook refused: through its children; one fentry, one tracepoint: the earlier
-	 * backend wins. */
+	/* Its own hook refused: through its children; one fentry, one tracepoint: the sum of
+	 * both, labelled with the earlier backend of the order. */
 	CHECK(t->nodes[2].backend == BACKEND_FENTRY && streq(t->nodes[2].hook, "y"));
 	CHECKF(streq(t->nodes[2].reason,
 		     "kprobe: x gives its calls and their inclusive time, not this node's measure "
 		     "(the classifier's exclusive thread time, runqueue waits and nested paths "
-		     "left out)"),
+		     "left out); the sum of its children, each on its own backend (fentry 1, "
+		     "tracepoint 1)"),
 	       "%s", t->nodes[2].reason);
+	CHECK(t->nodes[2].sum_of_children && !t->nodes[0].sum_of_children);
 	CHECK(t->nodes[4].backend == BACKEND_TRACEPOINT && streq(t->nodes[4].hook, "t1"));
 	/* A leaf without hooks. */
 	CHECK(t->nodes[5].backend == BACKEND_NONE &&
