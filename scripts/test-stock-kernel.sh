@@ -35,6 +35,9 @@
 #   parts: test-probe[tracepoint] runs the same tests among the others):
 #     resolve[faults]      as resolve[default]
 #     test-probe[faults]   test-probe's fault tests, on the backends argusd chooses
+#   part bench, what the probe costs on this kernel (not in the default parts):
+#     resolve[bench]       as resolve[default]
+#     bench-overhead       bench/overhead.c, its table in the log (ratios: TCG)
 #
 # Then prints what the kernel allows, the resolved tree per order (leaves by
 # backend, and why each node that is not on the order's first backend is
@@ -309,8 +312,9 @@ guest_matrix() {
 
 # One boot's part of the run: "tracepoint", "kprobe" or "fentry" (the
 # resolution and the BPF tests with that backend forced), "default" (the
-# daemon test and the matrix, on the backends argusd chooses by itself), or
-# "faults" (test-probe's fault tests alone, on those backends).
+# daemon test and the matrix, on the backends argusd chooses by itself),
+# "faults" (test-probe's fault tests alone, on those backends), or "bench"
+# (bench-overhead, ARGUS_VM_BENCH_ROUNDS rounds, 5 by default).
 guest_part() {
 	local part=$1 order
 
@@ -324,6 +328,11 @@ guest_part() {
 		guest_resolve faults "fentry kprobe tracepoint"
 		# shellcheck disable=SC2086 # the tests' names, one argument each
 		guest_test "test-probe[faults]" "$BUILD/test-probe" $FAULT_TESTS
+		;;
+	bench)
+		guest_resolve bench "fentry kprobe tracepoint"
+		guest_test bench-overhead "$BUILD/bench-overhead" --rounds "${ARGUS_VM_BENCH_ROUNDS:-5}" \
+			--pages 5000
 		;;
 	*)
 		order=$(printf '%s\n' "${BACKEND_ORDERS[@]}" | awk -v b="$part" '$1 == b')
@@ -402,6 +411,7 @@ part_tests() {
 	case $1 in
 	default) echo "resolve[default] test-daemon matrix" ;;
 	faults) echo "resolve[faults] test-probe[faults]" ;;
+	bench) echo "resolve[bench] bench-overhead" ;;
 	*) echo "resolve[$1] test-probe[$1] test-probe-pidns[$1]" ;;
 	esac
 }
