@@ -14,6 +14,7 @@
 #include "daemon/util.h"
 #include "tests/real-tree.h"
 #include "tests/tap.h"
+#include "tests/tree-text.h"
 
 static enum backend accepted;
 
@@ -285,23 +286,6 @@ static void test_fill_nodes(void)
 	tree_free(t);
 }
 
-static struct tree *load_text(const char *text)
-{
-	_cleanup_free_ char *s = xstrdup(text), *err = NULL;
-	json_auto_t *doc = NULL;
-	struct tree *t = NULL;
-
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	doc = json_loads(s, 0, NULL);
-	REQUIRE(doc);
-	if (tree_from_json(doc, &t, &err) < 0)
-		fprintf(stderr, "%s\n", err ? err : "bad tree");
-	REQUIRE(t);
-	return t;
-}
-
 static double value_of(const struct mvec *v, const char *key)
 {
 	const double *x = mvec_get(v, key);
@@ -328,7 +312,7 @@ static void test_sum_of_children(void)
 	static const enum backend on[] = {BACKEND_FENTRY, BACKEND_TRACEPOINT, BACKEND_FENTRY,
 					  BACKEND_TRACEPOINT, BACKEND_TRACEPOINT};
 	struct prober pr = { .try_hook = fake_try };
-	struct tree *t = load_text(text);
+	struct tree *t = tree_load_text(text);
 	int nodes[TREE_MAX_NODES];
 	struct probe_counts c = {};
 	struct probe_plan plan;

@@ -8,6 +8,7 @@
 #include "daemon/util.h"
 #include "tests/real-tree.h"
 #include "tests/tap.h"
+#include "tests/tree-text.h"
 
 #include <errno.h>
 #include <string.h>
@@ -136,23 +137,6 @@ static struct tree *load_real(void)
 static struct tree *load_real_functions(void)
 {
 	return real_tree_load(true);
-}
-
-static struct tree *load_text(const char *text)
-{
-	_cleanup_free_ char *s = xstrdup(text), *err = NULL;
-	json_auto_t *doc = NULL;
-	struct tree *t = NULL;
-
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	doc = json_loads(s, 0, NULL);
-	REQUIRE(doc);
-	if (tree_from_json(doc, &t, &err) < 0)
-		fprintf(stderr, "%s\n", err ? err : "bad tree");
-	REQUIRE(t);
-	return t;
 }
 
 static const struct tree_node *node(const struct tree *t, const char *id)
@@ -488,7 +472,7 @@ static int decide_refuse_x_and_fentry_y(enum backend b, const char *hook, char *
 
 static void test_inner_hooks_and_ties(void)
 {
-	struct tree *t = load_text(
+	struct tree *t = tree_load_text(
 	    "{'version': 'v', 'nodes': ["
 	    " {'id': 'a', 'description': 'd', 'metrics': ['count'], 'hooks': {'fentry': ['y']}},"
 	    " {'id': 'a.l', 'description': 'd', 'metrics': ['count'], 'hooks': {'fentry': ['y']}},"
@@ -740,7 +724,7 @@ static void test_order_reorders(void)
 	o = order_of("tracepoint fentry");
 
 	/* One child on fentry, one on tracepoint: the tie goes to the order's first. */
-	t = load_text(
+	t = tree_load_text(
 	    "{'version': 'v', 'nodes': ["
 	    " {'id': 'a', 'description': 'd', 'metrics': ['count']},"
 	    " {'id': 'a.f', 'description': 'd', 'metrics': ['count'], 'hooks': {'fentry': ['y']}},"
@@ -794,7 +778,7 @@ static void test_children_beyond_bound(void)
 			"['migrate'], 'hooks': {'tracepoint': ['%s']}}"
 			"]}",
 			alt[0], alt[1], alt[2], alt[3]);
-	t = load_text(doc);
+	t = tree_load_text(doc);
 	CHECK(tree_resolve(t, &p) == 1);
 	check_probed_once(&f);
 	CHECK(f.n_calls == 28);
