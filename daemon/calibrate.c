@@ -5,6 +5,7 @@
  * functions: no logging, no globals.
  */
 #include "daemon/calibrate.h"
+#include "daemon/config.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -20,17 +21,17 @@
 void calib_params_default(struct calib_params *p)
 {
 	*p = (struct calib_params){
-	    .tau = 3.0,
+	    .tau = CONFIG_DEFAULT_TAU,
 	    .rel_floor = 0.05,
 	    .count_floor = 20.0,
 	    .time_floor_ns = 2e6,
-	    .min_slowdown = 0.10,
+	    .min_slowdown = CONFIG_DEFAULT_MIN_SLOWDOWN,
 	    .wall_rel_floor = 0.01,
 	    .refute_z = 1.0,
 	    .min_share = 0.10,
 	    .cause_share = 0.30,
 	    .sli_rel_floor = 0.02,
-	    .false_flag_rate = 0.05,
+	    .false_flag_rate = CONFIG_DEFAULT_FALSE_FLAG_RATE,
 	    .robust = true,
 	    .calibrated = true,
 	};

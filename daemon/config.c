@@ -27,9 +27,9 @@ void config_defaults(struct config *c)
 	c->queue_max = 16;
 	c->max_body = 65536;
 	c->reference_repeats = 5;
-	c->tau = 3.0;
-	c->false_flag_rate = 0.05;
-	c->min_slowdown = 0.10;
+	c->tau = CONFIG_DEFAULT_TAU;
+	c->false_flag_rate = CONFIG_DEFAULT_FALSE_FLAG_RATE;
+	c->min_slowdown = CONFIG_DEFAULT_MIN_SLOWDOWN;
 	c->window_s = 5;
 	c->warmup_runs = 1;
 	c->raw_syscalls = true;

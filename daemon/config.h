@@ -9,6 +9,14 @@
 
 #include "daemon/resolve.h"
 
+/*
+ * The decision's defaults an admin may change (argusd.conf): the one place
+ * of each, for the configuration and for calib_params_default alike.
+ */
+#define CONFIG_DEFAULT_TAU 3.0
+#define CONFIG_DEFAULT_FALSE_FLAG_RATE 0.05
+#define CONFIG_DEFAULT_MIN_SLOWDOWN 0.10
+
 struct config {
 	char *listen;	     /* "127.0.0.1:8321" */
 	char *state_dir;     /* "/var/lib/argusd": store and lock */
