@@ -376,15 +376,6 @@ static int children_hooks(const struct tree *t, const struct tree_node *n, enum 
 	return 0;
 }
 
-/*
- * An inner node whose own hooks (if any) all failed is measured through its
- * children: available when one child is, with the backend most of its
- * available children use (ties: the earlier backend of the order) and the
- * hooks those children chose on it. Children on more than one backend (or
- * a child that is itself such a sum) make it the sum of its children, each
- * measured on its own backend: one backend's hooks alone would leave the
- * others' children out of it.
- */
 /* "fentry 1, tracepoint 2": how many children use each backend, in the order's order. */
 static char *backends_used_text(const size_t used[BACKEND_MAX], const struct backend_order *order)
 {
@@ -401,6 +392,15 @@ static char *backends_used_text(const size_t used[BACKEND_MAX], const struct bac
 	return text;
 }
 
+/*
+ * An inner node whose own hooks (if any) all failed is measured through its
+ * children: available when one child is, with the backend most of its
+ * available children use (ties: the earlier backend of the order) and the
+ * hooks those children chose on it. Children on more than one backend (or
+ * a child that is itself such a sum) make it the sum of its children, each
+ * measured on its own backend: one backend's hooks alone would leave the
+ * others' children out of it.
+ */
 static void resolve_from_children(struct tree *t, struct tree_node *n,
 				  const struct backend_order *order, struct strlist *refusals)
 {
