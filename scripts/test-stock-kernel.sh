@@ -46,7 +46,8 @@
 # it; crashed; ran out of time) counts as failed, and its console is printed.
 #
 # Environment: ARGUS_VM_PARTS (the parts to run, default "tracepoint kprobe
-# fentry default"), ARGUS_VM_CELLS (matrix cells, default below), ARGUS_VM_SMP
+# fentry default"), ARGUS_VM_CELLS (matrix cells, default below),
+# ARGUS_VM_BENCH_ROUNDS (the bench part's rounds, 5), ARGUS_VM_SMP
 # and ARGUS_VM_MEM_MB (the guest's CPUs and memory, 2 and 3072),
 # ARGUS_VM_PART_TIMEOUT_S and ARGUS_VM_DEFAULT_TIMEOUT_S (one boot's limit,
 # 2400 and 3000), ARGUS_VM_STALL_S (how long a silent guest may stay silent
@@ -331,7 +332,7 @@ guest_part() {
 		;;
 	bench)
 		guest_resolve bench "fentry kprobe tracepoint"
-		guest_test bench-overhead "$BUILD/bench-overhead" --rounds "${ARGUS_VM_BENCH_ROUNDS:-5}" \
+		guest_test bench-overhead "$BUILD/bench-overhead" --rounds "$BENCH_ROUNDS" \
 			--pages 5000
 		;;
 	*)
@@ -553,6 +554,7 @@ host_main() {
 	# What the guest half needs from here.
 	{
 		printf 'CELLS=%q\n' "$CELLS"
+		printf 'BENCH_ROUNDS=%q\n' "${ARGUS_VM_BENCH_ROUNDS:-5}"
 	} >"$OUT/params"
 	: >"$OUT/results"
 	for part in "${PARTS[@]}"; do
