@@ -147,6 +147,24 @@ guest_hold_tracepoints() {
 	echo "argus-vm: tracepoints held twice: $((held / 2)); not held:${missing:- none}"
 }
 
+# Keep one perf counter of each kind that a run opens on its target held
+# for the whole boot (tests/vm-hold-perf.c), for the same reason: the first
+# counter of a kind flips static branches in the fault and scheduler paths.
+# The default part's guest soft-locked at such a branch in handle_mm_fault
+# as argusd started (stock-kernel-6.1-full-cd8ef3c in the results of
+# 2026-12-02). The holder lives until the guest powers off.
+guest_hold_perf() {
+	local log=/tmp/argus-hold-perf.log
+
+	"$BUILD/vm-hold-perf" </dev/null >"$log" 2>&1 &
+	sleep 1
+	if kill -0 $! 2>/dev/null; then
+		echo "argus-vm: $(head -n 1 "$log")"
+	else
+		echo "argus-vm: perf counters not held: $(head -n 1 "$log")"
+	fi
+}
+
 # What the kernel allows, as key: value lines.
 guest_facts() {
 	local cfg k
@@ -356,6 +374,7 @@ guest_main() {
 	done
 	guest_mounts
 	guest_hold_tracepoints
+	guest_hold_perf
 	# shellcheck disable=SC1091
 	. "$OUT/params"
 	[ -f "$OUT/kernel.txt" ] || guest_facts >"$OUT/kernel.txt"
