@@ -114,6 +114,23 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
+/*
+ * A service on the unified hierarchy (cgroup2): the ids of its cgroup and of
+ * the cgroups below it, which user space fills (and sets follow_cgroups).
+ * A task in one of them is the target's whatever its tgid, from its first
+ * event on: a process that was there when the probe attached, and one that
+ * moves in later (cgroup_attach_task, sched.bpf.h) at its move, not when
+ * user space next reads cgroup.procs. Forks are followed as for any target.
+ */
+volatile __u32 follow_cgroups = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ARGUS_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, __u8);
+} target_cgroups SEC(".maps");
+
 /* Wait time (count, time) by the task that ended each wait and the wait's class. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -266,11 +283,40 @@ static __always_inline void account(__u32 cls, __u64 count, __u64 time_ns)
 	account_slot(ARGUS_CLASS_SLOT_BASE + cls, count, time_ns);
 }
 
+/* Whether cgroup cg is one of a followed service's (on cgroup2; v1 ids are another numbering). */
+static __always_inline bool cgroup_followed(struct cgroup *cg)
+{
+	__u64 id;
+
+	/* cgroup2's root is the first hierarchy the kernel sets up: its id is 0 */
+	if (!cg || BPF_CORE_READ(cg, root, hierarchy_id) != 0)
+		return false;
+	id = BPF_CORE_READ(cg, kn, id);
+	return id && bpf_map_lookup_elem(&target_cgroups, &id) != NULL;
+}
+
+/* Whether p belongs to the target: its tgid (in argusd's PID namespace), or its cgroup. */
+static __always_inline bool task_is_target(struct task_struct *p)
+{
+	__u32 tgid = argus_tgid_in_ns(p, pidns_inum);
+	__u8 one = 1;
+
+	if (!tgid)
+		return false;
+	if (bpf_map_lookup_elem(&targets, &tgid))
+		return true;
+	if (!follow_cgroups || !cgroup_followed(BPF_CORE_READ(p, cgroups, dfl_cgrp)))
+		return false;
+	/* its other threads, and a later decision, find it by its tgid */
+	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	return true;
+}
+
 /* The state of a target thread, or NULL for any other task. */
 static __always_inline struct thread_state *task_state(struct task_struct *p)
 {
 	struct thread_state *ts = bpf_task_storage_get(&threads, p, 0, 0);
-	__u32 tgid, gen = targets_gen;
+	__u32 gen = targets_gen;
 
 	if (!ts) {
 		ts = bpf_task_storage_get(&threads, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -281,8 +327,7 @@ static __always_inline struct thread_state *task_state(struct task_struct *p)
 	} else if (ts->role == ROLE_TARGET || ts->gen == gen) {
 		return ts->role == ROLE_TARGET ? ts : NULL;
 	}
-	tgid = argus_tgid_in_ns(p, pidns_inum);
-	ts->role = tgid && bpf_map_lookup_elem(&targets, &tgid) ? ROLE_TARGET : ROLE_OTHER;
+	ts->role = task_is_target(p) ? ROLE_TARGET : ROLE_OTHER;
 	ts->gen = gen;
 	return ts->role == ROLE_TARGET ? ts : NULL;
 }

@@ -183,6 +183,8 @@ enum argus_companions {
 #define ARGUS_MAX_THREADS 16384
 /* Processes (tgids) that belong to the target. */
 #define ARGUS_MAX_TGIDS 4096
+/* cgroups of a followed service (its own and those below it) */
+#define ARGUS_MAX_CGROUPS 1024
 /* In-flight block requests tracked. */
 #define ARGUS_MAX_REQUESTS 8192
 /* CPUs whose occupancy by the target is kept (a runqueue wait on a CPU past them is split by its end). */

@@ -362,6 +362,28 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	return 0;
 }
 
+/*
+ * A process moved into a followed service's cgroup (cgroup.procs written,
+ * systemd starting a unit's process) is the target's from its move on.
+ */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(handle_cgroup_attach_task, struct cgroup *dst_cgrp, const char *path,
+	     struct task_struct *task, bool threadgroup)
+{
+	__u32 tgid;
+	__u8 one = 1;
+
+	if (!follow_cgroups || !cgroup_followed(dst_cgrp))
+		return 0;
+	tgid = argus_tgid_in_ns(task, pidns_inum);
+	if (!tgid)
+		return 0;
+	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	/* its tasks, decided as another's before the move, are looked up again */
+	__sync_fetch_and_add(&targets_gen, 1);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 {

@@ -344,6 +344,51 @@ static bool is_subdir(DIR *d, const struct dirent *de)
 }
 
 /*
+ * Call fn(ctx, sub, depth + 1) for each cgroup sub directly below dir, until
+ * *truncated is set. *dirs counts the cgroups walked; past
+ * CGROUP_WALK_DIRS_MAX it sets *truncated. A cgroup that fn finds gone
+ * (-ENOENT, -ENODEV: removed since readdir) or threaded (-EOPNOTSUPP: its
+ * processes are listed in its domain) is skipped; another error of fn ends
+ * the walk with it.
+ */
+static int walk_below(const char *dir, unsigned depth, size_t *dirs, bool *truncated,
+		      int (*fn)(void *ctx, const char *sub, unsigned depth), void *ctx)
+{
+	_cleanup_(closedirp) DIR *d = opendir(dir);
+	int r;
+
+	if (!d)
+		return -errno;
+	while (!*truncated) {
+		_cleanup_free_ char *sub = NULL;
+		struct dirent *de;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			return -errno;
+		if (!is_subdir(d, de))
+			continue;
+		if (++*dirs > CGROUP_WALK_DIRS_MAX) {
+			*truncated = true;
+			break;
+		}
+		sub = xasprintf("%s/%s", dir, de->d_name);
+		r = fn(ctx, sub, depth + 1);
+		if (r < 0 && r != -ENOENT && r != -ENODEV && r != -EOPNOTSUPP)
+			return r;
+	}
+	return 0;
+}
+
+static int walk(struct pid_set *s, const char *dir, unsigned depth);
+
+static int walk_pids_below(void *ctx, const char *sub, unsigned depth)
+{
+	return walk(ctx, sub, depth);
+}
+
+/*
  * Add the processes of the cgroup at dir, depth levels below the first, and
  * of those below it. A negative errno when dir's cgroup.procs or the
  * directory cannot be read (-ENOENT or -ENODEV when it vanished,
@@ -354,7 +399,6 @@ static int walk(struct pid_set *s, const char *dir, unsigned depth)
 {
 	_cleanup_free_ char *procs = xasprintf("%s/cgroup.procs", dir);
 	_cleanup_free_ char *text = NULL;
-	_cleanup_(closedirp) DIR *d = NULL;
 	char *rest, *line;
 	int r;
 
@@ -376,36 +420,7 @@ static int walk(struct pid_set *s, const char *dir, unsigned depth)
 	}
 	if (depth >= CGROUP_WALK_DEPTH_MAX)
 		return 0;
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	for (;;) {
-		_cleanup_free_ char *sub = NULL;
-		struct dirent *de;
-
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			if (errno)
-				return -errno;
-			return 0;
-		}
-		if (!is_subdir(d, de))
-			continue;
-		if (++s->dirs > CGROUP_WALK_DIRS_MAX) {
-			s->truncated = true;
-			return 0;
-		}
-		sub = xasprintf("%s/%s", dir, de->d_name);
-		r = walk(s, sub, depth + 1);
-		/* removed since readdir, or threaded: its threads' processes are counted here */
-		if (r == -ENOENT || r == -ENODEV || r == -EOPNOTSUPP)
-			continue;
-		if (r < 0)
-			return r;
-		if (s->truncated)
-			return 0;
-	}
+	return walk_below(dir, depth, &s->dirs, &s->truncated, walk_pids_below, s);
 }
 
 int cgroup_procs(const char *dir, pid_t *ret, size_t max, size_t *ret_n, bool *ret_truncated)
@@ -456,5 +471,49 @@ int cgroup_id(const char *dir, const char *kind, uint64_t *ret)
 		return -EOPNOTSUPP;
 	/* kernfs numbers a cgroup's directory with the cgroup's 64-bit id */
 	*ret = (uint64_t)st.st_ino;
+	return 0;
+}
+
+struct id_walk {
+	const char *kind;
+	uint64_t *ids;
+	size_t n, max, dirs;
+	bool truncated;
+};
+
+/* Add the id of the cgroup at dir, depth levels below the first, and of those below it. */
+static int walk_ids(void *ctx, const char *dir, unsigned depth)
+{
+	struct id_walk *w = ctx;
+	uint64_t id;
+	int r;
+
+	r = cgroup_id(dir, w->kind, &id);
+	if (r < 0)
+		return r;
+	if (w->n == w->max) {
+		w->truncated = true;
+		return 0;
+	}
+	w->ids[w->n++] = id;
+	if (depth >= CGROUP_WALK_DEPTH_MAX)
+		return 0;
+	return walk_below(dir, depth, &w->dirs, &w->truncated, walk_ids, w);
+}
+
+int cgroup_subtree_ids(const char *dir, const char *kind, uint64_t *ret, size_t max,
+		       size_t *ret_n, bool *ret_truncated)
+{
+	struct id_walk w = {.kind = kind, .ids = ret, .max = max};
+	int r;
+
+	if (!dir || !kind || !ret_n || (max > 0 && !ret))
+		return -EINVAL;
+	r = walk_ids(&w, dir, 0);
+	if (r < 0)
+		return r;
+	*ret_n = w.n;
+	if (ret_truncated)
+		*ret_truncated = w.truncated;
 	return 0;
 }

@@ -109,3 +109,14 @@ int cgroup_procs(const char *dir, pid_t *ret, size_t max, size_t *ret_n, bool *r
  * when dir does not exist, -ENOTDIR when it is no directory.
  */
 int cgroup_id(const char *dir, const char *kind, uint64_t *ret);
+
+/*
+ * The cgroup ids (cgroup_id) of the cgroup at directory dir and of every
+ * cgroup below it, up to CGROUP_WALK_DEPTH_MAX levels: into ret (room for
+ * max), dir's first. *ret_n is the count written; *ret_truncated (may be
+ * NULL) is true when there were more than max, or more cgroups than
+ * CGROUP_WALK_DIRS_MAX. Cgroups that vanish while walked are skipped. The
+ * errors of cgroup_id for dir itself.
+ */
+int cgroup_subtree_ids(const char *dir, const char *kind, uint64_t *ret, size_t max,
+		       size_t *ret_n, bool *ret_truncated);

@@ -10,6 +10,7 @@
  */
 #include "daemon/measure.h"
 #include "daemon/aside.h"
+#include "daemon/cgroup.h"
 #include "daemon/log.h"
 #include "daemon/perfcount.h"
 #include "daemon/probe_authored.h"
@@ -865,10 +866,35 @@ static int group_add(struct group *g, pid_t pid, uint64_t cpu0)
 	return 0;
 }
 
+/*
+ * On cgroup2, hand the service's cgroups to the built-in probe, which then
+ * follows every process in them, and every process that moves in, from its
+ * first event (probe_follow_cgroup); reading cgroup.procs (group_relist)
+ * stays for the processes' CPU time and for authored probes. A cgroup made
+ * below the service's since the last call is added. 1 when followed, 0 when
+ * the probe cannot follow this service by its cgroups (an authored probe, a
+ * cgroup v1 hierarchy), a negative errno when it failed.
+ */
+static int group_follow_cgroups(struct group *g)
+{
+	uint64_t ids[ARGUS_MAX_CGROUPS];
+	size_t n = 0, i;
+	int r;
+
+	if (!g->probe->builtin || strcmp(g->where.kind, CGROUP_KIND_V2) != 0)
+		return 0;
+	r = cgroup_subtree_ids(g->where.dir, g->where.kind, ids, ARRAY_SIZE(ids), &n, NULL);
+	for (i = 0; r >= 0 && i < n; i++)
+		r = probe_follow_cgroup(g->probe->builtin, ids[i]);
+	return r < 0 ? r : 1;
+}
+
 /* Read the cgroup again: a process that joined it (a fork, a move) is followed from now. */
 static void group_relist(struct group *g)
 {
 	size_t i, before = g->n;
+
+	(void)group_follow_cgroups(g);
 
 	if (service_relist(&g->where) < 0)
 		return;
@@ -974,6 +1000,11 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 				    xasprintf("following pid %d: %s", (int)g.where.pids[i],
 					      strerror(-r)));
 	}
+	r = group_follow_cgroups(&g);
+	if (r < 0)
+		log_warning("service %s: its cgroups cannot be followed by id (%s): a process that "
+			    "joins is seen when cgroup.procs is read again",
+			    svc->name, strerror(-r));
 	/* counters before the probe: their window encloses its window */
 	n_tids = group_threads(&g, tids, TARGET_THREADS_MAX, &all);
 	if (n_tids > 0 && perfcount_open(tids, n_tids, false, pc) < 0)

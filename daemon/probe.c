@@ -327,6 +327,19 @@ int probe_add_target(struct probe *p, pid_t tgid)
 	return 0;
 }
 
+int probe_follow_cgroup(struct probe *p, uint64_t cgroup_id)
+{
+	__u64 key = cgroup_id;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(p->skel->maps.target_cgroups, &key, sizeof(key), &one,
+				 sizeof(one), BPF_ANY) < 0)
+		return -errno; /* -E2BIG when full */
+	if (!__atomic_exchange_n(&p->skel->bss->follow_cgroups, 1, __ATOMIC_SEQ_CST))
+		probe_targets_changed(p);
+	return 0;
+}
+
 void probe_targets_changed(struct probe *p)
 {
 	__atomic_add_fetch(&p->skel->bss->targets_gen, 1, __ATOMIC_SEQ_CST);

@@ -34,6 +34,15 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 /* Follow a process (and its future children and threads). */
 int probe_add_target(struct probe *p, pid_t tgid);
 /*
+ * Follow every process of a cgroup of the unified hierarchy (cgroup2), by
+ * the cgroup's id (cgroup_id): the processes in it when the probe attaches
+ * and those that move into it later, from their move on (their forks as
+ * for any target). A service's cgroups below its own are added each; a
+ * cgroup added after attach takes effect at once. -E2BIG past
+ * ARGUS_MAX_CGROUPS.
+ */
+int probe_follow_cgroup(struct probe *p, uint64_t cgroup_id);
+/*
  * Processes were added while the probe is attached: every task it has
  * seen as another's is looked up again (a process that joined a service's
  * cgroup after its threads were first seen).

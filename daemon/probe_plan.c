@@ -82,12 +82,14 @@ static const struct {
 };
 
 /*
- * Always attached: following the target's processes, and its runqueue
- * waits, which every path's time leaves out (they are runqueue time), so
- * that a metric means the same at every level.
+ * Always attached: following the target's processes (forks, and moves into
+ * a followed service's cgroup), and its runqueue waits, which every path's
+ * time leaves out (they are runqueue time), so that a metric means the same
+ * at every level.
  */
-static const char *const always[] = {"sched_process_fork", "sched_process_exit", "sched_switch",
-				     "sched_wakeup", "sched_wakeup_new"};
+static const char *const always[] = {"sched_process_fork", "sched_process_exit",
+				     "cgroup_attach_task", "sched_switch", "sched_wakeup",
+				     "sched_wakeup_new"};
 
 unsigned probe_counted_with(unsigned cls_mask)
 {

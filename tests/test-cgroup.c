@@ -1074,6 +1074,39 @@ static char *find_mount(const char *fstype, const char *option)
 	return NULL;
 }
 
+/* The ids of a cgroup and of those below it, its own first; bounded by max. */
+static void test_subtree_ids(const char *dir)
+{
+	_cleanup_free_ char *a = xasprintf("%s/a", dir), *b = xasprintf("%s/a/b", dir);
+	_cleanup_free_ char *c = xasprintf("%s/c", dir);
+	uint64_t ids[8], want[4];
+	size_t n = 99, i, j, found = 0;
+	bool truncated = true;
+
+	make_cgroup(a, false);
+	make_cgroup(b, false);
+	make_cgroup(c, false);
+	REQUIRE(cgroup_id(dir, CGROUP_KIND_V2, &want[0]) == 0);
+	REQUIRE(cgroup_id(a, CGROUP_KIND_V2, &want[1]) == 0);
+	REQUIRE(cgroup_id(b, CGROUP_KIND_V2, &want[2]) == 0);
+	REQUIRE(cgroup_id(c, CGROUP_KIND_V2, &want[3]) == 0);
+	CHECK(cgroup_subtree_ids(dir, CGROUP_KIND_V2, ids, 8, &n, &truncated) == 0);
+	CHECK_EQ(n, 4, "a cgroup and the three below it");
+	CHECK(!truncated);
+	CHECK(n > 0 && ids[0] == want[0]);
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < n; j++)
+			found += ids[j] == want[i];
+	CHECK_EQ(found, 4, "every id once");
+	CHECK(cgroup_subtree_ids(dir, CGROUP_KIND_V2, ids, 2, &n, &truncated) == 0);
+	CHECK_EQ(n, 2, "bounded by max");
+	CHECK(truncated);
+	CHECK(cgroup_subtree_ids(b, CGROUP_KIND_V2, ids, 8, &n, NULL) == 0);
+	CHECK(n == 1 && ids[0] == want[2]);
+	CHECK_EQ(cgroup_subtree_ids(dir, CGROUP_KIND_V1_SYSTEMD, ids, 8, &n, NULL), -EOPNOTSUPP,
+		 "not on v1");
+}
+
 static void test_cgroup_id(void)
 {
 	_cleanup_free_ char *v2 = find_mount("cgroup2", NULL);
@@ -1103,6 +1136,7 @@ static void test_cgroup_id(void)
 		CHECK_EQ(cgroup_id(dir, CGROUP_KIND_V1_SYSTEMD, &id), -EOPNOTSUPP, "the v1 kind");
 		CHECK_EQ(cgroup_id(dir, NULL, &id), -EINVAL, "no kind");
 		CHECK_EQ(id, 7, "nothing written on failure");
+		test_subtree_ids(dir);
 	}
 	if (v1) {
 		fprintf(stderr, "# name=systemd at %s\n", v1);
