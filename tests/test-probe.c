@@ -902,8 +902,13 @@ static void test_epoll(void)
 	       "idle waits %llu", cls(&c, ARGUS_CLS_WAIT_IDLE));
 	CHECKF(c.cls[ARGUS_CLS_WAIT_IDLE].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
 	       "idle time %llu ns", c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
-	/* the sleep is not the call's time: what is left is the kernel's work */
-	CHECKF(c.cls[ARGUS_CLS_EPOLL].time_ns * 4 < c.cls[ARGUS_CLS_WAIT_IDLE].time_ns,
+	/*
+	 * The sleep is not the call's time: what is left is the kernel's work,
+	 * less than the sleeps (were they counted in, it would be more). Not a
+	 * tighter ratio: under TCG, with the host busy, the calls' own work took
+	 * 45 ms beside 102 ms of sleeps (test-probe-pidns on 6.1, 2026-12-03).
+	 */
+	CHECKF(c.cls[ARGUS_CLS_EPOLL].time_ns < c.cls[ARGUS_CLS_WAIT_IDLE].time_ns,
 	       "epoll time %llu ns beside idle %llu ns", c.cls[ARGUS_CLS_EPOLL].time_ns,
 	       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
 	fprintf(stderr, "epoll: %llu calls, %.1f us each beside %.0f us idle\n",
