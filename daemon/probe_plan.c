@@ -120,6 +120,28 @@ size_t probe_companions(unsigned cls_mask, const char **ret, size_t max)
 }
 
 /*
+ * The classes that node idx counts through the tracepoint classifier: a
+ * leaf on tracepoints, its own; an inner node on tracepoints, those of its
+ * descendants that resolution put on tracepoints. A leaf left unavailable
+ * on this kernel (page_fault_user is x86's: no fault leaf on arm64) brings
+ * neither its classes nor their companions into a plan.
+ */
+static unsigned tp_classes(const struct tree *t, int idx, int depth)
+{
+	const struct tree_node *node = &t->nodes[idx];
+	unsigned mask = 0;
+	size_t i;
+
+	if (node->backend != BACKEND_TRACEPOINT || depth > TREE_MAX_DEPTH)
+		return 0;
+	if (node->n_children == 0)
+		return node->classes;
+	for (i = 0; i < node->n_children; i++)
+		mask |= tp_classes(t, node->children[i], depth + 1);
+	return mask;
+}
+
+/*
  * Give node idx a slot; a sum of children (tree_node.sum_of_children) gets
  * none, its available children do, each on its own backend, and its value
  * is derived from theirs (measure_fill_nodes).
@@ -156,7 +178,7 @@ static int plan_add(const struct tree *t, int idx, struct probe_plan *plan, size
 	s->node = idx;
 	s->backend = node->backend;
 	s->hook = node->hook;
-	s->classes = node->backend == BACKEND_TRACEPOINT ? node->classes : 0;
+	s->classes = tp_classes(t, idx, 0);
 	return 0;
 }
 
@@ -189,10 +211,11 @@ static int tp_add(const char **v, size_t max, size_t *n, const char *name)
 	return 0;
 }
 
-/* Add a tracepoint node's chosen hooks to v, and its classes to *cls_mask. */
-static int tp_add_node(const struct tree_node *node, const char **v, size_t max, size_t *n,
+/* Add tracepoint node idx's chosen hooks to v, and its classes (tp_classes) to *cls_mask. */
+static int tp_add_node(const struct tree *t, int idx, const char **v, size_t max, size_t *n,
 		       unsigned *cls_mask)
 {
+	const struct tree_node *node = &t->nodes[idx];
 	size_t j;
 	int r;
 
@@ -201,7 +224,7 @@ static int tp_add_node(const struct tree_node *node, const char **v, size_t max,
 		if (r < 0)
 			return r;
 	}
-	*cls_mask |= node->classes;
+	*cls_mask |= tp_classes(t, idx, 0);
 	return 0;
 }
 
@@ -227,22 +250,22 @@ int probe_plan_tracepoints(const struct tree *t, const struct probe_plan *plan, 
 
 		if (s->backend != BACKEND_TRACEPOINT)
 			continue;
-		r = tp_add_node(&t->nodes[s->node], ret, max, &n, &cls_mask);
+		r = tp_add_node(t, s->node, ret, max, &n, &cls_mask);
 		if (r < 0)
 			return r;
 	}
 	/*
 	 * Every node on the tracepoint backend, inner ones too: an inner node
-	 * measured through tracepoints counts the classes of all its
-	 * descendants (a child on a function backend among them), and a level
-	 * with a slot for it must not attach what the reference did not.
+	 * measured through tracepoints counts the classes of its descendants
+	 * on tracepoints, and a level with a slot for it must not attach what
+	 * the reference did not.
 	 */
 	for (i = 0; i < t->n_nodes; i++) {
 		const struct tree_node *node = &t->nodes[i];
 
 		if (node->backend != BACKEND_TRACEPOINT || !node->hook)
 			continue;
-		r = tp_add_node(node, ret, max, &n, &cls_mask);
+		r = tp_add_node(t, (int)i, ret, max, &n, &cls_mask);
 		if (r < 0)
 			return r;
 	}

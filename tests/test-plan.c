@@ -370,6 +370,51 @@ static void test_sum_of_children(void)
 	tree_free(t);
 }
 
+/* A kernel without page_fault_user (arm64's: the tracepoint is x86's); function backends refused. */
+static int no_fault_entry_try(void *ud, enum backend b, const char *hook, char **ret_reason)
+{
+	if (b == BACKEND_TRACEPOINT && strcmp(hook, "page_fault_user") != 0)
+		return 0;
+	*ret_reason = xasprintf("refused by the fake kernel");
+	return -EPERM;
+}
+
+/*
+ * Where the fault leaves are unavailable, kernel_paging is still measured
+ * through its tracepoint leaf (tlb_shootdown), and neither its slot nor the
+ * plan's tracepoints bring in the fault classes or their companions: on
+ * Debian's arm64 6.1, their rss_stat stood for a pair of fentry programs
+ * that cannot attach there, and every probe failed to load.
+ */
+static void test_no_fault_entry(void)
+{
+	struct prober pr = { .try_hook = no_fault_entry_try };
+	struct tree *t = real_tree_load(false);
+	const char *tps[PROBE_MAX_LINKS];
+	int nodes[TREE_MAX_NODES], paging;
+	struct probe_plan plan;
+	size_t n, n_tps, i;
+
+	tap_subtest("no_fault_entry");
+	tree_resolve(t, &pr);
+	paging = tree_find(t, "kernel_paging");
+	REQUIRE(paging >= 0);
+	CHECK(t->nodes[tree_find(t, "kernel_paging.anon_fault.minor")].backend == BACKEND_NONE);
+	CHECK(t->nodes[tree_find(t, "kernel_paging.tlb_shootdown")].backend == BACKEND_TRACEPOINT);
+	CHECK(t->nodes[paging].backend == BACKEND_TRACEPOINT);
+	n = tree_active(t, -1, nodes, TREE_MAX_NODES);
+	REQUIRE(probe_plan_for(t, nodes, n, &plan) == 0);
+	for (i = 0; i < plan.n_slots; i++)
+		if (plan.slots[i].node == paging)
+			CHECKF(plan.slots[i].classes == 1u << ARGUS_CLS_TLB_SHOOTDOWN,
+			       "kernel_paging's slot classes %#x", plan.slots[i].classes);
+	REQUIRE(probe_plan_tracepoints(t, &plan, tps, ARRAY_SIZE(tps), &n_tps) == 0);
+	CHECK(listed(tps, n_tps, "tlb_flush"));
+	CHECK(!listed(tps, n_tps, "rss_stat") && !listed(tps, n_tps, "page_fault_user") &&
+	      !listed(tps, n_tps, "mm_filemap_add_to_page_cache"));
+	tree_free(t);
+}
+
 /* The class table: names agree everywhere, companions come by group, each once. */
 static void test_class_table(void)
 {
@@ -414,6 +459,7 @@ static void test_class_table(void)
 int main(void)
 {
 	test_class_table();
+	test_no_fault_entry();
 	test_fentry_kernel();
 	test_kprobe_kernel();
 	test_tracepoint_kernel();
