@@ -1,29 +1,47 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Diagnose a real service in place: nginx from Debian's package, a prefork
-server (a master and its workers) in a cgroup of its own, defined to argusd
-as a service whose SLI is the p99 latency that wrk (Debian's package)
-measures against it in each window.
+"""Diagnose a real service in place: a server from Debian's packages in a
+cgroup of its own, every process of it on CPU 0, loaded by its own load
+generator on CPU 1, and defined to argusd as a service whose SLI that
+generator measures in each window (each class below says what it runs):
 
-    services.py --build BUILD [--reps N] [--out DIR] [--cells a,b]
+    nginx     a master and 2 workers serving static files; wrk, p99 latency
+    redis     redis-server holding ~330 MiB of keys in memory; redis-benchmark GETs
+    postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
 
-The cells, and their truth, are fixed before anything runs (CELLS below):
-each names the perturber and the paths a correct diagnosis may name, or
-none. Truth is then measured without argusd: the SLI command alone, with
-and without the perturber, --reps times each; a cell whose SLI is not worse
-by at least MIN_SLOWER (argusd's own min_slowdown) is a null cell whatever
-the perturber, and a diagnosis there must abstain. The raw results (every
+    services.py --build BUILD [--service nginx|redis|postgres] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service S] --spread N
+
+The cells (CELLS) and each service's truth in them (COMMON_TRUTHS and the
+service's TRUTHS: the paths a correct diagnosis may name, each with its
+reason) are fixed before anything runs. Truth is then measured without
+argusd: the SLI command alone, on the quiet system and in the cell in turn
+(quiet, cell, quiet, cell, ...), --reps times each, so that a drift of the
+machine over the minutes does not decide a cell. A cell whose median SLI is
+not worse than its quiet runs' by at least MIN_SLOWER (argusd's own
+min_slowdown) is a null cell whatever the perturber, and so is a cell whose
+truth names no path: a diagnosis there must abstain. The raw results (every
 job's result, the SLI values, the truth measured) go to DIR/services.json;
-a table to stdout.
+a line per measurement and per diagnosis to stdout.
 
-Root only; every process started is stopped by pid, the cgroup removed.
+--spread N runs the SLI command N times on the quiet system and prints, for
+each form that every SLI command reports on the line before its last (mean
+and p99 latency, throughput), the values and their coefficient of
+variation: how each service's form was chosen.
+
+Root only; every process started is stopped by its pid, the cgroup removed,
+the temporary directory removed but for the results when --out is not given.
 """
 
 import argparse
+import contextlib
 import json
 import os
+import pwd
 import shutil
 import signal
+import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,36 +52,173 @@ import evallib  # noqa: E402
 from matrix import Argusd  # noqa: E402
 
 MIN_SLOWER = 0.10
-NGINX_CPU = 0
+SERVER_CPU = 0
 CLIENT_CPU = 1
-FILES = 400            # static files served, 256 KiB each: 100 MiB to read back when dropped
-FILE_KB = 256
 WINDOW_S = 3
 
-# cell: (perturber or None, extra traffic, truths: paths a correct diagnosis may name)
+# The SLI's load generator on the client CPU at a real-time priority (it runs as root): a
+# perturber beside it on that CPU must not slow the client that measures the service.
+CLIENT = ["/usr/bin/chrt", "-f", "10", "/usr/bin/taskset", "-c", str(CLIENT_CPU)]
+
+# The forms each SLI command prints on the line before its last: which way is better, the unit.
+FORMS = {"mean_ms": ("lower", "ms"), "p99_ms": ("lower", "ms"), "rps": ("higher", "req/s")}
+
+# cell: (perturber or None, extra traffic)
 CELLS = {
-    "none": (None, False, []),
-    "traffic": (None, True, []),
-    "cpu_hog": ("cpu_hog", False, ["kernel_scheduler.runqueue_wait"]),
-    "cache_dropper": ("cache_dropper", False,
-                      ["kernel_block_io", "kernel_paging.file_fault.major"]),
-    # the device busy: it slows the service only if its files are read from storage
-    "io_hog": ("io_hog", False, ["kernel_block_io"]),
-    # page cache reclaimed: the files come back from storage, or the service reclaims
-    "mem_pressure": ("mem_pressure", False,
-                     ["kernel_memory_pressure", "kernel_block_io", "kernel_paging.file_fault.major"]),
+    "none": (None, False),
+    "traffic": (None, True),
+    "cpu_hog": ("cpu_hog", False),
+    "cache_dropper": ("cache_dropper", False),
+    "io_hog": ("io_hog", False),
+    "mem_pressure": ("mem_pressure", False),
 }
 
+# cell: (paths a correct diagnosis may name, why), the same for every service; each service's
+# TRUTHS gives the other cells
+COMMON_TRUTHS = {
+    "none": ([], "no perturber"),
+    "traffic": ([], "more requests at the same cost each: no request is slower for a kernel path"),
+    "cpu_hog": (["kernel_scheduler.runqueue_wait"],
+                "a busy thread on the server's CPU: the server waits for that CPU on the runqueue"),
+}
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def cgroup_root():
+    """The hierarchy argusd follows services in (daemon/cgroup.h): cgroup2 at /sys/fs/cgroup, else name=systemd."""
+    with open("/proc/self/mounts") as f:
+        mounts = [line.split() for line in f]
+    for dev, mnt, fs, opts, *_ in mounts:
+        if mnt == "/sys/fs/cgroup" and fs == "cgroup2":
+            return mnt
+    for dev, mnt, fs, opts, *_ in mounts:
+        if fs == "cgroup" and "name=systemd" in opts.split(","):
+            return mnt
+    raise RuntimeError("no cgroup hierarchy that tracks services")
+
+
+def placed(cgroup_dir, user=None):
+    """A preexec_fn: the child joins the cgroup and the server's CPU before it execs (so that
+    every process it forks is born there), then becomes user."""
+    pw = pwd.getpwnam(user) if user else None
+
+    def place():
+        with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+        os.sched_setaffinity(0, {SERVER_CPU})
+        if pw:
+            os.setgroups([])
+            os.setgid(pw.pw_gid)
+            os.setuid(pw.pw_uid)
+    return place
+
+
+def on_client(argv, **kw):
+    """argv run to its end on the client CPU, at an ordinary priority (setting up, warming)."""
+    return subprocess.run(["taskset", "-c", str(CLIENT_CPU)] + argv, check=True, **kw)
+
+
+def read_back(paths):
+    """The files read once, so that they are in the page cache again."""
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(1 << 20):
+                pass
+
+
+class Service:
+    """A server in a cgroup of its own, every process of it on SERVER_CPU, stopped by its pid.
+    A subclass says how it is set up (in __init__), started, warmed and loaded, its SLI command
+    (which prints the FORMS on the line before its last, then its form), and its TRUTHS for the
+    cells where services differ."""
+
+    kind = name = description = None
+    form = "mean_ms"
+    window_s = WINDOW_S
+    stop_signal = signal.SIGTERM
+    TRUTHS = {}
+
+    def __init__(self, dir, port, cgroup_dir):
+        self.dir, self.port, self.cg = dir, port, cgroup_dir
+        os.makedirs(dir)
+        os.chmod(dir, 0o755)
+        self.proc = None
+
+    def spawn(self, argv, user=None):
+        """The server's first process, as user, its output in DIR/KIND.out."""
+        log = open(os.path.join(self.dir, self.kind + ".out"), "ab")
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                     cwd=self.dir, preexec_fn=placed(self.cg, user))
+        log.close()
+
+    def wait_until(self, ready, timeout_s=120):
+        """Until ready() holds; fails at once when the server exits."""
+        t0 = time.monotonic()
+        while not ready():
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited with %d (see %s)" % (self.kind, self.proc.returncode, self.dir))
+            if time.monotonic() - t0 > timeout_s:
+                raise RuntimeError("%s not ready after %d s (see %s)" % (self.kind, timeout_s, self.dir))
+            time.sleep(0.2)
+
+    def procs(self):
+        with open(os.path.join(self.cg, "cgroup.procs")) as f:
+            return [int(p) for p in f.read().split()]
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(self.stop_signal)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def truths(self, cell):
+        """(paths a correct diagnosis may name, why)."""
+        return {**COMMON_TRUTHS, **self.TRUTHS}[cell]
+
+    def sli(self):
+        """The SLI as argusd's service definition has it."""
+        better, unit = FORMS[self.form]
+        return {"command": CLIENT + self.sli_argv(), "better": better, "unit": unit}
+
+    def sli_argv(self):
+        """The SLI's own command line: by default the helper script the subclass wrote."""
+        return ["/usr/bin/python3", self.helper]
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o644)
+        return path
+
+
+NGINX_FILES = 400      # static files served, 256 KiB each: 100 MiB to read back when dropped
+NGINX_FILE_KB = 256
+
 WRK_LUA = r"""
--- each request a random file; done() prints the p99 latency in ms, last
+-- each request a random file; done() prints the forms, then the %(form)s, last
 math.randomseed(os.time())
 request = function()
-  return wrk.format("GET", "/f" .. math.random(0, %d) .. ".bin")
+  return wrk.format("GET", "/f" .. math.random(0, %(last)d) .. ".bin")
 end
 done = function(summary, latency, requests)
-  io.write(string.format("%%.3f\n", latency:percentile(99) / 1000))
+  local forms = {mean_ms = latency.mean / 1000, p99_ms = latency:percentile(99) / 1000,
+                 rps = summary.requests / (summary.duration / 1e6)}
+  io.write(string.format("mean_ms %%.3f p99_ms %%.3f rps %%.1f\n", forms.mean_ms, forms.p99_ms, forms.rps))
+  io.write(string.format("%%.3f\n", forms["%(form)s"]))
 end
-""" % (FILES - 1)
+"""
 
 NGINX_CONF = """
 worker_processes 2;
@@ -85,82 +240,242 @@ http {{
 """
 
 
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+class Nginx(Service):
+    """nginx from Debian's package, a prefork server: a master and 2 workers (as nobody)
+    serving NGINX_FILES files of NGINX_FILE_KB KiB with sendfile, read from the page cache.
+    SLI: the p99 latency of wrk (one thread, 4 connections, 2 s of random files), the form of
+    the first measurements (results/2026-12-01); on this VM it wanders (bench/eval/README.md)."""
 
+    kind, name, form = "nginx", "web", "p99_ms"
+    description = "nginx, a master and 2 workers on CPU %d" % SERVER_CPU
+    stop_signal = signal.SIGQUIT
+    TRUTHS = {
+        "cache_dropper": (["kernel_block_io", "kernel_paging.file_fault.major"],
+                          "the served files are dropped: they are read back from storage"),
+        "io_hog": (["kernel_block_io"],
+                   "the device busy: it slows the service only if its files are read from storage"),
+        "mem_pressure": (["kernel_memory_pressure", "kernel_block_io", "kernel_paging.file_fault.major"],
+                         "page cache reclaimed: the files come back from storage, or the service reclaims"),
+    }
 
-def cgroup_root():
-    """The hierarchy argusd follows services in (daemon/cgroup.h): cgroup2 at /sys/fs/cgroup, else name=systemd."""
-    with open("/proc/self/mounts") as f:
-        mounts = [line.split() for line in f]
-    for dev, mnt, fs, opts, *_ in mounts:
-        if mnt == "/sys/fs/cgroup" and fs == "cgroup2":
-            return mnt
-    for dev, mnt, fs, opts, *_ in mounts:
-        if fs == "cgroup" and "name=systemd" in opts.split(","):
-            return mnt
-    raise RuntimeError("no cgroup hierarchy that tracks services")
-
-
-class Nginx:
     def __init__(self, dir, port, cgroup_dir):
-        self.dir, self.port, self.cg = dir, port, cgroup_dir
+        super().__init__(dir, port, cgroup_dir)
         os.makedirs(os.path.join(dir, "www"))
         os.makedirs(os.path.join(dir, "tmp"))
-        block = os.urandom(FILE_KB * 1024)
-        for i in range(FILES):
-            with open(os.path.join(dir, "www", "f%d.bin" % i), "wb") as f:
+        block = os.urandom(NGINX_FILE_KB * 1024)
+        for i in range(NGINX_FILES):
+            with open(self.file(i), "wb") as f:
                 f.write(block[i:] + block[:i])
-        with open(os.path.join(dir, "nginx.conf"), "w") as f:
-            f.write(NGINX_CONF.format(dir=dir, port=port))
-        self.proc = None
+        self.conf = self.write("nginx.conf", NGINX_CONF.format(dir=dir, port=port))
+        self.lua = self.write("sli.lua", WRK_LUA % {"last": NGINX_FILES - 1, "form": self.form})
+
+    def file(self, i):
+        return os.path.join(self.dir, "www", "f%d.bin" % i)
 
     def start(self):
-        """The master joins the cgroup before it execs, so that its workers are born there."""
-        log = open(os.path.join(self.dir, "nginx.out"), "ab")
-        self.proc = subprocess.Popen(
-            ["/bin/sh", "-c", 'echo $$ > "$1/cgroup.procs" && exec taskset -c %d nginx -c "$2"'
-             % NGINX_CPU, "sh", self.cg, os.path.join(self.dir, "nginx.conf")],
-            stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        log.close()
-        for _ in range(100):
-            if self.procs() >= 3:
-                return
-            time.sleep(0.1)
-        raise RuntimeError("nginx did not start its workers (see %s)" % self.dir)
+        self.spawn(["/usr/sbin/nginx", "-c", self.conf])
+        self.wait_until(lambda: len(self.procs()) >= 3)
 
-    def procs(self):
-        with open(os.path.join(self.cg, "cgroup.procs")) as f:
-            return len(f.read().split())
+    def warm(self):
+        """The served files back in the page cache: every run starts from the same service,
+        whatever a perturber before evicted (cache_dropper and mem_pressure outlast their cells)."""
+        read_back(self.file(i) for i in range(NGINX_FILES))
 
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
+    def sli_argv(self):
+        return ["/usr/bin/wrk", "-t1", "-c4", "-d2s", "-s", self.lua, "http://127.0.0.1:%d/" % self.port]
 
-
-class Traffic:
-    """More requests at the same cost each: a client on the client CPU, one connection, paced."""
-
-    def __init__(self, port, rate=200):
+    def traffic_argv(self, rate=200):
+        """One connection, paced at rate requests a second."""
         code = ("import http.client,time,random\n"
                 "c=http.client.HTTPConnection('127.0.0.1',%d)\n"
                 "while True:\n"
                 " t=time.monotonic()\n"
                 " c.request('GET','/f%%d.bin'%%random.randrange(%d)); c.getresponse().read()\n"
-                " time.sleep(max(0,%f-(time.monotonic()-t)))\n" % (port, FILES, 1.0 / rate))
-        self.proc = subprocess.Popen(["taskset", "-c", str(CLIENT_CPU), sys.executable, "-c", code],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                " time.sleep(max(0,%f-(time.monotonic()-t)))\n" % (self.port, NGINX_FILES, 1.0 / rate))
+        return [sys.executable, "-c", code]
+
+
+REDIS_KEYS = 300000    # values of REDIS_VALUE_B bytes: about 330 MiB of memory with redis's own
+REDIS_VALUE_B = 1000
+REDIS_SLI_GETS = 40000
+
+REDIS_CONF = """port %(port)d
+bind 127.0.0.1
+daemonize no
+save ""
+appendonly no
+dir %(dir)s
+"""
+
+REDIS_SLI = r"""import csv, subprocess, sys
+# %(gets)d GETs of random keys from 8 connections; the forms, then the %(form)s, last
+out = subprocess.run(["/usr/bin/redis-benchmark", "-h", "127.0.0.1", "-p", "%(port)d", "-t", "get",
+                      "-n", "%(gets)d", "-c", "8", "-r", "%(keys)d", "--csv"],
+                     capture_output=True, text=True, check=True).stdout
+row = dict(zip(*list(csv.reader(out.splitlines()))[-2:]))
+forms = {"mean_ms": row["avg_latency_ms"], "p99_ms": row["p99_latency_ms"], "rps": row["rps"]}
+print(" ".join("%%s %%s" %% f for f in forms.items()))
+print(forms["%(form)s"])
+"""
+
+
+def resp(*args):
+    """One command in redis's protocol."""
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+class Redis(Service):
+    """redis-server from Debian's package, its own process (not the system's unit) with a
+    config in the temporary directory and no persistence: one event loop and its background
+    threads, REDIS_KEYS keys in anonymous memory. SLI: redis-benchmark's throughput (GETs a
+    second, better higher) over REDIS_SLI_GETS GETs of random keys from 8 connections (under a
+    second quiet), the quietest form and load measured here (10 runs of each load interleaved,
+    beside other jobs: throughput cv 0.20 from 8 connections, 0.41 from 4, 0.38 from 1; the
+    mean latency's 0.25, 0.81, 0.52, which redis-benchmark prints to the microsecond, 2% of it)."""
+
+    kind, name, form = "redis", "cache", "rps"
+    description = "redis-server, %d keys of %d bytes, on CPU %d" % (REDIS_KEYS, REDIS_VALUE_B,
+                                                                     SERVER_CPU)
+    TRUTHS = {
+        "cache_dropper": (["kernel_paging.file_fault.major"],
+                          "redis reads no file: its only page cache is its code, faulted back from "
+                          "storage if dropped"),
+        "io_hog": ([], "no persistence: redis does no block I/O, nothing of the device's is on its path"),
+        "mem_pressure": (["kernel_memory_pressure", "kernel_paging.file_fault.major"],
+                         "its data is anonymous and there is no swap: it can only reclaim when it "
+                         "allocates, or fault its code back from storage"),
+    }
+
+    def __init__(self, dir, port, cgroup_dir):
+        super().__init__(dir, port, cgroup_dir)
+        self.conf = self.write("redis.conf", REDIS_CONF % {"port": port, "dir": dir})
+        self.helper = self.write("sli.py", REDIS_SLI % {"port": port, "gets": REDIS_SLI_GETS,
+                                                        "keys": REDIS_KEYS, "form": self.form})
+
+    def cli(self, *args):
+        """A redis-cli command's answer."""
+        return subprocess.run(["/usr/bin/redis-cli", "-h", "127.0.0.1", "-p", str(self.port)] + list(args),
+                              capture_output=True, text=True).stdout.strip()
+
+    def start(self):
+        self.spawn(["/usr/bin/redis-server", self.conf])
+        self.wait_until(lambda: self.cli("ping") == "PONG")
+        self.load()
+
+    def load(self):
+        """Keys key:%012d, the names redis-benchmark -r asks for, through redis-cli --pipe."""
+        value = b"x" * REDIS_VALUE_B
+        pipe = subprocess.Popen(["taskset", "-c", str(CLIENT_CPU), "/usr/bin/redis-cli", "-h", "127.0.0.1",
+                                 "-p", str(self.port), "--pipe"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        for i in range(0, REDIS_KEYS, 1000):
+            pipe.stdin.write(b"".join(resp(b"SET", b"key:%012d" % k, value)
+                                      for k in range(i, min(i + 1000, REDIS_KEYS))))
+        pipe.stdin.close()
+        if pipe.wait() != 0:
+            raise RuntimeError("redis-cli --pipe: exit %d" % pipe.returncode)
+        keys = int(self.cli("dbsize"))
+        if keys != REDIS_KEYS:
+            raise RuntimeError("redis holds %d keys, not %d" % (keys, REDIS_KEYS))
+
+    def warm(self):
+        """The SLI's load once, untimed: whatever a perturber before took from the server (its
+        code's page cache) comes back before the run that counts."""
+        on_client(["/usr/bin/python3", self.helper], stdout=subprocess.DEVNULL)
+
+    def traffic_argv(self):
+        """One connection, a GET of one key and a 1 ms sleep, again and again (redis-cli -r -1 -i)."""
+        return ["/usr/bin/redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "-r", "-1", "-i", "0.001",
+                "GET", "key:%012d" % 0]
+
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+PG_SCALE = 20          # pgbench's scale: 2 million accounts, about 300 MiB of tables and indexes
+PG_SLI_S = 1           # the SLI's run: select-only transactions from 2 clients for a second
+
+PG_SLI = r"""import glob, re, subprocess, sys, tempfile
+# select-only transactions from 2 connections for %(secs)d s, each logged; the forms, then the %(form)s, last
+with tempfile.TemporaryDirectory() as d:
+    out = subprocess.run(["%(bin)s/pgbench", "-h", "127.0.0.1", "-p", "%(port)d", "-U", "postgres",
+                          "-n", "-S", "-c", "2", "-T", "%(secs)d", "-l", "--log-prefix", d + "/tx", "postgres"],
+                         capture_output=True, text=True, check=True).stdout
+    ms = sorted(int(line.split()[2]) / 1000 for log in glob.glob(d + "/tx.*") for line in open(log))
+forms = {"mean_ms": sum(ms) / len(ms), "p99_ms": ms[int(0.99 * (len(ms) - 1))],
+         "rps": float(re.search(r"tps = ([0-9.]+)", out).group(1))}
+print(" ".join("%%s %%.4f" %% f for f in forms.items()))
+print("%%.4f" %% forms["%(form)s"])
+"""
+
+
+class Postgres(Service):
+    """PostgreSQL 15 from Debian's package: a private cluster (initdb as user postgres) whose
+    postmaster, and every backend it forks, runs on SERVER_CPU; 16 MB of shared buffers over a
+    pgbench database of scale PG_SCALE, so that its reads (pread, not faults) go through the
+    page cache. SLI: pgbench select-only's mean latency from 2 connections over PG_SLI_S s, the
+    quietest form and load measured here (8 runs of each interleaved: cv 0.076, as its
+    throughput's; p99 0.50; from 1 connection 0.36; the mixed scripts, simple-update and
+    tpcb-like, 0.16 and 0.12). The run is a fixed time, not a fixed count of transactions: under
+    cache_dropper a count that took a second quiet outlasted the window plus 10 s that argusd
+    gives an SLI command, and the job failed (sli_failed)."""
+
+    kind, name = "postgres", "db"
+    description = "PostgreSQL 15, pgbench scale %d, 16 MB shared buffers, on CPU %d" % (PG_SCALE,
+                                                                                       SERVER_CPU)
+    stop_signal = signal.SIGINT   # a fast shutdown: the backends end, the postmaster last
+    TRUTHS = {
+        "cache_dropper": (["kernel_block_io"],
+                          "its tables are read with pread through the page cache: after a drop the "
+                          "reads wait for the device, outside faults"),
+        "io_hog": (["kernel_block_io"],
+                   "its reads that miss the page cache, and its WAL flushes, queue behind the hog's "
+                   "writes on the same device"),
+        "mem_pressure": (["kernel_memory_pressure", "kernel_block_io", "kernel_paging.file_fault.major"],
+                         "the page cache holding its tables is reclaimed, so reads wait for the device; "
+                         "or it reclaims when it allocates, or faults its code back from storage"),
+    }
+
+    def __init__(self, dir, port, cgroup_dir):
+        super().__init__(dir, port, cgroup_dir)
+        self.data = os.path.join(dir, "data")
+        os.mkdir(self.data, 0o700)
+        shutil.chown(self.data, "postgres", "postgres")
+        with open(os.path.join(dir, "initdb.out"), "wb") as log:
+            subprocess.run([PG_BIN + "/initdb", "-D", self.data, "-A", "trust", "-U", "postgres"],
+                           stdout=log, stderr=log, cwd=dir, user="postgres", group="postgres",
+                           extra_groups=[], check=True)
+        self.helper = self.write("sli.py", PG_SLI % {"bin": PG_BIN, "port": port, "secs": PG_SLI_S,
+                                                     "form": self.form})
+
+    def client(self, tool, *args):
+        return [PG_BIN + "/" + tool, "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"] + list(args)
+
+    def start(self):
+        self.spawn([PG_BIN + "/postgres", "-D", self.data, "-k", self.data, "-p", str(self.port),
+                    "-c", "listen_addresses=127.0.0.1", "-c", "shared_buffers=16MB"], user="postgres")
+        self.wait_until(lambda: subprocess.run(self.client("pg_isready", "-q")).returncode == 0)
+        on_client(self.client("pgbench", "-i", "-q", "-s", str(PG_SCALE), "postgres"),
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def warm(self):
+        """The database's files back in the page cache (the postgres database's directory and
+        everything else under base/), whatever a perturber before evicted."""
+        read_back(os.path.join(d, f) for d, _, files in os.walk(os.path.join(self.data, "base"))
+                  for f in files)
+
+    def traffic_argv(self):
+        """One connection, select-only transactions paced at 200 a second (pgbench -R)."""
+        return self.client("pgbench", "-n", "-S", "-c", "1", "-R", "200", "-T", "86400", "postgres")
+
+
+SERVICES = {s.kind: s for s in (Nginx, Redis, Postgres)}
+
+
+class Traffic:
+    """More requests at the same cost each: the service's paced client on the client CPU."""
+
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(["taskset", "-c", str(CLIENT_CPU)] + argv, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -168,135 +483,162 @@ class Traffic:
         self.proc.wait()
 
 
-def sli_command(lua, port):
-    """wrk on the client CPU at a real-time priority (it runs as root): a perturber beside it on
-    that CPU must not slow the client that measures the service."""
-    return ["/usr/bin/chrt", "-f", "10", "/usr/bin/taskset", "-c", str(CLIENT_CPU), "/usr/bin/wrk",
-            "-t1", "-c4", "-d2s", "-s", lua, "http://127.0.0.1:%d/" % port]
+class CellRunner:
+    """Runs a function in a cell: the service warmed, then the cell's perturber started and
+    ready and its extra traffic on, all stopped after."""
+
+    def __init__(self, build, service, logdir):
+        self.build, self.svc, self.logdir = build, service, logdir
+        truth = evallib.load_truth(os.path.join(evallib.SRC, "bench", "eval", "truth.json"))
+        self.specs = truth["perturbers"]
+
+    def run(self, cell, fn):
+        perturber, traffic = CELLS[cell]
+        self.svc.warm()
+        p = t = None
+        try:
+            if perturber:
+                p = evallib.Perturber(self.build, perturber, self.specs[perturber], self.logdir)
+                p.start()
+            if traffic:
+                t = Traffic(self.svc.traffic_argv())
+                time.sleep(1)
+            return fn()
+        finally:
+            if t:
+                t.stop()
+            if p:
+                p.stop()
+
+
+def sli_output(cmd):
+    """The SLI command's output lines, as argusd would take them but without argusd."""
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=30)
+    return out.stdout.strip().splitlines()
 
 
 def sli_alone(cmd):
-    """The SLI as argusd would take it, without argusd: the command run as nobody, its last line."""
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=30)
-    return float(out.stdout.strip().splitlines()[-1])
+    return float(sli_output(cmd)[-1])
 
 
-def warm(nginx):
-    """The served files back in the page cache: every run starts from the same service, whatever
-    a perturber before evicted (cache_dropper and mem_pressure last past their cells)."""
-    subprocess.run(["cat"] + [os.path.join(nginx.dir, "www", "f%d.bin" % i) for i in range(FILES)],
-                   stdout=subprocess.DEVNULL, check=True)
+def worse_by(vals, base, better):
+    """How much worse vals' median is than base's, as argusd's gate has it: a latency's rise, a
+    throughput's fall, relative to the quiet median."""
+    v, b = evallib.median(vals), evallib.median(base)
+    return (v - b) / b if better == "lower" else (b - v) / b
 
 
-def with_cell(build, name, logdir, fn):
-    perturber, traffic, _ = CELLS[name]
-    warm(NGINX)
-    truth_spec = evallib.load_truth(os.path.join(evallib.SRC, "bench", "eval", "truth.json"))
-    p = t = None
-    try:
-        if perturber:
-            p = evallib.Perturber(build, perturber, truth_spec["perturbers"][perturber], logdir)
-            p.start()
-        if traffic:
-            t = Traffic(PORT)
-            time.sleep(1)
-        return fn()
-    finally:
-        if t:
-            t.stop()
-        if p:
-            p.stop()
-
-
-PORT = None
-NGINX = None
-
-
-def main():
-    global PORT, NGINX
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--cells", default=",".join(CELLS))
-    a = ap.parse_args()
-    build = os.path.abspath(a.build)
-    cells = [c.strip() for c in a.cells.split(",") if c.strip()]
+def measure_truth(runner, svc, cells, reps):
+    """Per cell, reps pairs of SLI values without argusd, in turn on the quiet system and in the cell."""
+    sli = svc.sli()
+    truth = {}
     for c in cells:
-        if c not in CELLS:
-            sys.exit("unknown cell %s (cells: %s)" % (c, ", ".join(CELLS)))
-    top = tempfile.mkdtemp(prefix="argus-eval-services-")
-    os.chmod(top, 0o755)
-    out = a.out or os.path.join(top, "out")
-    os.makedirs(out, exist_ok=True)
-    PORT = free_port()
-    cg_path = "/argus-eval-nginx-%d" % os.getpid()
-    cg_dir = cgroup_root() + cg_path
-    os.mkdir(cg_dir)
-    held = evallib.hold_host_reclaim()
-    nginx = NGINX = Nginx(os.path.join(top, "nginx"), PORT, cg_dir)
-    argusd = None
-    lua = os.path.join(top, "p99.lua")
-    with open(lua, "w") as f:
-        f.write(WRK_LUA)
-    os.chmod(lua, 0o644)
-    cmd = sli_command(lua, PORT)
-    results = {"cells": {}, "truth": {}, "service": None, "reference": None,
-               "min_slower": MIN_SLOWER, "reps": a.reps}
-    try:
-        nginx.start()
-        # truth, without argusd: the SLI alone, in the cell and without
-        warm(nginx)
-        base = [sli_alone(cmd) for _ in range(a.reps)]
-        results["truth"]["baseline_p99_ms"] = base
-        for c in cells:
-            vals = with_cell(build, c, out, lambda: [sli_alone(cmd) for _ in range(a.reps)])
-            slower = evallib.median(vals) / evallib.median(base) - 1
-            results["truth"][c] = {"p99_ms": vals, "slower": slower,
-                                   "null": slower < MIN_SLOWER or not CELLS[c][2]}
-            print("truth %-14s p99 %s ms vs %s: %+.0f%%" % (c, vals, base, slower * 100), flush=True)
+        base, vals = [], []
+        for _ in range(reps):
+            base.append(runner.run("none", lambda: sli_alone(sli["command"])))
+            vals.append(runner.run(c, lambda: sli_alone(sli["command"])))
+        truths, why = svc.truths(c)
+        slower = worse_by(vals, base, sli["better"])
+        truth[c] = {"values": vals, "baseline": base, "slower": slower, "truths": truths, "why": why,
+                    "null": slower < MIN_SLOWER or not truths}
+        print("truth %-14s %s %s vs %s: %+.0f%% worse" % (c, svc.form, vals, base, slower * 100),
+              flush=True)
+    return truth
 
-        os.makedirs(os.path.join(top, "argusd", "services"))
-        os.makedirs(os.path.join(top, "argusd", "workloads"))
-        service = {"name": "web", "cgroup": cg_path, "window_s": WINDOW_S, "user": "root",
-                   "sli": {"command": cmd, "better": "lower", "unit": "ms"},
-                   "description": "nginx, a master and 2 workers on CPU %d" % NGINX_CPU}
-        results["service"] = service
-        with open(os.path.join(top, "argusd", "services", "web.json"), "w") as f:
-            json.dump(service, f)
-        argusd = Argusd(build, os.path.join(top, "argusd"),
+
+def define_service(dir, svc, cg_path):
+    """The service's definition file for argusd, in dir/services."""
+    service = {"name": svc.name, "cgroup": cg_path, "window_s": svc.window_s, "user": "root",
+               "sli": svc.sli(), "description": svc.description}
+    os.makedirs(os.path.join(dir, "services"))
+    with open(os.path.join(dir, "services", svc.name + ".json"), "w") as f:
+        json.dump(service, f)
+    return service
+
+
+def record_reference(argusd, svc):
+    svc.warm()
+    job, secs = argusd.follow(argusd.submit("/references", {"service": svc.name}))
+    if job["state"] != "succeeded":
+        raise RuntimeError("reference: %s" % json.dumps(job.get("error")))
+    res = job["result"]
+    print("reference %d in %.0f s (SLI cv %.2f)" % (res["reference"], secs, res.get("sli_cv") or 0),
+          flush=True)
+    return {"id": res["reference"], "seconds": secs, "sli_cv": res.get("sli_cv"),
+            "warnings": res.get("warnings")}
+
+
+def diagnose_cells(runner, argusd, svc, truth, reps):
+    """Each cell's diagnoses, reps of them, scored against the truth measured."""
+    cells = {}
+    for c, t in truth.items():
+        truths = [] if t["null"] else t["truths"]
+        runs = []
+        for rep in range(reps):
+            job, secs = runner.run(c, lambda: argusd.follow(argusd.submit("/diagnose",
+                                                                          {"service": svc.name})))
+            res = job.get("result") or {}
+            outcome = evallib.score(truths, job["state"], res.get("verdict"), res.get("path"))[0]
+            runs.append({"job": job["id"], "state": job["state"], "outcome": outcome,
+                         "verdict": res.get("verdict"), "path": res.get("path"),
+                         "reason_code": res.get("reason_code"), "summary": res.get("summary"),
+                         "error": job.get("error"), "seconds": secs})
+            named = "/".join(res.get("path") or []) or res.get("reason_code") or ""
+            print("%-14s rep %d: %-9s %s %s" % (c, rep + 1, outcome, res.get("verdict"), named), flush=True)
+        cells[c] = {"truths": truths, "runs": runs}
+    return cells
+
+
+def evaluate(a, svc, cg_path, top, out):
+    """Truth, then argusd's reference and diagnoses; services.json in out, also on a failure."""
+    results = {"kind": svc.kind, "cells": {}, "truth": {}, "service": None, "reference": None,
+               "min_slower": MIN_SLOWER, "reps": a.reps}
+    runner = CellRunner(os.path.abspath(a.build), svc, out)
+    argusd = None
+    try:
+        results["truth"] = measure_truth(runner, svc, a.cells, a.reps)
+        results["service"] = define_service(os.path.join(top, "argusd"), svc, cg_path)
+        argusd = Argusd(os.path.abspath(a.build), os.path.join(top, "argusd"),
                         extra="services_dir = %s/argusd/services\n" % top)
-        warm(nginx)
-        job, secs = argusd.follow(argusd.submit("/references", {"service": "web"}))
-        if job["state"] != "succeeded":
-            raise RuntimeError("reference: %s" % json.dumps(job.get("error")))
-        results["reference"] = {"id": job["result"]["reference"], "seconds": secs,
-                                "sli_cv": job["result"].get("sli_cv"),
-                                "warnings": job["result"].get("warnings")}
-        print("reference %d in %.0f s (SLI cv %.2f)" % (job["result"]["reference"], secs,
-                                                        job["result"].get("sli_cv") or 0), flush=True)
-        for c in cells:
-            truths = [] if results["truth"][c]["null"] else CELLS[c][2]
-            runs = []
-            for rep in range(a.reps):
-                def diagnose():
-                    return argusd.follow(argusd.submit("/diagnose", {"service": "web"}))
-                job, secs = with_cell(build, c, out, diagnose)
-                res = job.get("result") or {}
-                outcome, node, depth = evallib.score(truths, job["state"], res.get("verdict"),
-                                                     res.get("path"))
-                runs.append({"job": job["id"], "state": job["state"], "outcome": outcome,
-                             "verdict": res.get("verdict"), "path": res.get("path"),
-                             "reason_code": res.get("reason_code"), "summary": res.get("summary"),
-                             "error": job.get("error"), "seconds": secs})
-                print("%-14s rep %d: %-9s %s %s" % (c, rep + 1, outcome, res.get("verdict"),
-                                                    "/".join(res.get("path") or [])
-                                                    or res.get("reason_code") or ""), flush=True)
-            results["cells"][c] = {"truths": truths, "runs": runs}
+        results["reference"] = record_reference(argusd, svc)
+        results["cells"] = diagnose_cells(runner, argusd, svc, results["truth"], a.reps)
     finally:
         if argusd:
             argusd.stop()
-        nginx.stop()
+        with open(os.path.join(out, "services.json"), "w") as f:
+            json.dump(results, f, indent=1)
+        print("results: %s" % os.path.join(out, "services.json"))
+
+
+def report_spread(svc, n):
+    """The SLI command n times on the quiet system: each form's values and their coefficient of variation."""
+    runs = []
+    for _ in range(n):
+        svc.warm()
+        words = sli_output(svc.sli()["command"])[-2].split()
+        runs.append(dict(zip(words[::2], map(float, words[1::2]))))
+    for form in FORMS:
+        vals = [r[form] for r in runs]
+        print("%-8s cv %.3f  median %.4g  %s" % (form, statistics.pstdev(vals) / statistics.mean(vals),
+                                                 evallib.median(vals), " ".join("%.4g" % v for v in vals)))
+
+
+@contextlib.contextmanager
+def running_service(kind, top):
+    """The service started in a cgroup of its own, the host's reclaim held; (service, cgroup
+    path). Afterwards the service is stopped by its pid and the cgroup removed."""
+    cg_path = "/argus-eval-%s-%d" % (kind, os.getpid())
+    cg_dir = cgroup_root() + cg_path
+    os.mkdir(cg_dir)
+    held = evallib.hold_host_reclaim()
+    svc = None
+    try:
+        svc = SERVICES[kind](os.path.join(top, kind), free_port(), cg_dir)
+        svc.start()
+        yield svc, cg_path
+    finally:
+        if svc:
+            svc.stop()
         evallib.release_host_reclaim(held)
         for _ in range(50):
             try:
@@ -304,11 +646,44 @@ def main():
                 break
             except OSError:
                 time.sleep(0.1)
-        with open(os.path.join(out, "services.json"), "w") as f:
-            json.dump(results, f, indent=1)
-        print("results: %s" % os.path.join(out, "services.json"))
-        if not a.out:
-            shutil.rmtree(os.path.join(top, "nginx"), True)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--service", choices=list(SERVICES), default="nginx")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--cells", default=",".join(CELLS))
+    ap.add_argument("--spread", type=int, default=0, metavar="N",
+                    help="only run the SLI N times on the quiet system and print each form's spread")
+    a = ap.parse_args()
+    a.cells = [c.strip() for c in a.cells.split(",") if c.strip()]
+    for c in a.cells:
+        if c not in CELLS:
+            ap.error("unknown cell %s (cells: %s)" % (c, ", ".join(CELLS)))
+    return a
+
+
+def main():
+    a = parse_args()
+    top = tempfile.mkdtemp(prefix="argus-eval-services-")
+    os.chmod(top, 0o755)
+    out = a.out or os.path.join(top, "out")
+    os.makedirs(out, exist_ok=True)
+    try:
+        with running_service(a.service, top) as (svc, cg_path):
+            if a.spread:
+                report_spread(svc, a.spread)
+            else:
+                evaluate(a, svc, cg_path, top, out)
+    finally:
+        if a.out or a.spread:
+            shutil.rmtree(top, True)
+        else:
+            for name in os.listdir(top):
+                if name != "out":
+                    shutil.rmtree(os.path.join(top, name), True)
 
 
 if __name__ == "__main__":
