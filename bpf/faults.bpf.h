@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Page faults and TLB shootdowns (kernel_paging): a fault is opened at
- * page_fault_user, marked by what it does, and closed (classified and
+ * page_fault_user (where the kernel has none, at handle_mm_fault by
+ * kprobe), marked by what it does, and closed (classified and
  * counted) once the thread has entered the kernel again: at its next fault,
  * at a system call the probe follows, at exit, or at the first event that
  * finds the thread in another entry (fault_open). Other concerns call
@@ -20,8 +21,8 @@
 #define F_SLEPT 0x08u      /* the thread blocked inside the fault, outside nested paths */
 #define F_CACHE_ADD 0x10u  /* a page was inserted into the page cache: read from storage */
 #define F_THP_ALLOC 0x20u  /* an order-9 allocation: a transparent huge page */
-#define F_WRITE 0x40u      /* error code: write access */
-#define F_PROT 0x80u       /* error code: the page was present (protection fault) */
+#define F_WRITE 0x40u      /* error code (or FAULT_FLAG_WRITE): write access */
+#define F_PROT 0x80u       /* error code (or the write-protect path): the page was present */
 #define F_END_SEEN 0x100u  /* an event marked the fault's completion (page mapped, TLB flushed, woke) */
 #define F_MAJOR 0x200u	   /* the kernel called it major (VM_FAULT_MAJOR: it read or waited for I/O) */
 #define F_INDEX 0x400u	   /* the file page the fault is for is known (fault.file_mapping, file_index) */
@@ -182,21 +183,30 @@ static __always_inline void fault_completed(struct thread_state *ts, __u64 now)
 	ts->fault.nested_late = 0;
 }
 
+/* Mark the current thread's fault, if it is still inside it, with flags. */
+static __always_inline void mark_fault(__u32 flags)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts && fault_open_here(ts))
+		ts->fault.flags |= flags;
+}
+
 /* ---- page faults ---- */
 
 #define PF_PROT 0x1
 #define PF_WRITE 0x2
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs,
-	     unsigned long error_code)
+/*
+ * Open a fault for the thread (its state ts) with its first flags: the
+ * thread's previous fault is over, since it entered the kernel again, and
+ * regs are the user registers this entry saved (fault_open compares them).
+ */
+static __always_inline void fault_begin(struct thread_state *ts, struct pt_regs *regs,
+					__u32 flags)
 {
-	struct thread_state *ts = current_state();
-	__u64 now;
+	__u64 now = bpf_ktime_get_ns();
 
-	if (!ts)
-		return 0;
-	now = bpf_ktime_get_ns();
 	fault_finish(ts);
 	ts->fault.start = now;
 	ts->fault.end = now;
@@ -206,8 +216,19 @@ int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs
 	ts->fault.entry_ip = PT_REGS_IP(regs);
 	ts->fault.entry_sp = PT_REGS_SP(regs);
 	ts->fault.entry_code = entry_code_of(regs);
-	ts->fault.flags = ((error_code & PF_WRITE) ? F_WRITE : 0) |
-			  ((error_code & PF_PROT) ? F_PROT : 0);
+	ts->fault.flags = flags;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(handle_page_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	struct thread_state *ts = current_state();
+
+	if (!ts)
+		return 0;
+	fault_begin(ts, regs,
+		    ((error_code & PF_WRITE) ? F_WRITE : 0) | ((error_code & PF_PROT) ? F_PROT : 0));
 	return 0;
 }
 
@@ -234,7 +255,8 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
  * RSS changes in the task and publish them to the mm every 64 faults, so
  * rss_stat fires for one fault in 65 there and cannot say which page a
  * fault mapped. On such a kernel the loader attaches this pair on
- * handle_mm_fault instead of rss_stat (daemon/probe.c): the task's own
+ * handle_mm_fault instead of rss_stat (daemon/probe.c), or the kprobe pair
+ * below where that opens faults: the task's own
  * counters, read when the fault's handling begins and when it returns, say
  * which kind of page it mapped, as rss_stat does elsewhere, and the return
  * is the fault's completion when a counter moved. The VMA says whether the
@@ -264,41 +286,46 @@ static __always_inline bool task_rss_read(struct task_rss_stat___split *ret)
 	return bpf_core_read(ret, sizeof(*ret), &t->rss_stat) == 0;
 }
 
-SEC("fentry/handle_mm_fault")
-int BPF_PROG(handle_mm_fault_entry, struct vm_area_struct *vma, unsigned long address,
-	     unsigned int flags)
+/*
+ * handle_mm_fault began for the thread's open fault: a fault on a file
+ * mapping is file-backed (the VMA's file), and on a kernel that splits RSS
+ * counting the task's own counters are kept for the return to diff.
+ */
+static __always_inline void mm_fault_enter(struct thread_state *ts, bool file)
 {
-	struct thread_state *ts = current_state();
 	struct task_rss_stat___split rss;
 	int i;
 
-	if (!ts || !fault_open_here(ts) || !task_rss_read(&rss))
-		return 0;
-	if (vma->vm_file)
+	if (file)
 		ts->fault.flags |= F_FILEMAP;
+	if (!task_rss_read(&rss))
+		return;
 	ts->fault.rss_events0 = rss.events;
 	for (i = 0; i < NR_MM_COUNTERS; i++)
 		ts->fault.rss0[i] = rss.count[i];
-	return 0;
 }
 
-SEC("fexit/handle_mm_fault")
-int BPF_PROG(handle_mm_fault_exit, struct vm_area_struct *vma, unsigned long address,
-	     unsigned int flags, struct pt_regs *regs, vm_fault_t ret)
+/*
+ * handle_mm_fault returned ret for the thread's open fault: on a kernel
+ * that splits RSS counting, the counters that moved since it began say
+ * which kind of page it mapped, and such a mapping is the fault's
+ * completion; VM_FAULT_MAJOR is the kernel's word on whether it read or
+ * waited for its page.
+ */
+static __always_inline void mm_fault_return(struct thread_state *ts, vm_fault_t ret)
 {
-	struct thread_state *ts = current_state();
 	struct task_rss_stat___split rss;
 	__u32 moved = 0;
 	bool synced;
 	int i;
 
-	if (!ts || !fault_open_here(ts) || !task_rss_read(&rss))
-		return 0;
-	/* published at the start of this call (its events past the threshold): counted from 0 */
-	synced = rss.events < ts->fault.rss_events0;
-	for (i = 0; i < NR_MM_COUNTERS; i++)
-		if (rss.count[i] != (synced ? 0 : ts->fault.rss0[i]))
-			moved |= 1u << i;
+	if (task_rss_read(&rss)) {
+		/* published at the start of this call (its events past the threshold): counted from 0 */
+		synced = rss.events < ts->fault.rss_events0;
+		for (i = 0; i < NR_MM_COUNTERS; i++)
+			if (rss.count[i] != (synced ? 0 : ts->fault.rss0[i]))
+				moved |= 1u << i;
+	}
 	if (moved & (1u << MM_ANONPAGES))
 		ts->fault.flags |= F_RSS_ANON;
 	if (moved & ((1u << MM_FILEPAGES) | (1u << MM_SHMEMPAGES)))
@@ -309,6 +336,121 @@ int BPF_PROG(handle_mm_fault_exit, struct vm_area_struct *vma, unsigned long add
 	ts->fault.flags |= F_MAJOR_KNOWN;
 	if (ret & VM_FAULT_MAJOR)
 		ts->fault.flags |= F_MAJOR;
+}
+
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(handle_mm_fault_entry, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags)
+{
+	struct thread_state *ts = current_state();
+
+	if (!ts || !fault_open_here(ts))
+		return 0;
+	mm_fault_enter(ts, vma->vm_file);
+	return 0;
+}
+
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(handle_mm_fault_exit, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags, struct pt_regs *regs, vm_fault_t ret)
+{
+	struct thread_state *ts = current_state();
+
+	if (!ts || !fault_open_here(ts))
+		return 0;
+	mm_fault_return(ts, ret);
+	return 0;
+}
+
+/*
+ * Kernels without page_fault_user (it is x86's: arm64 has none) open a
+ * fault where its handling begins, at handle_mm_fault, with kprobes: on
+ * Debian 12's arm64 6.1 fentry/fexit are refused (no BPF trampoline on
+ * arm64 before 6.4) and kprobes are not (the loader, daemon/probe.c, and
+ * resolution, daemon/probe_try.c, take this pair there). A user fault
+ * (FAULT_FLAG_USER: the architecture's handler sets it for a fault from
+ * user mode, as x86 traces page_fault_user for those alone) of a target
+ * thread opens a fault, its entry registers those the exception saved;
+ * a retry (FAULT_FLAG_TRIED: the handler calls handle_mm_fault again after
+ * it returned VM_FAULT_RETRY, having dropped mmap_lock to wait for I/O)
+ * with the same registers continues the fault it retries. Registers alone
+ * would not tell: a loop that faults at one instruction faults with the
+ * same instruction and stack pointers page after page, and outside x86
+ * nothing else of the entry is compared. Then as the fentry/fexit pair:
+ * file-backed, the RSS counters, VM_FAULT_MAJOR. The fault starts after
+ * the handler took mmap_lock (a wait there counts in its own class, as it
+ * is nested and left out of the fault on x86). A call outside a user fault
+ * (get_user_pages in a system call) opens nothing, and its return finds
+ * the registers of that call's entry, which close the fault (fault_open).
+ */
+SEC("kprobe/handle_mm_fault")
+int BPF_KPROBE(handle_mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
+	       unsigned int flags)
+{
+	struct thread_state *ts;
+
+	if (!(flags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_USER)))
+		return 0;
+	ts = current_state();
+	if (!ts)
+		return 0;
+	if (!(flags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_TRIED)) ||
+	    !fault_open_here(ts))
+		fault_begin(ts, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()),
+			    (flags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_WRITE)) ?
+				    F_WRITE :
+				    0);
+	mm_fault_enter(ts, BPF_CORE_READ(vma, vm_file));
+	return 0;
+}
+
+SEC("kretprobe/handle_mm_fault")
+int BPF_KRETPROBE(handle_mm_fault_kretprobe, vm_fault_t ret)
+{
+	struct thread_state *ts = current_state();
+
+	if (!ts || !fault_open_here(ts))
+		return 0;
+	mm_fault_return(ts, ret);
+	return 0;
+}
+
+/*
+ * Where faults open at handle_mm_fault, F_PROT (x86's error code: the page
+ * was present) is not passed down by the handler: the write-protect path
+ * says it instead. A write fault on a present page that does not allow it
+ * goes through do_wp_page (a page table entry) or do_huge_pmd_wp_page (a
+ * huge page's), and nothing else does, which is what the error code's bit
+ * means for a write fault. wp_page_copy is where that path copies the page
+ * (do_wp_page's copy-on-write, and a write over the zero page); its return
+ * is the copy's completion, the new page mapped and the old mapping
+ * flushed, where x86 marks it by the TLB flush inside (tlb_flush is traced
+ * on x86 alone). An anonymous copy moves no RSS counter, so nothing else
+ * marks it. A reuse (the page was the thread's own) copies nothing and is
+ * counted without time, as on x86. Read faults on present pages (NUMA
+ * hinting) are not marked: they take neither function.
+ */
+SEC("kprobe/do_wp_page")
+int BPF_KPROBE(handle_do_wp_page)
+{
+	mark_fault(F_PROT);
+	return 0;
+}
+
+SEC("kprobe/do_huge_pmd_wp_page")
+int BPF_KPROBE(handle_do_huge_pmd_wp_page)
+{
+	mark_fault(F_PROT);
+	return 0;
+}
+
+SEC("kretprobe/wp_page_copy")
+int BPF_KRETPROBE(handle_wp_page_copy_exit)
+{
+	struct thread_state *ts = current_state();
+
+	if (ts && fault_open_here(ts))
+		fault_completed(ts, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -337,8 +479,9 @@ int BPF_PROG(handle_mm_page_alloc, struct page *page, unsigned int order, gfp_t 
  * large folios such faults are many; their time from the first folio on
  * is storage's all the same (fault_finish). Where the fault's page is not known
  * (a kernel without mm_filemap_fault, 6.1 among them), any folio
- * counts; where handle_mm_fault's return is seen (kernels before 6.2, the
- * pair above), VM_FAULT_MAJOR says it instead.
+ * counts; where handle_mm_fault's return is seen (kernels before 6.2, and
+ * those without page_fault_user: the pairs above), VM_FAULT_MAJOR says it
+ * instead.
  */
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
@@ -358,14 +501,6 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 	return 0;
 }
 
-static __always_inline void mark_file_fault(void)
-{
-	struct thread_state *ts = current_state();
-
-	if (ts && fault_open_here(ts))
-		ts->fault.flags |= F_FILEMAP;
-}
-
 SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
 {
@@ -383,7 +518,7 @@ SEC("tp_btf/mm_filemap_map_pages")
 int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigned long start,
 	     unsigned long last)
 {
-	mark_file_fault();
+	mark_fault(F_FILEMAP);
 	return 0;
 }
 

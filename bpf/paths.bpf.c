@@ -10,7 +10,9 @@
  *
  * Page faults are classified by what they did (the RSS counter that moved,
  * file-mapping tracepoints, a huge-page allocation, a sleep) and by the
- * error code, not by looking the VMA up: bpf_find_vma at page_fault_user
+ * error code (where the kernel has no page_fault_user, by the fault's
+ * flags and the write-protect path: faults.bpf.h), not by looking the VMA
+ * up: bpf_find_vma at page_fault_user
  * runs with interrupts off and pays an irq_work self-IPI per fault to drop
  * the mmap lock (about 6 us per fault in a VM).
  *

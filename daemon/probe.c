@@ -54,40 +54,51 @@ struct bpf_program *probe_skel_tracepoint(struct paths_bpf *skel, const char *tp
 	return NULL;
 }
 
-static bool splits_rss;
+struct bpf_program *probe_skel_section(struct paths_bpf *skel, const char *section)
+{
+	struct bpf_program *prog;
 
-static void splits_rss_ask(void)
+	bpf_object__for_each_program (prog, skel->obj)
+		if (strcmp(bpf_program__section_name(prog), section) == 0)
+			return prog;
+	return NULL;
+}
+
+/* Does the kernel (its BTF, parsed by the caller) have the BTF-enabled tracepoint tp? */
+static bool kernel_has_tracepoint(const struct btf *vmlinux, const char *tp)
+{
+	char name[128];
+
+	/* a raw tracepoint's type, as the kernel names it (libbpf looks it up so too) */
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
+}
+
+static struct probe_kernel kernel_here;
+
+static void kernel_here_ask(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 
-	splits_rss = btf && btf__find_by_name_kind(btf, "task_rss_stat", BTF_KIND_STRUCT) > 0;
+	/* without BTF nothing loads anyway */
+	kernel_here.splits_rss =
+	    btf && btf__find_by_name_kind(btf, "task_rss_stat", BTF_KIND_STRUCT) > 0;
+	kernel_here.faults_by_kprobe = btf && !kernel_has_tracepoint(btf, "page_fault_user");
+	kernel_here.syscall_per_call = syscall_events_per_call();
 	btf__free(btf);
 }
 
-bool probe_kernel_splits_rss(void)
+const struct probe_kernel *probe_kernel_here(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	pthread_once(&once, splits_rss_ask);
-	return splits_rss;
+	pthread_once(&once, kernel_here_ask);
+	return &kernel_here;
 }
 
 void probe_programs_here(json_t *programs)
 {
-	bool split = probe_kernel_splits_rss(), per_call = syscall_events_per_call();
-	json_t *v;
-	size_t i;
-
-	json_array_foreach (programs, i, v) {
-		const char *prog = json_string_value(v) ?: "";
-
-		if (split && strcmp(prog, PROBE_TP_SECTION PROBE_RSS_TRACEPOINT) == 0)
-			json_array_set_new(programs, i, json_string("fentry+fexit/handle_mm_fault"));
-		else if (per_call && strcmp(prog, PROBE_TP_SECTION "sys_enter") == 0)
-			json_array_set_new(programs, i, json_string("tracepoint/syscalls/sys_enter_*"));
-		else if (per_call && strcmp(prog, PROBE_TP_SECTION "sys_exit") == 0)
-			json_array_set_new(programs, i, json_string("tracepoint/syscalls/sys_exit_*"));
-	}
+	probe_plan_programs_on(probe_kernel_here(), programs);
 }
 
 /* Pair `pair` of the fentry/fexit programs: fentry_<pair> and fexit_<pair> (bpf/functions.bpf.h).
@@ -133,16 +144,43 @@ struct probe {
 	size_t n_links;
 	/* the calls' own events stand in for raw sys_enter, sys_exit (syscall_event_ids) */
 	bool call_enter, call_exit;
+	/* the fault classifier's stand-ins for its tracepoints (probe_plan_stand_in), to attach */
+	struct bpf_program *stand_ins[2 * PROBE_STAND_IN_MAX];
+	size_t n_stand_ins;
 };
 
-/* Does the kernel (its BTF, parsed by the caller) have the BTF-enabled tracepoint tp? */
-static bool kernel_has_tracepoint(const struct btf *vmlinux, const char *tp)
+/*
+ * Autoload the programs of a stand-in (probe_plan_stand_in) and keep them
+ * for probe_attach. One on a function the kernel lacks (do_huge_pmd_wp_page
+ * without transparent huge pages) is left out, and said: the events it
+ * marks go unseen.
+ */
+static int autoload_stand_in(struct probe *p, const struct probe_stand_in *si,
+			     const struct btf *vmlinux, char **ret_err)
 {
-	char name[128];
+	size_t j;
 
-	/* a raw tracepoint's type, as the kernel names it (libbpf looks it up so too) */
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
+	for (j = 0; si->sections[j]; j++) {
+		struct bpf_program *prog = probe_skel_section(p->skel, si->sections[j]);
+		const char *fn = strchr(si->sections[j], '/');
+
+		if (!prog || p->n_stand_ins == ARRAY_SIZE(p->stand_ins)) {
+			if (ret_err)
+				*ret_err = xasprintf("no program for %s", si->sections[j]);
+			return -ENOENT;
+		}
+		if (bpf_program__autoload(prog))
+			continue;
+		if (vmlinux && fn && btf__find_by_name_kind(vmlinux, fn + 1, BTF_KIND_FUNC) <= 0) {
+			log_warning("probe: this kernel has no function %s: %s left out, the events "
+				    "it marks are not seen",
+				    fn + 1, si->sections[j]);
+			continue;
+		}
+		bpf_program__set_autoload(prog, true);
+		p->stand_ins[p->n_stand_ins++] = prog;
+	}
+	return 0;
 }
 
 /* Autoload the plan's tracepoint programs. */
@@ -159,12 +197,20 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 	/* parsed once for the whole plan: a parse of the kernel's BTF takes tenths of a second */
 	vmlinux = btf__load_vmlinux_btf();
 	for (i = 0; i < n; i++) {
+		const struct probe_stand_in *si;
 		struct bpf_program *prog;
 
-		/* where rss_stat cannot say which page a fault mapped, handle_mm_fault's return does */
-		if (strcmp(tps[i], PROBE_RSS_TRACEPOINT) == 0 && probe_kernel_splits_rss()) {
-			bpf_program__set_autoload(p->skel->progs.handle_mm_fault_entry, true);
-			bpf_program__set_autoload(p->skel->progs.handle_mm_fault_exit, true);
+		/*
+		 * where the kernel lacks page_fault_user, or rss_stat cannot say
+		 * which page a fault mapped, programs on handle_mm_fault do
+		 */
+		si = probe_plan_stand_in(probe_kernel_here(), tps[i]);
+		if (si) {
+			r = autoload_stand_in(p, si, vmlinux, ret_err);
+			if (r < 0) {
+				btf__free(vmlinux);
+				return r;
+			}
 			continue;
 		}
 		/* where the calls' own events can be attached, those of the calls it follows */
@@ -486,14 +532,14 @@ int probe_attach(struct probe *p, char **ret_err)
 		if (r < 0)
 			goto fail;
 	}
-	/* the fault-end pair, where it stands in for rss_stat */
-	if (bpf_program__autoload(p->skel->progs.handle_mm_fault_entry)) {
-		r = add_link(p, bpf_program__attach(p->skel->progs.handle_mm_fault_entry));
-		if (!r)
-			r = add_link(p, bpf_program__attach(p->skel->progs.handle_mm_fault_exit));
+	/* the fault classifier's stand-ins for tracepoints this kernel lacks or cannot use */
+	for (i = 0; i < p->n_stand_ins; i++) {
+		r = add_link(p, bpf_program__attach(p->stand_ins[i]));
 		if (r < 0) {
 			if (ret_err)
-				*ret_err = xasprintf("fentry/fexit handle_mm_fault: %s", strerror(-r));
+				*ret_err = xasprintf("%s: %s",
+						     bpf_program__section_name(p->stand_ins[i]),
+						     strerror(-r));
 			goto fail;
 		}
 	}

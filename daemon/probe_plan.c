@@ -308,3 +308,59 @@ json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan)
 	return json_pack("{s:s,s:o,s:o}", "object", "paths.bpf.o", "slots", slots, "programs",
 			 progs);
 }
+
+/*
+ * The fault classifier's stand-ins (bpf/faults.bpf.h), by the kernel facts
+ * that call for them.
+ */
+static const struct probe_stand_in fault_by_kprobe = {
+    .sections = {"kprobe/handle_mm_fault", "kretprobe/handle_mm_fault", "kprobe/do_wp_page",
+		 "kprobe/do_huge_pmd_wp_page", "kretprobe/wp_page_copy"},
+    .said = {"kprobe+kretprobe/handle_mm_fault", "kprobe/do_wp_page", "kprobe/do_huge_pmd_wp_page",
+	     "kretprobe/wp_page_copy"},
+};
+static const struct probe_stand_in fault_end_by_fentry = {
+    .sections = {"fentry/handle_mm_fault", "fexit/handle_mm_fault"},
+    .said = {"fentry+fexit/handle_mm_fault"},
+};
+static const struct probe_stand_in fault_end_by_kretprobe = {};
+
+const struct probe_stand_in *probe_plan_stand_in(const struct probe_kernel *k, const char *tp)
+{
+	if (strcmp(tp, "page_fault_user") == 0 && k->faults_by_kprobe)
+		return &fault_by_kprobe;
+	if (strcmp(tp, "rss_stat") == 0 && k->splits_rss)
+		return k->faults_by_kprobe ? &fault_end_by_kretprobe : &fault_end_by_fentry;
+	return NULL;
+}
+
+void probe_plan_programs_on(const struct probe_kernel *k, json_t *programs)
+{
+	const size_t plen = strlen("tp_btf/");
+	size_t i = 0, j;
+
+	while (i < json_array_size(programs)) {
+		const char *prog = json_string_value(json_array_get(programs, i)) ?: "";
+		const struct probe_stand_in *si = NULL;
+		const char *call = NULL;
+
+		if (strncmp(prog, "tp_btf/", plen) == 0) {
+			si = probe_plan_stand_in(k, prog + plen);
+			if (k->syscall_per_call && strcmp(prog + plen, "sys_enter") == 0)
+				call = "tracepoint/syscalls/sys_enter_*";
+			else if (k->syscall_per_call && strcmp(prog + plen, "sys_exit") == 0)
+				call = "tracepoint/syscalls/sys_exit_*";
+		}
+		if (call) {
+			json_array_set_new(programs, i++, json_string(call));
+			continue;
+		}
+		if (!si) {
+			i++;
+			continue;
+		}
+		json_array_remove(programs, i);
+		for (j = 0; si->said[j]; j++)
+			json_array_insert_new(programs, i++, json_string(si->said[j]));
+	}
+}

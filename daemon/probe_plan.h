@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -63,6 +64,48 @@ int probe_plan_tracepoints(const struct tree *t, const struct probe_plan *plan, 
  * functions) it attaches: ["tp_btf/page_fault_user", ...].
  */
 json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan);
+
+/*
+ * What a kernel offers that decides which programs stand for a plan's
+ * tracepoints (probe_kernel_here in probe.c asks the running kernel).
+ */
+struct probe_kernel {
+	/*
+	 * No page_fault_user (the tracepoint is x86's): faults are opened at
+	 * handle_mm_fault by kprobe, with the write-protect path's kprobes
+	 * (bpf/faults.bpf.h).
+	 */
+	bool faults_by_kprobe;
+	/* task_rss_stat (before 6.2): rss_stat does not mark each fault */
+	bool splits_rss;
+	/* the system calls' own tracepoints stand for sys_enter and sys_exit (syscalls.h) */
+	bool syscall_per_call;
+};
+
+/* The programs that stand for one of the fault classifier's tracepoints on a kernel. */
+#define PROBE_STAND_IN_MAX 5
+struct probe_stand_in {
+	/* the probe's programs, by their sections (SEC() in bpf/faults.bpf.h); NULL-terminated */
+	const char *sections[PROBE_STAND_IN_MAX + 1];
+	/* how the probe's information names them, a pair joined ("fentry+fexit/f"); NULL-ended */
+	const char *said[PROBE_STAND_IN_MAX + 1];
+};
+
+/*
+ * The programs that stand for fault tracepoint tp on kernel k, or NULL when
+ * tp's own program does: where faults are opened by kprobe, the kprobe
+ * pair on handle_mm_fault and the write-protect path's for
+ * page_fault_user; where the kernel splits RSS counting, the fentry/fexit
+ * pair on handle_mm_fault for rss_stat, or nothing (an empty list: the
+ * kretprobe reads the counters) where faults are opened by kprobe.
+ */
+const struct probe_stand_in *probe_plan_stand_in(const struct probe_kernel *k, const char *tp);
+/*
+ * A plan's programs (probe_plan_describe's "programs") as the loader
+ * attaches them on kernel k: stand-ins in place of the tracepoints they
+ * stand for, the calls' own events for sys_enter and sys_exit.
+ */
+void probe_plan_programs_on(const struct probe_kernel *k, json_t *programs);
 
 /*
  * The tracepoints attached with any plan counting these classes, besides

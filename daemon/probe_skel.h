@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "daemon/probe_plan.h"
 #include "paths.skel.h"
 
 /* The section prefix of the probe's tracepoint programs: "tp_btf/<tracepoint>". */
@@ -22,16 +23,17 @@ int probe_skel_open(char *logbuf, size_t loglen, struct paths_bpf **ret);
 /* The program whose section is "tp_btf/<tp>", or NULL when the probe has none. */
 struct bpf_program *probe_skel_tracepoint(struct paths_bpf *skel, const char *tp);
 
+/* The program of that section ("kprobe/handle_mm_fault"), or NULL when the probe has none. */
+struct bpf_program *probe_skel_section(struct paths_bpf *skel, const char *section);
+
 /*
- * Does this kernel keep a task's RSS counts in the task (struct
- * task_rss_stat in its BTF: kernels before 6.2), publishing them to the mm
- * every 64 faults? There rss_stat cannot say which page a fault mapped,
- * and the fault companions take the pair on handle_mm_fault instead
- * (bpf/faults.bpf.h). Asked of the kernel's BTF once per process.
+ * The running kernel's facts that decide which programs stand for the
+ * plan's tracepoints (probe_plan_stand_in): asked of its BTF once per
+ * process. The one place that says whether this kernel opens faults by
+ * kprobe (no page_fault_user) and whether it splits RSS counting (struct
+ * task_rss_stat: kernels before 6.2).
  */
-bool probe_kernel_splits_rss(void);
-/* The companion tracepoint that the fault-end pair stands in for on such a kernel. */
-#define PROBE_RSS_TRACEPOINT "rss_stat"
+const struct probe_kernel *probe_kernel_here(void);
 
 static inline void paths_bpf_destroyp(struct paths_bpf **skel)
 {

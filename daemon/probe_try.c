@@ -51,48 +51,106 @@ static int load_and_attach(struct paths_bpf *skel, struct bpf_program *prog, con
 }
 
 static int kernel_has_type(struct probe_resolver *cache, const char *name, int kind);
+static int kernel_has_func(struct probe_resolver *cache, const char *name);
 
 /*
- * The fault classifier learns which page a fault mapped from rss_stat.
- * Kernels before 6.2 count a task's RSS changes in the task and publish
- * them every 64 faults, so rss_stat does not mark each fault there (on
- * Debian 12's 6.1, 20000 fresh anonymous pages gave 302 anonymous minor
- * faults): the loader then attaches the pair on handle_mm_fault in its
- * place (bpf/faults.bpf.h). page_fault_user, and every fault class with
- * it, is measurable on such a kernel only when that pair loads and
- * attaches; 0 when it does or is not needed.
+ * Load the programs of a stand-in (probe_plan_stand_in) together and attach
+ * each; the reason names the step and the program that failed. One on a
+ * function the kernel lacks is left out, as the loader leaves it out.
  */
-static int try_fault_end(const char *tp, char **ret_reason)
+static int try_stand_in(struct probe_resolver *cache, const struct probe_stand_in *si,
+			char **ret_reason)
 {
 	_cleanup_(paths_bpf_destroyp) struct paths_bpf *skel = NULL;
-	_cleanup_free_ char *why = NULL;
+	struct bpf_program *prog;
 	struct bpf_link *l;
+	size_t j;
 	int r;
 
-	if (strcmp(tp, "page_fault_user") != 0 || !probe_kernel_splits_rss())
-		return 0;
 	r = probe_skel_open(NULL, 0, &skel);
 	if (r < 0) {
 		*ret_reason = reason_errno("open", r);
 		return r;
 	}
-	bpf_program__set_autoload(skel->progs.handle_mm_fault_entry, true);
-	bpf_program__set_autoload(skel->progs.handle_mm_fault_exit, true);
-	r = load_and_attach(skel, skel->progs.handle_mm_fault_exit, "load", &why);
-	if (r == 0) {
-		l = bpf_program__attach(skel->progs.handle_mm_fault_entry);
-		r = l ? 0 : -errno ?: -EINVAL;
-		bpf_link__destroy(l);
-		if (r < 0)
-			why = reason_errno("attach", r);
+	for (j = 0; si->sections[j]; j++) {
+		prog = probe_skel_section(skel, si->sections[j]);
+		if (!prog) {
+			*ret_reason = xasprintf("the probe has no program %s", si->sections[j]);
+			return -ENOENT;
+		}
+		if (kernel_has_func(cache, strchr(si->sections[j], '/') + 1) == 0)
+			bpf_program__set_autoload(prog, true);
 	}
-	if (r < 0)
-		*ret_reason = xasprintf("this kernel counts a task's RSS changes in the task and "
-					"publishes them every 64 faults (kernels before 6.2), so "
-					"rss_stat does not mark which page each fault mapped, and "
-					"fentry/fexit on handle_mm_fault, which would, is refused (%s)",
-					why);
-	return r;
+	r = paths_bpf__load(skel);
+	if (r < 0) {
+		r = -errno ?: r;
+		*ret_reason = reason_errno("load", r);
+		return r;
+	}
+	for (j = 0; si->sections[j]; j++) {
+		prog = probe_skel_section(skel, si->sections[j]);
+		if (!bpf_program__autoload(prog))
+			continue;
+		l = bpf_program__attach(prog);
+		if (!l) {
+			r = -errno ?: -EINVAL;
+			*ret_reason = xasprintf("attach %s: %s", si->sections[j], strerror(-r));
+			return r;
+		}
+		bpf_link__destroy(l);
+	}
+	return 0;
+}
+
+/*
+ * The programs that open a fault and see its page mapped, where the kernel
+ * cannot do with tracepoints (probe_plan_stand_in), tried for
+ * page_fault_user: every fault class stands on them. Without
+ * page_fault_user (x86's tracepoint; arm64 has none) faults are opened by
+ * the kprobe pair on handle_mm_fault, with the write-protect path's
+ * kprobes. Kernels before 6.2 count a task's RSS changes in the task and
+ * publish them every 64 faults, so rss_stat does not mark each fault there
+ * (on Debian 12's 6.1, 20000 fresh anonymous pages gave 302 anonymous
+ * minor faults): the fentry/fexit pair on handle_mm_fault, or the
+ * kretprobe, reads the task's counters instead. 1 when page_fault_user's
+ * own program is not used here (the kprobes stand for it), 0 when it is,
+ * or a refusal.
+ */
+static int try_fault_stand_ins(struct probe_resolver *cache, const char *tp, char **ret_reason)
+{
+	const struct probe_kernel *k = probe_kernel_here();
+	const struct probe_stand_in *entry, *end;
+	_cleanup_free_ char *why = NULL;
+	int r;
+
+	if (strcmp(tp, "page_fault_user") != 0)
+		return 0;
+	entry = probe_plan_stand_in(k, tp);
+	end = probe_plan_stand_in(k, "rss_stat");
+	if (entry) {
+		r = try_stand_in(cache, entry, &why);
+		if (r < 0) {
+			*ret_reason = xasprintf("this kernel has no page_fault_user tracepoint (it is "
+						"x86's), and the kprobes on handle_mm_fault and the "
+						"write-protect path that open faults in its place are "
+						"refused (%s)",
+						why);
+			return r;
+		}
+	}
+	if (end && end->sections[0]) {
+		r = try_stand_in(cache, end, &why);
+		if (r < 0) {
+			*ret_reason =
+			    xasprintf("this kernel counts a task's RSS changes in the task and "
+				      "publishes them every 64 faults (kernels before 6.2), so "
+				      "rss_stat does not mark which page each fault mapped, and "
+				      "fentry/fexit on handle_mm_fault, which would, is refused (%s)",
+				      why);
+			return r;
+		}
+	}
+	return entry ? 1 : 0;
 }
 
 static int try_tracepoint(struct probe_resolver *cache, const char *tp, char **ret_reason)
@@ -101,9 +159,9 @@ static int try_tracepoint(struct probe_resolver *cache, const char *tp, char **r
 	struct bpf_program *prog;
 	int r;
 
-	r = try_fault_end(tp, ret_reason);
-	if (r < 0)
-		return r;
+	r = try_fault_stand_ins(cache, tp, ret_reason);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	r = probe_skel_open(NULL, 0, &skel);
 	if (r < 0) {
 		*ret_reason = reason_errno("open", r);

@@ -415,6 +415,117 @@ static void test_no_fault_entry(void)
 	tree_free(t);
 }
 
+/* Index of program s in the array of strings programs, -1 when absent. */
+static int program_at(json_t *programs, const char *s)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach (programs, i, v)
+		if (strcmp(json_string_value(v), s) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The level-1 plan's programs on kernel k, as the loader attaches them there. */
+static json_t *programs_on(const struct tree *t, const struct probe_kernel *k)
+{
+	int nodes[TREE_MAX_NODES];
+	struct probe_plan plan;
+	json_t *desc, *progs;
+	size_t n;
+
+	n = tree_active(t, -1, nodes, TREE_MAX_NODES);
+	if (probe_plan_for(t, nodes, n, &plan) < 0)
+		return json_array();
+	desc = probe_plan_describe(t, &plan);
+	progs = json_incref(json_object_get(desc, "programs"));
+	json_decref(desc);
+	probe_plan_programs_on(k, progs);
+	return progs;
+}
+
+/*
+ * Which programs stand for the fault classifier's tracepoints, by the
+ * kernel's facts: x86 keeps page_fault_user (and, before 6.2, reads RSS at
+ * fentry/fexit); a kernel without page_fault_user (Debian's arm64 6.1)
+ * opens faults by the kprobes on handle_mm_fault and marks the
+ * write-protect path by kprobes, and its kretprobe reads the split RSS
+ * counters, so neither rss_stat nor the fentry pair is attached there.
+ */
+static void test_fault_stand_ins(void)
+{
+	const struct probe_kernel x86 = {}, x86_61 = { .splits_rss = true },
+				  arm64_61 = { .faults_by_kprobe = true, .splits_rss = true },
+				  arm64_new = { .faults_by_kprobe = true },
+				  per_call = { .syscall_per_call = true };
+	const char *const kprobes[] = { "kprobe+kretprobe/handle_mm_fault", "kprobe/do_wp_page",
+					"kprobe/do_huge_pmd_wp_page", "kretprobe/wp_page_copy" };
+	struct tree *t = load(BACKEND_TRACEPOINT);
+	json_t *plain = programs_on(t, &x86), *v;
+	const struct probe_stand_in *si;
+	int pfu, rss;
+	size_t i;
+
+	tap_subtest("fault_stand_ins");
+	pfu = program_at(plain, "tp_btf/page_fault_user");
+	rss = program_at(plain, "tp_btf/rss_stat");
+	REQUIRE(pfu >= 0 && rss > pfu);
+
+	CHECK(probe_plan_stand_in(&x86, "page_fault_user") == NULL);
+	CHECK(probe_plan_stand_in(&x86, "rss_stat") == NULL);
+	CHECK(probe_plan_stand_in(&x86_61, "page_fault_user") == NULL);
+	si = probe_plan_stand_in(&x86_61, "rss_stat");
+	CHECK(si && si->sections[0] && strcmp(si->sections[0], "fentry/handle_mm_fault") == 0);
+	si = probe_plan_stand_in(&arm64_61, "page_fault_user");
+	CHECK(si && si->sections[0] && strcmp(si->sections[0], "kprobe/handle_mm_fault") == 0 &&
+	      strcmp(si->sections[1], "kretprobe/handle_mm_fault") == 0);
+	si = probe_plan_stand_in(&arm64_61, "rss_stat");
+	CHECK(si && si->sections[0] == NULL);
+	CHECK(probe_plan_stand_in(&arm64_new, "rss_stat") == NULL);
+	CHECK(probe_plan_stand_in(&arm64_61, "tlb_flush") == NULL);
+
+	/* x86 since 6.2: the tracepoints as the plan names them */
+	v = programs_on(t, &x86);
+	CHECK(json_equal(v, plain));
+	json_decref(v);
+
+	/* x86 6.1: the fentry pair in rss_stat's place, page_fault_user kept */
+	v = programs_on(t, &x86_61);
+	CHECK_EQ(json_array_size(v), json_array_size(plain), "x86 6.1 programs");
+	CHECK_EQ(program_at(v, "tp_btf/page_fault_user"), pfu, "page_fault_user");
+	CHECK_EQ(program_at(v, "fentry+fexit/handle_mm_fault"), rss, "the fentry pair");
+	CHECK(program_at(v, "tp_btf/rss_stat") < 0);
+	json_decref(v);
+
+	/* arm64 6.1: the kprobes in page_fault_user's place, nothing for rss_stat */
+	v = programs_on(t, &arm64_61);
+	CHECK_EQ(json_array_size(v), json_array_size(plain) - 2 + ARRAY_SIZE(kprobes),
+		 "arm64 6.1 programs");
+	for (i = 0; i < ARRAY_SIZE(kprobes); i++)
+		CHECKF(program_at(v, kprobes[i]) == pfu + (int)i, "%s at %d", kprobes[i],
+		       program_at(v, kprobes[i]));
+	CHECK(program_at(v, "tp_btf/page_fault_user") < 0 && program_at(v, "tp_btf/rss_stat") < 0 &&
+	      program_at(v, "fentry+fexit/handle_mm_fault") < 0);
+	CHECK(program_at(v, "tp_btf/tlb_flush") >= 0 && program_at(v, "tp_btf/mm_page_alloc") >= 0);
+	json_decref(v);
+
+	/* a kernel without page_fault_user that does not split RSS: rss_stat marks the page */
+	v = programs_on(t, &arm64_new);
+	CHECK(program_at(v, kprobes[0]) == pfu && program_at(v, "tp_btf/rss_stat") >= 0);
+	json_decref(v);
+
+	/* the calls' own events for the raw system call tracepoints */
+	v = programs_on(t, &per_call);
+	CHECK(program_at(v, "tp_btf/sys_enter") < 0 &&
+	      program_at(v, "tracepoint/syscalls/sys_enter_*") ==
+		  program_at(plain, "tp_btf/sys_enter"));
+	json_decref(v);
+
+	json_decref(plain);
+	tree_free(t);
+}
+
 /* The class table: names agree everywhere, companions come by group, each once. */
 static void test_class_table(void)
 {
@@ -460,6 +571,7 @@ int main(void)
 {
 	test_class_table();
 	test_no_fault_entry();
+	test_fault_stand_ins();
 	test_fentry_kernel();
 	test_kprobe_kernel();
 	test_tracepoint_kernel();
