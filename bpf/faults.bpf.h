@@ -194,8 +194,18 @@ static __always_inline void mark_fault(__u32 flags)
 
 /* ---- page faults ---- */
 
-#define PF_PROT 0x1
-#define PF_WRITE 0x2
+/*
+ * page_fault_user's error code bits, x86's (the tracepoint is x86's alone),
+ * taken from the running kernel's BTF by CO-RE: the flavour below only
+ * names them, and builds for other architectures, whose vmlinux.h lacks
+ * the kernel's enum, compile as well (the program is not loaded there).
+ */
+enum x86_pf_error_code___argus {
+	X86_PF_PROT___argus = 1,
+	X86_PF_WRITE___argus = 2,
+};
+#define PF_PROT bpf_core_enum_value(enum x86_pf_error_code___argus, X86_PF_PROT___argus)
+#define PF_WRITE bpf_core_enum_value(enum x86_pf_error_code___argus, X86_PF_WRITE___argus)
 
 /*
  * Open a fault for the thread (its state ts) with its first flags: the
