@@ -14,6 +14,7 @@
 #include "daemon/diagnose.h"
 #include "daemon/jobs.h"
 #include "daemon/paths-config.h"
+#include "daemon/probe.h"
 #include "daemon/tree.h"
 #include "daemon/util.h"
 
@@ -825,10 +826,14 @@ static void get_tree(const struct api_ctx *ctx, struct api_stats *st, const stru
 		return;
 	}
 	j = tree_to_json(ctx->tree);
-	/* the order resolution tried the backends in, beside each node's choice */
+	/*
+	 * the order resolution tried the backends in, beside each node's choice;
+	 * and what its hooks attach here (a stand-in where a tracepoint is missing)
+	 */
 	if (!j ||
 	    json_object_set_new(j, "backends",
-				backend_order_to_json(ctx->cfg ? &ctx->cfg->backends : NULL)) < 0) {
+				backend_order_to_json(ctx->cfg ? &ctx->cfg->backends : NULL)) < 0 ||
+	    probe_tree_programs_here(ctx->tree, json_object_get(j, "nodes")) < 0) {
 		json_decref(j);
 		respond_internal(r, -ENOMEM);
 		return;

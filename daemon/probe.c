@@ -101,6 +101,33 @@ void probe_programs_here(json_t *programs)
 	probe_plan_programs_on(probe_kernel_here(), programs);
 }
 
+int probe_tree_programs_here(const struct tree *t, json_t *nodes)
+{
+	size_t i, h;
+
+	if (json_array_size(nodes) != t->n_nodes)
+		return -EINVAL;
+	for (i = 0; i < t->n_nodes; i++) {
+		const struct tree_node *n = &t->nodes[i];
+		json_t *progs = json_array();
+
+		for (h = 0; n->backend >= 0 && n->backend < BACKEND_MAX && h < n->chosen.n; h++) {
+			const char *name = n->chosen.v[h].name;
+
+			if (n->backend == BACKEND_FENTRY)
+				json_array_append_new(progs, json_sprintf("fentry+fexit/%s", name));
+			else if (n->backend == BACKEND_KPROBE)
+				json_array_append_new(progs, json_sprintf("kprobe+kretprobe/%s", name));
+			else
+				json_array_append_new(progs, json_sprintf("tp_btf/%s", name));
+		}
+		probe_programs_here(progs);
+		if (json_object_set_new(json_array_get(nodes, i), "programs", progs) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Pair `pair` of the fentry/fexit programs: fentry_<pair> and fexit_<pair> (bpf/functions.bpf.h).
  */
 static int fentry_program(struct paths_bpf *skel, unsigned pair, bool exit,

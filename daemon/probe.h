@@ -66,6 +66,12 @@ void probe_detach(struct probe *p);
  * programs NULL is fine.
  */
 void probe_programs_here(json_t *programs);
+/*
+ * Add to each node of GET /tree's "nodes" (tree_to_json's, in t's order)
+ * "programs": the programs its chosen hooks attach on this kernel, as
+ * probe_programs_here names them (an empty list for a node with none).
+ */
+int probe_tree_programs_here(const struct tree *t, json_t *nodes);
 
 /* A task that held the CPU when target runqueue waits ended (bpf/paths.h). */
 struct probe_rq_holder {

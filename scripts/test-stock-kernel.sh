@@ -9,7 +9,8 @@
 # On the host: builds into build-vm (scripts/build.sh), makes or reuses the
 # boot image (scripts/make-vm-image.sh: a cached debootstrap rootfs with the
 # kernel, its initrd and the libraries the build links) and boots it with TCG
-# (-accel tcg -cpu max: guests stall at boot under KVM on some hosts), once
+# (-accel tcg -cpu max: guests stall at boot under KVM on some hosts), its
+# virtual CPUs run by one host thread (thread=single, below), once
 # per part below, so that a guest that hangs on one backend does not hide
 # the others. The checkout is shared with the guest over 9p, read-only, at
 # the same path, and a results directory writable. The guest's init runs
@@ -45,12 +46,26 @@
 # failed". A test that did not finish (the guest hung: a soft lockup panics
 # it; crashed; ran out of time) counts as failed, and its console is printed.
 #
+# Why thread=single. With one host thread per virtual CPU, a guest CPU can
+# keep running its translation of kernel text another guest CPU has just
+# patched. The kernel patches with int3 first (text_poke_bp); a CPU that
+# meets the stale int3 after the patch is done is sent back to the patched
+# address (the int3 there is gone, so the handler backs up), finds the same
+# stale translation, and loops. That is what the soft lockups of whole
+# runs here looked like: RIP on the first byte of a site patched by an
+# attach or a detach (a tracepoint's static key; the page-fault perf event's branch at
+# handle_mm_fault+0x229; the fentry trampoline's call at handle_mm_fault+0x0),
+# its memory already holding the new instruction. Real CPUs serialize such
+# patches; one host thread for all virtual CPUs does too. It halves the
+# guest's parallel speed, hence the longer limits.
+#
 # Environment: ARGUS_VM_PARTS (the parts to run, default "tracepoint kprobe
 # fentry default"), ARGUS_VM_CELLS (matrix cells, default below),
 # ARGUS_VM_BENCH_ROUNDS (the bench part's rounds, 5), ARGUS_VM_SMP
 # and ARGUS_VM_MEM_MB (the guest's CPUs and memory, 2 and 3072),
+# ARGUS_VM_TCG_THREAD (single or multi, single: see above),
 # ARGUS_VM_PART_TIMEOUT_S and ARGUS_VM_DEFAULT_TIMEOUT_S (one boot's limit,
-# 2400 and 3000), ARGUS_VM_STALL_S (how long a silent guest may stay silent
+# 3600 and 4800), ARGUS_VM_STALL_S (how long a silent guest may stay silent
 # before its CPUs are dumped and it is stopped, 600), ARGUS_VM_LOGS (a
 # directory that receives every log of the run), ARGUS_ROOTFS_CACHE (see
 # scripts/make-test-rootfs.sh). Needs root,
@@ -72,8 +87,10 @@ read -ra PARTS <<<"${ARGUS_VM_PARTS:-tracepoint kprobe fentry default}"
 FAULT_TESTS="resolution anon_minor zero_page cow file file_private_write file_readahead fault_then_call"
 CELLS=${ARGUS_VM_CELLS:-pf_page_cache:cache_dropper,pf_anon_write:cpu_hog,pf_anon_write:null_sleep}
 # Per test inside the guest (TCG: tens of times the host's minutes).
-TEST_TIMEOUT_S=1500
-MATRIX_TIMEOUT_S=2400
+TEST_TIMEOUT_S=2400
+MATRIX_TIMEOUT_S=3000
+# test-daemon's and the other daemon tests' waits for a job (daemon-harness.h)
+JOB_TIME_SCALE=4
 # The victims' own time limits are made for real machines: TCG runs them tens
 # of times slower (pf_page_cache under the dropper outlived its 30 s here).
 VICTIM_TIMEOUT_SCALE=10
@@ -82,8 +99,8 @@ VICTIM_TIMEOUT_SCALE=10
 HEARTBEAT_S=120
 STALL_S=${ARGUS_VM_STALL_S:-600}
 # Per boot: a backend's part (resolution, test-probe twice), the default part.
-PART_TIMEOUT_S=${ARGUS_VM_PART_TIMEOUT_S:-2400}
-DEFAULT_TIMEOUT_S=${ARGUS_VM_DEFAULT_TIMEOUT_S:-3000}
+PART_TIMEOUT_S=${ARGUS_VM_PART_TIMEOUT_S:-3600}
+DEFAULT_TIMEOUT_S=${ARGUS_VM_DEFAULT_TIMEOUT_S:-4800}
 
 log() { echo "# $*"; }
 skip() {
@@ -201,7 +218,7 @@ guest_test() {
 	echo "$name" >"$OUT/current"
 	t0=$(date +%s)
 	timeout --kill-after=20 "$TEST_TIMEOUT_S" env ARGUS_SOURCE_DIR="$SRC" \
-		ARGUS_BUILD_DIR="$BUILD" "$@" >"$OUT/$name.log" 2>&1 </dev/null || rc=$?
+		ARGUS_BUILD_DIR="$BUILD" ARGUS_TEST_JOB_TIME_SCALE="$JOB_TIME_SCALE" "$@" >"$OUT/$name.log" 2>&1 </dev/null || rc=$?
 	case $rc in
 	0) verdict=pass ;;
 	77) verdict=skip ;;
@@ -450,7 +467,7 @@ boot() {
 	log "booting $(cat "$image/release") for the $part part (TCG, at most $limit s)"
 	: >"$console"
 	timeout --kill-after=10 "$limit" qemu-system-x86_64 \
-		-accel tcg -cpu max -smp "${ARGUS_VM_SMP:-2}" -m "${ARGUS_VM_MEM_MB:-3072}" \
+		-accel "tcg,thread=${ARGUS_VM_TCG_THREAD:-single}" -cpu max -smp "${ARGUS_VM_SMP:-2}" -m "${ARGUS_VM_MEM_MB:-3072}" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
 		-append "root=/dev/vda rw console=ttyS0 loglevel=5 panic=-1 softlockup_panic=1 watchdog_thresh=60 init=/sbin/argus-vm-init argus_src=$SRC argus_part=$part" \

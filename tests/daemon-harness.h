@@ -294,11 +294,21 @@ static inline int daemon_stop(struct daemon *d, int sig)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Poll a job until it ends (or timeout_s passes); returns its final JSON (owned) or NULL. */
+/*
+ * Poll a job until it ends (or timeout_s passes); returns its final JSON
+ * (owned) or NULL. ARGUS_TEST_JOB_TIME_SCALE (a whole number, 1 to 100)
+ * multiplies timeout_s for slow machines (an emulated guest).
+ */
 static inline json_t *wait_job(struct daemon *d, json_int_t id, int timeout_s)
 {
-	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_s * 1000000000ull;
+	const char *scale = getenv("ARGUS_TEST_JOB_TIME_SCALE");
+	uint64_t deadline;
 	char path[64];
+	long k = scale ? strtol(scale, NULL, 10) : 1;
+
+	if (k < 1 || k > 100)
+		k = 1;
+	deadline = now_mono_ns() + (uint64_t)timeout_s * (uint64_t)k * 1000000000ull;
 
 	snprintf(path, sizeof(path), "/jobs/%lld", (long long)id);
 	while (now_mono_ns() < deadline) {

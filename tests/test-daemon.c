@@ -7,6 +7,9 @@
  * job, a second daemon on the same state directory.
  */
 #include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/utsname.h>
 
 #include "tests/daemon-harness.h"
 #include "tests/tap.h"
@@ -43,6 +46,41 @@ static json_t *run_job(const char *path, const char *body, int timeout_s)
 	return id ? wait_job(&d, id, timeout_s) : NULL;
 }
 
+/* Does the JSON array of strings hold s? */
+static bool has_string(const json_t *a, const char *s)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (strcmp(json_string_value(v) ?: "", s) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A minor fault's programs as this kernel gets them (probe_plan_stand_in):
+ * its fault opener, and its end where RSS counting marks it (rss_stat,
+ * 6.2 on) or the fentry/fexit pair that reads the counters (before).
+ */
+static void check_minor_programs(const json_t *progs)
+{
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+	bool split;
+
+	CHECK(uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2);
+	split = major < 6 || (major == 6 && minor < 2);
+	CHECKF(has_string(progs, "tp_btf/page_fault_user") ||
+		       has_string(progs, "kprobe+kretprobe/handle_mm_fault"),
+	       "anon_fault.minor: no program opens its faults");
+	if (has_string(progs, "tp_btf/page_fault_user"))
+		CHECKF(has_string(progs, split ? "fentry+fexit/handle_mm_fault" : "tp_btf/rss_stat") &&
+			       !has_string(progs, split ? "tp_btf/rss_stat"
+							: "fentry+fexit/handle_mm_fault"),
+		       "anon_fault.minor on %s: not the fault end this kernel gives", u.release);
+}
+
 static void test_basics(void)
 {
 	struct http_reply r;
@@ -60,11 +98,18 @@ static void test_basics(void)
 	json_array_foreach(nodes, i, n)
 	{
 		const char *id = json_string_value(json_object_get(n, "id"));
+		json_t *progs = json_object_get(n, "programs");
+		bool available = json_is_true(json_object_get(n, "available"));
 
 		if (id && strcmp(id, "kernel_paging.file_fault.major") == 0)
-			major = json_is_true(json_object_get(n, "available")) &&
+			major = available &&
 				strcmp(json_string_value(json_object_get(n, "backend")) ?: "none",
 				       "none") != 0;
+		/* what a node's hooks attach on this kernel: something exactly when it is available */
+		CHECKF(json_is_array(progs) && (json_array_size(progs) > 0) == available,
+		       "%s: %zu programs, available %d", id ?: "?", json_array_size(progs), available);
+		if (id && strcmp(id, "kernel_paging.anon_fault.minor") == 0 && available)
+			check_minor_programs(progs);
 	}
 	CHECKF(major, "file_fault.major not resolved");
 	reply_free(&r);
