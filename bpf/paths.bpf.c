@@ -176,6 +176,8 @@ struct thread_state {
 		__u32 runq_cpu;	      /* the CPU it waits on */
 		__u64 runq_own0;      /* that CPU's time with the target's tasks, at the wait's start */
 		__u64 runq_own;	      /* the own part of the wait on CPUs it has left (migrations) */
+		__u64 runq_idle0;     /* that CPU's idle time, at the wait's start */
+		__u64 runq_idle;      /* the idle part of the wait on CPUs it has left */
 		__u64 runq_total;     /* all its runqueue waits so far */
 		__u64 block_start;    /* blocked since (switched out not runnable) */
 		__u64 sleep_start;    /* asleep since (switched out not runnable), until the wakeup */

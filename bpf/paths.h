@@ -22,7 +22,7 @@
  * counting the class must attach besides the node's own hooks (enum
  * argus_companions, lists in daemon/probe_plan.c), and counted_with is a
  * class that the probe counts along with it and that no node owns
- * (ARGUS_CLS_MAX: none). A class of system calls whose time is spent on a
+ * (ARGUS_CLS_MAX: none; what that class is counted with comes along too). A class of system calls whose time is spent on a
  * file of one kind has its file type (ARGUS_FTYPE_<type>, ANY for calls
  * whatever their descriptor) and its group of calls (ARGUS_CALLS_<calls>):
  * it counts those calls on a file of that type, by the type of the
@@ -68,8 +68,16 @@
 	 * where the thread it waited for lost time counts in that thread's                        \
 	 * paths). Counted with runq_wait and futex.                                               \
 	 */                                                                                        \
-	X(RUNQ_OWN, runq_own, NONE, MAX, NONE, NONE)                                               \
+	X(RUNQ_OWN, runq_own, NONE, RUNQ_IDLE, NONE, NONE)                                         \
 	X(FUTEX_OWN, futex_own, NONE, MAX, NONE, NONE)                                             \
+	/*                                                                                         \
+	 * The part of a runqueue wait in which its CPU was idle, owned by no                      \
+	 * node: the time the CPU took to come out of idle and switch to the                       \
+	 * woken thread (a deep C-state's exit, a virtual CPU the hypervisor                       \
+	 * runs again). No task held the CPU. Counted with runq_wait (through                      \
+	 * runq_own).                                                                              \
+	 */                                                                                        \
+	X(RUNQ_IDLE, runq_idle, NONE, MAX, NONE, NONE)                                             \
 	/*                                                                                         \
 	 * Idle, owned by no node: the sleep inside a wait for events or                           \
 	 * connections (epoll_wait, poll, select, accept). A server with                           \

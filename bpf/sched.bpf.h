@@ -13,15 +13,19 @@
 
 /*
  * Per CPU: how long it has run the target's tasks, and since when it runs
- * one now (0: another task). A runqueue wait is split by it: the part of
- * the wait in which the CPU ran the target's own tasks lost the target no
- * CPU and counts apart (runq_own); the rest, whoever held the CPU then,
- * counts as runqueue wait. An array indexed by CPU, not a per-CPU map, so
- * that a wait can read the CPU it waits on from the one it ends on.
+ * one now (0: another task); the same for its idle task. A runqueue wait
+ * is split by them: the part of the wait in which the CPU ran the target's
+ * own tasks lost the target no CPU and counts apart (runq_own), so does
+ * the part in which it was idle (runq_idle: no task held it, the CPU was
+ * coming out of idle); the rest, whoever held the CPU then, counts as
+ * runqueue wait. An array indexed by CPU, not a per-CPU map, so that a
+ * wait can read the CPU it waits on from the one it ends on.
  */
 struct cpu_occupancy {
 	__u64 target_ns;
 	__u64 target_since;
+	__u64 idle_ns;
+	__u64 idle_since;
 } __attribute__((aligned(64)));
 
 struct {
@@ -43,6 +47,18 @@ static __always_inline __u64 own_busy(__u32 cpu, __u64 now)
 	return o->target_ns + (since && now > since ? now - since : 0);
 }
 
+/* The CPU's idle time until now, the idle run it is in now included. */
+static __always_inline __u64 idle_busy(__u32 cpu, __u64 now)
+{
+	struct cpu_occupancy *o = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
+	__u64 since;
+
+	if (!o)
+		return 0;
+	since = o->idle_since;
+	return o->idle_ns + (since && now > since ? now - since : 0);
+}
+
 /* Kernels before 5.16 keep a task's CPU in the task, later ones in its thread_info. */
 struct task_struct___cpu_in_task {
 	unsigned int cpu;
@@ -62,6 +78,8 @@ static __always_inline void runq_enter(struct thread_state *ts, __u32 cpu, __u64
 	ts->sched.runq_cpu = cpu;
 	ts->sched.runq_own = 0;
 	ts->sched.runq_own0 = own_busy(cpu, now);
+	ts->sched.runq_idle = 0;
+	ts->sched.runq_idle0 = idle_busy(cpu, now);
 }
 
 /* The own part of a wait that ends now, at most the wait. */
@@ -73,6 +91,16 @@ static __always_inline __u64 runq_own_part(const struct thread_state *ts, __u64 
 	if (busy > ts->sched.runq_own0)
 		own += busy - ts->sched.runq_own0;
 	return own < wait ? own : wait;
+}
+
+/* The idle part of a wait that ends now, at most what the own part left of it. */
+static __always_inline __u64 runq_idle_part(const struct thread_state *ts, __u64 now, __u64 left)
+{
+	__u64 busy = idle_busy(ts->sched.runq_cpu, now), idle = ts->sched.runq_idle;
+
+	if (busy > ts->sched.runq_idle0)
+		idle += busy - ts->sched.runq_idle0;
+	return idle < left ? idle : left;
 }
 
 static __always_inline __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
@@ -275,11 +303,15 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	struct thread_state *ts;
 	bool prev_target;
 
-	/* the CPU's run of a target task, if it was one, ends here */
+	/* the CPU's run of a target task or of its idle task, if it was one, ends here */
 	if (occ) {
 		if (occ->target_since && now > occ->target_since)
 			occ->target_ns += now - occ->target_since;
 		occ->target_since = 0;
+		if (occ->idle_since && now > occ->idle_since)
+			occ->idle_ns += now - occ->idle_since;
+		/* the idle task is pid 0, on every CPU */
+		occ->idle_since = next->pid == 0 ? now : 0;
 	}
 	ts = current_state(); /* prev: the switch is on its way out */
 	prev_target = ts != NULL;
@@ -295,12 +327,15 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	if (ts->sched.runq_start && now > ts->sched.runq_start) {
 		__u64 wait = now - ts->sched.runq_start;
 		__u64 own = runq_own_part(ts, now, wait);
+		__u64 idle = runq_idle_part(ts, now, wait - own);
 
-		/* while the CPU ran the target's own tasks, the target lost no CPU */
-		if (wait > own)
-			account(ARGUS_CLS_RUNQ_WAIT, 1, wait - own);
+		/* while the CPU ran the target's own tasks, or was idle, the target lost no CPU */
+		if (wait > own + idle)
+			account(ARGUS_CLS_RUNQ_WAIT, 1, wait - own - idle);
 		if (own)
 			account(ARGUS_CLS_RUNQ_OWN, 1, own);
+		if (idle)
+			account(ARGUS_CLS_RUNQ_IDLE, 1, idle);
 		ts->sched.runq_total += wait;
 		fault_nest(ts, next, wait, ts->sched.runq_start);
 		note_holder(prev, prev_target, wait);
@@ -342,8 +377,12 @@ int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
 
 		if (busy > ts->sched.runq_own0)
 			ts->sched.runq_own += busy - ts->sched.runq_own0;
+		busy = idle_busy(ts->sched.runq_cpu, now);
+		if (busy > ts->sched.runq_idle0)
+			ts->sched.runq_idle += busy - ts->sched.runq_idle0;
 		ts->sched.runq_cpu = dest_cpu;
 		ts->sched.runq_own0 = own_busy(dest_cpu, now);
+		ts->sched.runq_idle0 = idle_busy(dest_cpu, now);
 	}
 	return 0;
 }

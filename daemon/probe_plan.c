@@ -93,12 +93,16 @@ static const char *const always[] = {"sched_process_fork", "sched_process_exit",
 
 unsigned probe_counted_with(unsigned cls_mask)
 {
-	unsigned also = 0, c;
+	unsigned before, c;
 
-	for (c = 0; c < ARGUS_CLS_MAX; c++)
-		if ((cls_mask & (1u << c)) && classes[c].counted_with < ARGUS_CLS_MAX)
-			also |= 1u << classes[c].counted_with;
-	return cls_mask | also;
+	/* a class counted with one is counted with what that one is counted with */
+	do {
+		before = cls_mask;
+		for (c = 0; c < ARGUS_CLS_MAX; c++)
+			if ((cls_mask & (1u << c)) && classes[c].counted_with < ARGUS_CLS_MAX)
+				cls_mask |= 1u << classes[c].counted_with;
+	} while (cls_mask != before);
+	return cls_mask;
 }
 
 size_t probe_companions(unsigned cls_mask, const char **ret, size_t max)

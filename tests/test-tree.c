@@ -167,7 +167,8 @@ static void test_real_tree(void)
 
 	/*
 	 * Every class has exactly one leaf, but the waits on the target's own
-	 * tasks and the idle sleep in waits for events, which no node owns;
+	 * tasks, the idle CPU's part of runqueue waits and the idle sleep in
+	 * waits for events, which no node owns;
 	 * count-only leaves as specified.
 	 */
 	for (i = 0; i < t->n_nodes; i++)
@@ -178,7 +179,8 @@ static void test_real_tree(void)
 		}
 	CHECK(owned ==
 	      (((1u << ARGUS_CLS_MAX) - 1) &
-	       ~(bit(ARGUS_CLS_RUNQ_OWN) | bit(ARGUS_CLS_FUTEX_OWN) | bit(ARGUS_CLS_WAIT_IDLE))));
+	       ~(bit(ARGUS_CLS_RUNQ_OWN) | bit(ARGUS_CLS_FUTEX_OWN) | bit(ARGUS_CLS_RUNQ_IDLE) |
+		 bit(ARGUS_CLS_WAIT_IDLE))));
 	idx = tree_find(t, "kernel_paging.tlb_shootdown");
 	CHECK(t->nodes[idx].n_metrics == 1 && !tree_node_has_metric(&t->nodes[idx], "time_ns"));
 	idx = tree_find(t, "kernel_scheduler.load_balance");
