@@ -21,11 +21,13 @@
  * runqueue wait. An array indexed by CPU, not a per-CPU map, so that a
  * wait can read the CPU it waits on from the one it ends on.
  */
+struct occupant {
+	__u64 ns;    /* its time on the CPU so far, the current run left out */
+	__u64 since; /* since when it runs now (0: it does not) */
+};
+
 struct cpu_occupancy {
-	__u64 target_ns;
-	__u64 target_since;
-	__u64 idle_ns;
-	__u64 idle_since;
+	struct occupant target, idle;
 } __attribute__((aligned(64)));
 
 struct {
@@ -35,28 +37,34 @@ struct {
 	__type(value, struct cpu_occupancy);
 } cpu_occupancy SEC(".maps");
 
+/* An occupant's time on the CPU until now, its current run included. */
+static __always_inline __u64 occupied(const struct occupant *o, __u64 now)
+{
+	return o->ns + (o->since && now > o->since ? now - o->since : 0);
+}
+
+/* An occupant's run ends now (if it was running); since: when the next one starts (0: none). */
+static __always_inline void occupant_switch(struct occupant *o, __u64 now, __u64 since)
+{
+	if (o->since && now > o->since)
+		o->ns += now - o->since;
+	o->since = since;
+}
+
 /* The target's time on cpu until now, the task it runs now included. */
 static __always_inline __u64 own_busy(__u32 cpu, __u64 now)
 {
 	struct cpu_occupancy *o = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
-	__u64 since;
 
-	if (!o)
-		return 0;
-	since = o->target_since;
-	return o->target_ns + (since && now > since ? now - since : 0);
+	return o ? occupied(&o->target, now) : 0;
 }
 
 /* The CPU's idle time until now, the idle run it is in now included. */
 static __always_inline __u64 idle_busy(__u32 cpu, __u64 now)
 {
 	struct cpu_occupancy *o = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
-	__u64 since;
 
-	if (!o)
-		return 0;
-	since = o->idle_since;
-	return o->idle_ns + (since && now > since ? now - since : 0);
+	return o ? occupied(&o->idle, now) : 0;
 }
 
 /* Kernels before 5.16 keep a task's CPU in the task, later ones in its thread_info. */
@@ -305,13 +313,9 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 
 	/* the CPU's run of a target task or of its idle task, if it was one, ends here */
 	if (occ) {
-		if (occ->target_since && now > occ->target_since)
-			occ->target_ns += now - occ->target_since;
-		occ->target_since = 0;
-		if (occ->idle_since && now > occ->idle_since)
-			occ->idle_ns += now - occ->idle_since;
+		occupant_switch(&occ->target, now, 0); /* set again below for a target task */
 		/* the idle task is pid 0, on every CPU */
-		occ->idle_since = next->pid == 0 ? now : 0;
+		occupant_switch(&occ->idle, now, next->pid == 0 ? now : 0);
 	}
 	ts = current_state(); /* prev: the switch is on its way out */
 	prev_target = ts != NULL;
@@ -341,7 +345,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		note_holder(prev, prev_target, wait);
 	}
 	if (occ)
-		occ->target_since = now;
+		occ->target.since = now;
 	ts->sched.runq_start = 0;
 	/* its wakeup went unseen: the sleep ends here at the latest */
 	if (ts->sched.sleep_start) {
