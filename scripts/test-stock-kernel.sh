@@ -56,8 +56,9 @@
 # attach or a detach (a tracepoint's static key; the page-fault perf event's branch at
 # handle_mm_fault+0x229; the fentry trampoline's call at handle_mm_fault+0x0),
 # its memory already holding the new instruction. Real CPUs serialize such
-# patches; one host thread for all virtual CPUs does too. It halves the
-# guest's parallel speed, hence the longer limits.
+# patches; one host thread for all virtual CPUs does too. On a host with
+# cores to spare it can halve the guest's parallel speed (on a 2-core host
+# the whole run was no slower), hence the longer limits.
 #
 # Environment: ARGUS_VM_PARTS (the parts to run, default "tracepoint kprobe
 # fentry default"), ARGUS_VM_CELLS (matrix cells, default below),
