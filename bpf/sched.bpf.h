@@ -51,20 +51,16 @@ static __always_inline void occupant_switch(struct occupant *o, __u64 now, __u64
 	o->since = since;
 }
 
-/* The target's time on cpu until now, the task it runs now included. */
-static __always_inline __u64 own_busy(__u32 cpu, __u64 now)
+/*
+ * The target's time on cpu until now and the CPU's idle time, each with
+ * the run it is in now: one lookup for both.
+ */
+static __always_inline void cpu_occupied(__u32 cpu, __u64 now, __u64 *own, __u64 *idle)
 {
 	struct cpu_occupancy *o = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
 
-	return o ? occupied(&o->target, now) : 0;
-}
-
-/* The CPU's idle time until now, the idle run it is in now included. */
-static __always_inline __u64 idle_busy(__u32 cpu, __u64 now)
-{
-	struct cpu_occupancy *o = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
-
-	return o ? occupied(&o->idle, now) : 0;
+	*own = o ? occupied(&o->target, now) : 0;
+	*idle = o ? occupied(&o->idle, now) : 0;
 }
 
 /* Kernels before 5.16 keep a task's CPU in the task, later ones in its thread_info. */
@@ -85,30 +81,33 @@ static __always_inline void runq_enter(struct thread_state *ts, __u32 cpu, __u64
 	ts->sched.runq_start = now;
 	ts->sched.runq_cpu = cpu;
 	ts->sched.runq_own = 0;
-	ts->sched.runq_own0 = own_busy(cpu, now);
 	ts->sched.runq_idle = 0;
-	ts->sched.runq_idle0 = idle_busy(cpu, now);
+	cpu_occupied(cpu, now, &ts->sched.runq_own0, &ts->sched.runq_idle0);
 }
 
-/* The own part of a wait that ends now, at most the wait. */
-static __always_inline __u64 runq_own_part(const struct thread_state *ts, __u64 now, __u64 wait)
+/* The waiting thread leaves the CPU it waits on: the own and idle parts there so far are kept. */
+static __always_inline void runq_leave_cpu(struct thread_state *ts, __u64 now)
 {
-	__u64 busy = own_busy(ts->sched.runq_cpu, now), own = ts->sched.runq_own;
+	__u64 own, idle;
 
-	/* a move the probe did not see: the CPU it was last known to wait on */
-	if (busy > ts->sched.runq_own0)
-		own += busy - ts->sched.runq_own0;
-	return own < wait ? own : wait;
+	cpu_occupied(ts->sched.runq_cpu, now, &own, &idle);
+	if (own > ts->sched.runq_own0)
+		ts->sched.runq_own += own - ts->sched.runq_own0;
+	if (idle > ts->sched.runq_idle0)
+		ts->sched.runq_idle += idle - ts->sched.runq_idle0;
 }
 
-/* The idle part of a wait that ends now, at most what the own part left of it. */
-static __always_inline __u64 runq_idle_part(const struct thread_state *ts, __u64 now, __u64 left)
+/*
+ * A wait of wait ns ends now: its own part, at most the wait, and its idle
+ * part, at most what the own part left of it (the CPU it was last known to
+ * wait on counts too: a move the probe did not see).
+ */
+static __always_inline void runq_parts(struct thread_state *ts, __u64 now, __u64 wait, __u64 *own,
+				       __u64 *idle)
 {
-	__u64 busy = idle_busy(ts->sched.runq_cpu, now), idle = ts->sched.runq_idle;
-
-	if (busy > ts->sched.runq_idle0)
-		idle += busy - ts->sched.runq_idle0;
-	return idle < left ? idle : left;
+	runq_leave_cpu(ts, now);
+	*own = ts->sched.runq_own < wait ? ts->sched.runq_own : wait;
+	*idle = ts->sched.runq_idle < wait - *own ? ts->sched.runq_idle : wait - *own;
 }
 
 static __always_inline __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
@@ -329,9 +328,9 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	if (!ts)
 		return 0;
 	if (ts->sched.runq_start && now > ts->sched.runq_start) {
-		__u64 wait = now - ts->sched.runq_start;
-		__u64 own = runq_own_part(ts, now, wait);
-		__u64 idle = runq_idle_part(ts, now, wait - own);
+		__u64 wait = now - ts->sched.runq_start, own, idle;
+
+		runq_parts(ts, now, wait, &own, &idle);
 
 		/* while the CPU ran the target's own tasks, or was idle, the target lost no CPU */
 		if (wait > own + idle)
@@ -377,16 +376,11 @@ int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
 	account(ARGUS_CLS_MIGRATE, 1, 0);
 	/* a waiting thread moved: its wait goes on against the new CPU's occupancy */
 	if (ts->sched.runq_start) {
-		__u64 now = bpf_ktime_get_ns(), busy = own_busy(ts->sched.runq_cpu, now);
+		__u64 now = bpf_ktime_get_ns();
 
-		if (busy > ts->sched.runq_own0)
-			ts->sched.runq_own += busy - ts->sched.runq_own0;
-		busy = idle_busy(ts->sched.runq_cpu, now);
-		if (busy > ts->sched.runq_idle0)
-			ts->sched.runq_idle += busy - ts->sched.runq_idle0;
+		runq_leave_cpu(ts, now);
 		ts->sched.runq_cpu = dest_cpu;
-		ts->sched.runq_own0 = own_busy(dest_cpu, now);
-		ts->sched.runq_idle0 = idle_busy(dest_cpu, now);
+		cpu_occupied(dest_cpu, now, &ts->sched.runq_own0, &ts->sched.runq_idle0);
 	}
 	return 0;
 }
