@@ -832,7 +832,7 @@ static void get_tree(const struct api_ctx *ctx, struct api_stats *st, const stru
 	 */
 	if (!j ||
 	    json_object_set_new(j, "backends",
-				backend_order_to_json(ctx->cfg ? &ctx->cfg->backends : NULL)) < 0 ||
+				backend_order_to_json(&ctx->tree->backends)) < 0 ||
 	    probe_tree_programs_here(ctx->tree, json_object_get(j, "nodes")) < 0) {
 		json_decref(j);
 		respond_internal(r, -ENOMEM);

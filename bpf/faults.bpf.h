@@ -426,6 +426,23 @@ int BPF_KRETPROBE(handle_mm_fault_kretprobe, vm_fault_t ret)
 }
 
 /*
+ * Where page_fault_user opens faults but the kernel splits RSS counting
+ * and the backends setting leaves fentry out (or puts kprobe first): the
+ * entry of handle_mm_fault keeps the counters for the kretprobe above to
+ * diff, as the fentry program does; it opens nothing.
+ */
+SEC("kprobe/handle_mm_fault")
+int BPF_KPROBE(handle_mm_fault_rss, struct vm_area_struct *vma)
+{
+	struct thread_state *ts = current_state();
+
+	if (!ts || !fault_open_here(ts))
+		return 0;
+	mm_fault_enter(ts, BPF_CORE_READ(vma, vm_file));
+	return 0;
+}
+
+/*
  * Where faults open at handle_mm_fault, F_PROT (x86's error code: the page
  * was present) is not passed down by the handler: the write-protect path
  * says it instead. A write fault on a present page that does not allow it

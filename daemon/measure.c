@@ -567,7 +567,7 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 		json_object_set_new(o, "object", json_string("authored"));
 		json_object_set_new(o, "programs", probe_authored_programs(lp->authored));
 	} else {
-		probe_programs_here(json_object_get(o, "programs"));
+		probe_programs_here(t, json_object_get(o, "programs"));
 	}
 
 	json_object_set_new(o, "unclassified_faults", json_integer(c->unclassified_faults));

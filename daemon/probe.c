@@ -54,14 +54,11 @@ struct bpf_program *probe_skel_tracepoint(struct paths_bpf *skel, const char *tp
 	return NULL;
 }
 
-struct bpf_program *probe_skel_section(struct paths_bpf *skel, const char *section)
+const char *probe_skel_function(const struct bpf_program *prog)
 {
-	struct bpf_program *prog;
+	const char *sec = bpf_program__section_name(prog), *slash = strchr(sec, '/');
 
-	bpf_object__for_each_program (prog, skel->obj)
-		if (strcmp(bpf_program__section_name(prog), section) == 0)
-			return prog;
-	return NULL;
+	return slash ? slash + 1 : sec;
 }
 
 /* Does the kernel (its BTF, parsed by the caller) have the BTF-enabled tracepoint tp? */
@@ -96,9 +93,9 @@ const struct probe_kernel *probe_kernel_here(void)
 	return &kernel_here;
 }
 
-void probe_programs_here(json_t *programs)
+void probe_programs_here(const struct tree *t, json_t *programs)
 {
-	probe_plan_programs_on(probe_kernel_here(), programs);
+	probe_plan_programs_on(probe_kernel_here(), &t->backends, programs);
 }
 
 int probe_tree_programs_here(const struct tree *t, json_t *nodes)
@@ -121,7 +118,7 @@ int probe_tree_programs_here(const struct tree *t, json_t *nodes)
 			else
 				json_array_append_new(progs, json_sprintf("tp_btf/%s", name));
 		}
-		probe_programs_here(progs);
+		probe_programs_here(t, progs);
 		if (json_object_set_new(json_array_get(nodes, i), "programs", progs) < 0)
 			return -ENOMEM;
 	}
@@ -177,6 +174,31 @@ struct probe {
 };
 
 /*
+ * Say once per process that the kernel lacks what a program attaches to
+ * (kind "function" or "tracepoint"): the kernel does not change under a
+ * running daemon, and every probe load would say it again.
+ */
+static void warn_missing_once(const char *kind, const char *name, const char *prog)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char said[16][64];
+	static size_t n;
+	bool first = true;
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < n && first; i++)
+		first = strcmp(said[i], name) != 0;
+	if (first && n < ARRAY_SIZE(said))
+		snprintf(said[n++], sizeof(said[0]), "%s", name);
+	pthread_mutex_unlock(&lock);
+	if (first)
+		log_warning("probe: this kernel has no %s %s: %s left out, the events it marks "
+			    "are not seen",
+			    kind, name, prog);
+}
+
+/*
  * Autoload the programs of a stand-in (probe_plan_stand_in) and keep them
  * for probe_attach. One on a function the kernel lacks (do_huge_pmd_wp_page
  * without transparent huge pages) is left out, and said: the events it
@@ -187,21 +209,20 @@ static int autoload_stand_in(struct probe *p, const struct probe_stand_in *si,
 {
 	size_t j;
 
-	for (j = 0; si->sections[j]; j++) {
-		struct bpf_program *prog = probe_skel_section(p->skel, si->sections[j]);
-		const char *fn = strchr(si->sections[j], '/');
+	for (j = 0; si->programs[j]; j++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(p->skel->obj,
+									     si->programs[j]);
+		const char *fn = prog ? probe_skel_function(prog) : NULL;
 
 		if (!prog || p->n_stand_ins == ARRAY_SIZE(p->stand_ins)) {
 			if (ret_err)
-				*ret_err = xasprintf("no program for %s", si->sections[j]);
+				*ret_err = xasprintf("no program %s", si->programs[j]);
 			return -ENOENT;
 		}
 		if (bpf_program__autoload(prog))
 			continue;
-		if (vmlinux && fn && btf__find_by_name_kind(vmlinux, fn + 1, BTF_KIND_FUNC) <= 0) {
-			log_warning("probe: this kernel has no function %s: %s left out, the events "
-				    "it marks are not seen",
-				    fn + 1, si->sections[j]);
+		if (vmlinux && btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) <= 0) {
+			warn_missing_once("function", fn, bpf_program__section_name(prog));
 			continue;
 		}
 		bpf_program__set_autoload(prog, true);
@@ -231,7 +252,16 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 		 * where the kernel lacks page_fault_user, or rss_stat cannot say
 		 * which page a fault mapped, programs on handle_mm_fault do
 		 */
-		si = probe_plan_stand_in(probe_kernel_here(), tps[i]);
+		r = probe_plan_stand_in(probe_kernel_here(), &t->backends, tps[i], &si);
+		if (r < 0) {
+			/* resolution left the nodes that need it unavailable: a plan that has it is wrong */
+			if (ret_err)
+				*ret_err = xasprintf("%s: this kernel needs programs in its place that "
+						     "the backends setting does not allow",
+						     tps[i]);
+			btf__free(vmlinux);
+			return r;
+		}
 		if (si) {
 			r = autoload_stand_in(p, si, vmlinux, ret_err);
 			if (r < 0) {
@@ -266,9 +296,7 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 		 * A node's own hooks were checked by resolution.
 		 */
 		if (vmlinux && !kernel_has_tracepoint(vmlinux, tps[i])) {
-			log_warning("probe: this kernel has no tracepoint %s: left out, the events "
-				    "it marks are not seen",
-				    tps[i]);
+			warn_missing_once("tracepoint", tps[i], bpf_program__section_name(prog));
 			continue;
 		}
 		bpf_program__set_autoload(prog, true);

@@ -58,14 +58,15 @@ int probe_attach(struct probe *p, char **ret_err);
 void probe_detach(struct probe *p);
 /*
  * A plan's programs (probe_plan_describe's "programs") as the loader
- * attaches them on this kernel (probe_plan_programs_on): where it has no
- * page_fault_user, "kprobe+kretprobe/handle_mm_fault" and the
- * write-protect path's kprobes in its place; where it splits RSS counting
- * (before 6.2), "fentry+fexit/handle_mm_fault" in place of
- * "tp_btf/rss_stat", or nothing where the kprobes read the counters.
- * programs NULL is fine.
+ * attaches them on this kernel under the backends t was resolved with
+ * (probe_plan_programs_on): where it has no page_fault_user,
+ * "kprobe+kretprobe/handle_mm_fault" and the write-protect path's kprobes
+ * in its place; where it splits RSS counting (before 6.2),
+ * "fentry+fexit/handle_mm_fault" (or the kprobe pair, where fentry is not
+ * allowed) in place of "tp_btf/rss_stat", or nothing where the kprobes
+ * read the counters. programs NULL is fine.
  */
-void probe_programs_here(json_t *programs);
+void probe_programs_here(const struct tree *t, json_t *programs);
 /*
  * Add to each node of GET /tree's "nodes" (tree_to_json's, in t's order)
  * "programs": the programs its chosen hooks attach on this kernel, as

@@ -6,6 +6,7 @@
  * reads in the trace. See probe_plan.h.
  */
 #include "daemon/probe_plan.h"
+#include "daemon/resolve.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -315,30 +316,65 @@ json_t *probe_plan_describe(const struct tree *t, const struct probe_plan *plan)
 
 /*
  * The fault classifier's stand-ins (bpf/faults.bpf.h), by the kernel facts
- * that call for them.
+ * and the backends that call for them.
  */
 static const struct probe_stand_in fault_by_kprobe = {
-    .sections = {"kprobe/handle_mm_fault", "kretprobe/handle_mm_fault", "kprobe/do_wp_page",
-		 "kprobe/do_huge_pmd_wp_page", "kretprobe/wp_page_copy"},
+    .backend = BACKEND_KPROBE,
+    .programs = {"handle_mm_fault_kprobe", "handle_mm_fault_kretprobe", "handle_do_wp_page",
+		 "handle_do_huge_pmd_wp_page", "handle_wp_page_copy_exit"},
     .said = {"kprobe+kretprobe/handle_mm_fault", "kprobe/do_wp_page", "kprobe/do_huge_pmd_wp_page",
 	     "kretprobe/wp_page_copy"},
 };
-static const struct probe_stand_in fault_end_by_fentry = {
-    .sections = {"fentry/handle_mm_fault", "fexit/handle_mm_fault"},
+static const struct probe_stand_in rss_by_fentry = {
+    .backend = BACKEND_FENTRY,
+    .programs = {"handle_mm_fault_entry", "handle_mm_fault_exit"},
     .said = {"fentry+fexit/handle_mm_fault"},
 };
-static const struct probe_stand_in fault_end_by_kretprobe = {};
+static const struct probe_stand_in rss_by_kprobe = {
+    .backend = BACKEND_KPROBE,
+    .programs = {"handle_mm_fault_rss", "handle_mm_fault_kretprobe"},
+    .said = {"kprobe+kretprobe/handle_mm_fault"},
+};
+/* the fault's own kretprobe (fault_by_kprobe) reads the counters */
+static const struct probe_stand_in rss_by_fault_kprobes = {.backend = BACKEND_KPROBE};
 
-const struct probe_stand_in *probe_plan_stand_in(const struct probe_kernel *k, const char *tp)
+/* The first of fentry and kprobe in order, as the stand-in that reads RSS; NULL for neither. */
+static const struct probe_stand_in *rss_reader(const struct backend_order *order)
 {
-	if (strcmp(tp, "page_fault_user") == 0 && k->faults_by_kprobe)
-		return &fault_by_kprobe;
-	if (strcmp(tp, "rss_stat") == 0 && k->splits_rss)
-		return k->faults_by_kprobe ? &fault_end_by_kretprobe : &fault_end_by_fentry;
+	struct backend_order def;
+	size_t i;
+
+	if (!order || order->n == 0) {
+		backend_order_default(&def);
+		order = &def;
+	}
+	for (i = 0; i < order->n; i++)
+		if (order->v[i] == BACKEND_FENTRY)
+			return &rss_by_fentry;
+		else if (order->v[i] == BACKEND_KPROBE)
+			return &rss_by_kprobe;
 	return NULL;
 }
 
-void probe_plan_programs_on(const struct probe_kernel *k, json_t *programs)
+int probe_plan_stand_in(const struct probe_kernel *k, const struct backend_order *order,
+			const char *tp, const struct probe_stand_in **ret)
+{
+	const struct probe_stand_in *si = NULL;
+
+	if (strcmp(tp, "page_fault_user") == 0 && k->faults_by_kprobe)
+		si = &fault_by_kprobe;
+	else if (strcmp(tp, "rss_stat") == 0 && k->splits_rss && k->faults_by_kprobe)
+		si = &rss_by_fault_kprobes;
+	else if (strcmp(tp, "rss_stat") == 0 && k->splits_rss && !(si = rss_reader(order))) {
+		*ret = NULL;
+		return -EPERM;
+	}
+	*ret = si;
+	return si && !backend_order_has(order, si->backend) ? -EPERM : 0;
+}
+
+void probe_plan_programs_on(const struct probe_kernel *k, const struct backend_order *order,
+			    json_t *programs)
 {
 	const size_t plen = strlen("tp_btf/");
 	size_t i = 0, j;
@@ -349,7 +385,9 @@ void probe_plan_programs_on(const struct probe_kernel *k, json_t *programs)
 		const char *call = NULL;
 
 		if (strncmp(prog, "tp_btf/", plen) == 0) {
-			si = probe_plan_stand_in(k, prog + plen);
+			/* one the order refuses is named as the plan has it: the loader refuses it */
+			if (probe_plan_stand_in(k, order, prog + plen, &si) < 0)
+				si = NULL;
 			if (k->syscall_per_call && strcmp(prog + plen, "sys_enter") == 0)
 				call = "tracepoint/syscalls/sys_enter_*";
 			else if (k->syscall_per_call && strcmp(prog + plen, "sys_exit") == 0)

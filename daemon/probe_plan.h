@@ -85,27 +85,37 @@ struct probe_kernel {
 /* The programs that stand for one of the fault classifier's tracepoints on a kernel. */
 #define PROBE_STAND_IN_MAX 5
 struct probe_stand_in {
-	/* the probe's programs, by their sections (SEC() in bpf/faults.bpf.h); NULL-terminated */
-	const char *sections[PROBE_STAND_IN_MAX + 1];
+	/* the backend they are (the backends setting must hold it) */
+	enum backend backend;
+	/* the probe's programs, by their names in bpf/faults.bpf.h; NULL-terminated */
+	const char *programs[PROBE_STAND_IN_MAX + 1];
 	/* how the probe's information names them, a pair joined ("fentry+fexit/f"); NULL-ended */
 	const char *said[PROBE_STAND_IN_MAX + 1];
 };
 
 /*
- * The programs that stand for fault tracepoint tp on kernel k, or NULL when
- * tp's own program does: where faults are opened by kprobe, the kprobe
- * pair on handle_mm_fault and the write-protect path's for
- * page_fault_user; where the kernel splits RSS counting, the fentry/fexit
- * pair on handle_mm_fault for rss_stat, or nothing (an empty list: the
- * kretprobe reads the counters) where faults are opened by kprobe.
+ * The programs that stand for fault tracepoint tp on kernel k, under the
+ * backends setting order (NULL or n == 0: the default): *ret NULL when tp's
+ * own program does. Where faults are opened by kprobe, the kprobe pair on
+ * handle_mm_fault and the write-protect path's kprobes for
+ * page_fault_user. Where the kernel splits RSS counting, for rss_stat:
+ * nothing (an empty list: the kretprobe reads the counters) where faults
+ * are opened by kprobe, else a pair on handle_mm_fault that reads the
+ * counters, of the first of fentry and kprobe in order. Returns 0, or
+ * -EPERM when order holds no backend that can stand for tp here (*ret then
+ * the stand-in it would take, or NULL when neither function backend is in
+ * order).
  */
-const struct probe_stand_in *probe_plan_stand_in(const struct probe_kernel *k, const char *tp);
+int probe_plan_stand_in(const struct probe_kernel *k, const struct backend_order *order,
+			const char *tp, const struct probe_stand_in **ret);
 /*
  * A plan's programs (probe_plan_describe's "programs") as the loader
- * attaches them on kernel k: stand-ins in place of the tracepoints they
- * stand for, the calls' own events for sys_enter and sys_exit.
+ * attaches them on kernel k under order: stand-ins in place of the
+ * tracepoints they stand for, the calls' own events for sys_enter and
+ * sys_exit.
  */
-void probe_plan_programs_on(const struct probe_kernel *k, json_t *programs);
+void probe_plan_programs_on(const struct probe_kernel *k, const struct backend_order *order,
+			    json_t *programs);
 
 /*
  * The tracepoints attached with any plan counting these classes, besides

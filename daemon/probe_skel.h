@@ -23,8 +23,8 @@ int probe_skel_open(char *logbuf, size_t loglen, struct paths_bpf **ret);
 /* The program whose section is "tp_btf/<tp>", or NULL when the probe has none. */
 struct bpf_program *probe_skel_tracepoint(struct paths_bpf *skel, const char *tp);
 
-/* The program of that section ("kprobe/handle_mm_fault"), or NULL when the probe has none. */
-struct bpf_program *probe_skel_section(struct paths_bpf *skel, const char *section);
+/* The function a program attaches to, from its section ("kprobe/handle_mm_fault"): "handle_mm_fault". */
+const char *probe_skel_function(const struct bpf_program *prog);
 
 /*
  * The running kernel's facts that decide which programs stand for the

@@ -72,13 +72,13 @@ static int try_stand_in(struct probe_resolver *cache, const struct probe_stand_i
 		*ret_reason = reason_errno("open", r);
 		return r;
 	}
-	for (j = 0; si->sections[j]; j++) {
-		prog = probe_skel_section(skel, si->sections[j]);
+	for (j = 0; si->programs[j]; j++) {
+		prog = bpf_object__find_program_by_name(skel->obj, si->programs[j]);
 		if (!prog) {
-			*ret_reason = xasprintf("the probe has no program %s", si->sections[j]);
+			*ret_reason = xasprintf("the probe has no program %s", si->programs[j]);
 			return -ENOENT;
 		}
-		if (kernel_has_func(cache, strchr(si->sections[j], '/') + 1) == 0)
+		if (kernel_has_func(cache, probe_skel_function(prog)) == 0)
 			bpf_program__set_autoload(prog, true);
 	}
 	r = paths_bpf__load(skel);
@@ -87,14 +87,15 @@ static int try_stand_in(struct probe_resolver *cache, const struct probe_stand_i
 		*ret_reason = reason_errno("load", r);
 		return r;
 	}
-	for (j = 0; si->sections[j]; j++) {
-		prog = probe_skel_section(skel, si->sections[j]);
+	for (j = 0; si->programs[j]; j++) {
+		prog = bpf_object__find_program_by_name(skel->obj, si->programs[j]);
 		if (!bpf_program__autoload(prog))
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l) {
 			r = -errno ?: -EINVAL;
-			*ret_reason = xasprintf("attach %s: %s", si->sections[j], strerror(-r));
+			*ret_reason = xasprintf("attach %s: %s", bpf_program__section_name(prog),
+						strerror(-r));
 			return r;
 		}
 		bpf_link__destroy(l);
@@ -111,13 +112,22 @@ static int try_stand_in(struct probe_resolver *cache, const struct probe_stand_i
  * kprobes. Kernels before 6.2 count a task's RSS changes in the task and
  * publish them every 64 faults, so rss_stat does not mark each fault there
  * (on Debian 12's 6.1, 20000 fresh anonymous pages gave 302 anonymous
- * minor faults): the fentry/fexit pair on handle_mm_fault, or the
- * kretprobe, reads the task's counters instead. 1 when page_fault_user's
- * own program is not used here (the kprobes stand for it), 0 when it is,
- * or a refusal.
+ * minor faults): a pair on handle_mm_fault (fentry/fexit, or kprobe and
+ * kretprobe where the backends setting puts kprobe first or leaves fentry
+ * out), or the kretprobe, reads the task's counters instead. Only the
+ * backends of order are used. 1 when page_fault_user's own program is not
+ * used here (the kprobes stand for it), 0 when it is, or a refusal.
  */
-static int try_fault_stand_ins(struct probe_resolver *cache, const char *tp, char **ret_reason)
+static int try_fault_stand_ins(struct probe_resolver *cache, const struct backend_order *order,
+			       const char *tp, char **ret_reason)
 {
+	static const char no_pfu[] = "this kernel has no page_fault_user tracepoint (it is x86's), "
+				     "and the kprobes on handle_mm_fault and the write-protect path "
+				     "that open faults in its place";
+	static const char split_rss[] =
+	    "this kernel counts a task's RSS changes in the task and publishes them every 64 faults "
+	    "(kernels before 6.2), so rss_stat does not mark which page each fault mapped, and a "
+	    "pair on handle_mm_fault that would";
 	const struct probe_kernel *k = probe_kernel_here();
 	const struct probe_stand_in *entry, *end;
 	_cleanup_free_ char *why = NULL;
@@ -125,41 +135,41 @@ static int try_fault_stand_ins(struct probe_resolver *cache, const char *tp, cha
 
 	if (strcmp(tp, "page_fault_user") != 0)
 		return 0;
-	entry = probe_plan_stand_in(k, tp);
-	end = probe_plan_stand_in(k, "rss_stat");
+	if (probe_plan_stand_in(k, order, tp, &entry) < 0) {
+		*ret_reason = xasprintf("%s are left out by the backends setting", no_pfu);
+		return -EPERM;
+	}
+	if (probe_plan_stand_in(k, order, "rss_stat", &end) < 0) {
+		*ret_reason = xasprintf("%s (fentry/fexit or kprobe/kretprobe) is left out by the "
+					"backends setting",
+					split_rss);
+		return -EPERM;
+	}
 	if (entry) {
 		r = try_stand_in(cache, entry, &why);
 		if (r < 0) {
-			*ret_reason = xasprintf("this kernel has no page_fault_user tracepoint (it is "
-						"x86's), and the kprobes on handle_mm_fault and the "
-						"write-protect path that open faults in its place are "
-						"refused (%s)",
-						why);
+			*ret_reason = xasprintf("%s are refused (%s)", no_pfu, why);
 			return r;
 		}
 	}
-	if (end && end->sections[0]) {
+	if (end && end->programs[0]) {
 		r = try_stand_in(cache, end, &why);
 		if (r < 0) {
-			*ret_reason =
-			    xasprintf("this kernel counts a task's RSS changes in the task and "
-				      "publishes them every 64 faults (kernels before 6.2), so "
-				      "rss_stat does not mark which page each fault mapped, and "
-				      "fentry/fexit on handle_mm_fault, which would, is refused (%s)",
-				      why);
+			*ret_reason = xasprintf("%s (%s) is refused (%s)", split_rss, end->said[0], why);
 			return r;
 		}
 	}
 	return entry ? 1 : 0;
 }
 
-static int try_tracepoint(struct probe_resolver *cache, const char *tp, char **ret_reason)
+static int try_tracepoint(struct probe_resolver *cache, const struct backend_order *order,
+			  const char *tp, char **ret_reason)
 {
 	_cleanup_(paths_bpf_destroyp) struct paths_bpf *skel = NULL;
 	struct bpf_program *prog;
 	int r;
 
-	r = try_fault_stand_ins(cache, tp, ret_reason);
+	r = try_fault_stand_ins(cache, order, tp, ret_reason);
 	if (r != 0)
 		return r < 0 ? r : 0;
 	r = probe_skel_open(NULL, 0, &skel);
@@ -273,7 +283,8 @@ static int try_fentry(struct probe_resolver *cache, const char *fn, char **ret_r
 	return load_and_attach(skel, fe, "load refused", ret_reason);
 }
 
-int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason)
+int probe_try_hook(void *userdata, const struct backend_order *order, enum backend b,
+		   const char *hook, char **ret_reason)
 {
 	int r;
 
@@ -287,7 +298,7 @@ int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_
 		r = try_kprobe(hook, ret_reason);
 		break;
 	case BACKEND_TRACEPOINT:
-		r = try_tracepoint(userdata, hook, ret_reason);
+		r = try_tracepoint(userdata, order, hook, ret_reason);
 		break;
 	default:
 		*ret_reason = xasprintf("unknown backend");

@@ -23,4 +23,5 @@ void probe_resolver_clear(struct probe_resolver *r);
  * then releases it. userdata: a struct probe_resolver (cleared by the
  * caller afterwards), or NULL.
  */
-int probe_try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason);
+int probe_try_hook(void *userdata, const struct backend_order *order, enum backend b,
+		   const char *hook, char **ret_reason);

@@ -137,6 +137,7 @@ struct probe_result {
 struct probe_cache {
 	struct probe_result *v;
 	size_t n, cap;
+	const struct backend_order *order; /* the resolution's, passed to every try */
 };
 
 static void probe_cache_clear(struct probe_cache *c)
@@ -227,7 +228,7 @@ static int probe_one(struct probe_cache *c, const struct prober *p, enum backend
 			return c->v[i].r;
 		}
 
-	r = p->try_hook(p->userdata, b, hook->name, &why);
+	r = p->try_hook(p->userdata, c->order, b, hook->name, &why);
 	if (r > 0)
 		r = 0;
 	if (r < 0) {
@@ -488,6 +489,8 @@ int tree_resolve_backends(struct tree *t, const struct prober *p, const struct b
 	refusals = calloc(t->n_nodes ? t->n_nodes : 1, sizeof(*refusals));
 	if (!refusals)
 		return -ENOMEM;
+	t->backends = *order;
+	cache.order = &t->backends;
 
 	/* Own hooks first, in file order, so that probing follows the document. */
 	for (i = 0; i < t->n_nodes; i++) {

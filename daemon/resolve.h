@@ -16,19 +16,13 @@ struct prober {
 	 * resolver tries an alternative's hooks one at a time): 0 when a
 	 * program of this backend loads and attaches to it here; else a
 	 * negative errno and *ret_reason (malloc'ed) saying why, e.g. "kprobe:
-	 * kernel has no kprobe support (CONFIG_KPROBES off)".
+	 * kernel has no kprobe support (CONFIG_KPROBES off)". order is the
+	 * resolution's: a tracepoint's program may need programs on function
+	 * backends beside it (probe_plan_stand_in), which it must allow.
 	 */
-	int (*try_hook)(void *userdata, enum backend b, const char *hook, char **ret_reason);
+	int (*try_hook)(void *userdata, const struct backend_order *order, enum backend b,
+			const char *hook, char **ret_reason);
 	void *userdata;
-};
-
-/*
- * The backends resolution may choose, in the order it tries them: each of
- * fentry, kprobe, tracepoint at most once. n == 0 stands for the default.
- */
-struct backend_order {
-	enum backend v[BACKEND_MAX];
-	size_t n;
 };
 
 /* The default order: fentry, kprobe, tracepoint. */
@@ -75,6 +69,8 @@ char *backend_order_to_string(const struct backend_order *o);
  *    hooks for it starts its reason with "<backend>: not in the backends
  *    setting" (in the default order of backends), so that whoever reads
  *    GET /tree sees why the node is not on it.
+ *  - t->backends keeps order (as given: n == 0 for the default), for the
+ *    loader to choose the same stand-ins the tries did.
  * Returns the number of unavailable nodes, or -EINVAL (also for an order that
  * repeats or names an unknown backend) / -ENOMEM.
  */

@@ -19,6 +19,15 @@ enum backend {
 	BACKEND_NONE = -1,
 };
 
+/*
+ * The backends resolution may choose, in the order it tries them: each of
+ * fentry, kprobe, tracepoint at most once. n == 0 stands for the default.
+ */
+struct backend_order {
+	enum backend v[BACKEND_MAX];
+	size_t n;
+};
+
 /* "fentry", "kprobe", "tracepoint"; "none" for BACKEND_NONE. */
 const char *backend_name(enum backend b);
 /* Inverse of backend_name; BACKEND_NONE when unknown. */
@@ -125,6 +134,8 @@ struct tree {
 	char *version; /* tree-data "version" */
 	struct tree_node *nodes;
 	size_t n_nodes;
+	/* the backends setting the tree was resolved with (tree_resolve_backends) */
+	struct backend_order backends;
 };
 
 /*

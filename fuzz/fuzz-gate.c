@@ -46,7 +46,8 @@ static const int forbidden[] = {BPF_FUNC_probe_read,
 				BPF_FUNC_send_signal_thread,
 				BPF_FUNC_override_return};
 
-static int tracepoints_only(void *userdata, enum backend b, const char *hook, char **ret_reason)
+static int tracepoints_only(void *userdata, const struct backend_order *order, enum backend b,
+			    const char *hook, char **ret_reason)
 {
 	if (b == BACKEND_TRACEPOINT)
 		return 0;

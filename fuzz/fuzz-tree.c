@@ -23,7 +23,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static int try_hook(void *userdata, enum backend b, const char *hook, char **ret_reason)
+static int try_hook(void *userdata, const struct backend_order *order, enum backend b,
+		    const char *hook, char **ret_reason)
 {
 	unsigned h = 5381 + (unsigned)b;
 

@@ -19,11 +19,14 @@
 # own verdict:
 #
 #   part B (tracepoint, kprobe, fentry), with the order O = "B tracepoint"
-#   (tracepoint alone for B = tracepoint): B forced, the tracepoint backend
-#   kept for the nodes that declare nothing else (the runqueue wait, the zero page)
+#   ("tracepoint fentry" for B = tracepoint, see BACKEND_ORDERS): B forced,
+#   the tracepoint backend kept for the nodes that declare nothing else (the
+#   runqueue wait, the zero page)
 #     resolve[B]           argusd started with "backends = O", GET /tree read
 #                          back: its "backends" field is O, every node is on
-#                          a backend of O or says why it is on none
+#                          a backend of O or says why it is on none, and no
+#                          node's programs use a backend O leaves out
+#     resolve[tracepoint-alone]  (part tracepoint) the same for "tracepoint"
 #     test-probe[B]        tests/test-probe.c with ARGUS_BACKENDS=O
 #     test-probe-pidns[B]  the same in a new PID namespace (as CTest runs it)
 #   part default, the backends argusd chooses by itself:
@@ -81,7 +84,11 @@ set -eu
 SELF=$(realpath "$0")
 SRC=$(realpath "$(dirname "$SELF")/..")
 BUILD=$SRC/build-vm
-BACKEND_ORDERS=("fentry tracepoint" "kprobe tracepoint" "tracepoint")
+# The tracepoint part keeps fentry second: before 6.2 the fault classifier
+# reads RSS at handle_mm_fault by a function backend (daemon/probe_plan.c),
+# and every node declares tracepoint hooks, so each stays on tracepoint.
+# "tracepoint" alone is resolved too (resolve[tracepoint-alone]).
+BACKEND_ORDERS=("fentry tracepoint" "kprobe tracepoint" "tracepoint fentry")
 # One boot each, so that a guest that hangs on one backend does not hide the others.
 read -ra PARTS <<<"${ARGUS_VM_PARTS:-tracepoint kprobe fentry default}"
 # test-probe's tests of the page-fault classes (the faults part)
@@ -277,6 +284,15 @@ guest_resolve() {
 			    out.append("  leaves on %s: %s" % (b, ", ".join(leaves) or "none"))
 			out.append("  not on %s, and why:%s" % (order[0], "" if any(
 			    n["backend"] != order[0] for n in tree["nodes"]) else " (every node is)"))
+			# what a node's programs attach with ("kprobe+kretprobe/f": kprobe)
+			kind = {"fentry": "fentry", "fexit": "fentry", "kprobe": "kprobe",
+			        "kretprobe": "kprobe", "tp_btf": "tracepoint", "tracepoint": "tracepoint"}
+			for n in tree["nodes"]:
+			    for prog in n.get("programs", []):
+			        used = {kind.get(k) for k in prog.split("/")[0].split("+")}
+			        if not used <= set(order):
+			            ok = False
+			            out.append("  %s attaches %s, which the order leaves out" % (n["id"], prog))
 			for n in tree["nodes"]:
 			    b = n["backend"]
 			    if b is not None and b not in order:
@@ -375,6 +391,7 @@ guest_part() {
 		order=$(printf '%s\n' "${BACKEND_ORDERS[@]}" | awk -v b="$part" '$1 == b')
 		[ -n "$order" ] || die "unknown part $part"
 		guest_resolve "$part" "$order"
+		[ "$part" != tracepoint ] || guest_resolve tracepoint-alone tracepoint
 		guest_test "test-probe[$part]" env ARGUS_BACKENDS="$order" "$BUILD/test-probe"
 		guest_test "test-probe-pidns[$part]" env ARGUS_BACKENDS="$order" \
 			unshare --pid --fork --mount-proc "$BUILD/test-probe"

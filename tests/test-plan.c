@@ -19,7 +19,8 @@
 static enum backend accepted;
 
 /* A kernel where only `accepted` works (tracepoints everywhere as a fallback). */
-static int fake_try(void *ud, enum backend b, const char *hook, char **ret_reason)
+static int fake_try(void *ud, const struct backend_order *order, enum backend b, const char *hook,
+		    char **ret_reason)
 {
 	if (b == accepted || b == BACKEND_TRACEPOINT)
 		return 0;
@@ -371,7 +372,8 @@ static void test_sum_of_children(void)
 }
 
 /* A kernel without page_fault_user (arm64's: the tracepoint is x86's); function backends refused. */
-static int no_fault_entry_try(void *ud, enum backend b, const char *hook, char **ret_reason)
+static int no_fault_entry_try(void *ud, const struct backend_order *order, enum backend b,
+			      const char *hook, char **ret_reason)
 {
 	if (b == BACKEND_TRACEPOINT && strcmp(hook, "page_fault_user") != 0)
 		return 0;
@@ -427,8 +429,9 @@ static int program_at(json_t *programs, const char *s)
 	return -1;
 }
 
-/* The level-1 plan's programs on kernel k, as the loader attaches them there. */
-static json_t *programs_on(const struct tree *t, const struct probe_kernel *k)
+/* The level-1 plan's programs on kernel k, as the loader attaches them there under order. */
+static json_t *programs_under(const struct tree *t, const struct probe_kernel *k,
+			      const struct backend_order *order)
 {
 	int nodes[TREE_MAX_NODES];
 	struct probe_plan plan;
@@ -441,8 +444,26 @@ static json_t *programs_on(const struct tree *t, const struct probe_kernel *k)
 	desc = probe_plan_describe(t, &plan);
 	progs = json_incref(json_object_get(desc, "programs"));
 	json_decref(desc);
-	probe_plan_programs_on(k, progs);
+	probe_plan_programs_on(k, order, progs);
 	return progs;
+}
+
+/* The same under the default order. */
+static json_t *programs_on(const struct tree *t, const struct probe_kernel *k)
+{
+	return programs_under(t, k, NULL);
+}
+
+/* The stand-in for tp on k under order (the default: NULL), and probe_plan_stand_in's return. */
+static const struct probe_stand_in *stand_in(const struct probe_kernel *k, const char *order,
+					     const char *tp, int *ret)
+{
+	const struct probe_stand_in *si = (void *)1;
+	struct backend_order o = {};
+
+	REQUIRE(!order || backend_order_parse(order, &o) == 0);
+	*ret = probe_plan_stand_in(k, &o, tp, &si);
+	return si;
 }
 
 /*
@@ -464,7 +485,8 @@ static void test_fault_stand_ins(void)
 	struct tree *t = load(BACKEND_TRACEPOINT);
 	json_t *plain = programs_on(t, &x86), *v;
 	const struct probe_stand_in *si;
-	int pfu, rss;
+	struct backend_order order;
+	int pfu, rss, r;
 	size_t i;
 
 	tap_subtest("fault_stand_ins");
@@ -472,18 +494,43 @@ static void test_fault_stand_ins(void)
 	rss = program_at(plain, "tp_btf/rss_stat");
 	REQUIRE(pfu >= 0 && rss > pfu);
 
-	CHECK(probe_plan_stand_in(&x86, "page_fault_user") == NULL);
-	CHECK(probe_plan_stand_in(&x86, "rss_stat") == NULL);
-	CHECK(probe_plan_stand_in(&x86_61, "page_fault_user") == NULL);
-	si = probe_plan_stand_in(&x86_61, "rss_stat");
-	CHECK(si && si->sections[0] && strcmp(si->sections[0], "fentry/handle_mm_fault") == 0);
-	si = probe_plan_stand_in(&arm64_61, "page_fault_user");
-	CHECK(si && si->sections[0] && strcmp(si->sections[0], "kprobe/handle_mm_fault") == 0 &&
-	      strcmp(si->sections[1], "kretprobe/handle_mm_fault") == 0);
-	si = probe_plan_stand_in(&arm64_61, "rss_stat");
-	CHECK(si && si->sections[0] == NULL);
-	CHECK(probe_plan_stand_in(&arm64_new, "rss_stat") == NULL);
-	CHECK(probe_plan_stand_in(&arm64_61, "tlb_flush") == NULL);
+	CHECK(stand_in(&x86, NULL, "page_fault_user", &r) == NULL && r == 0);
+	CHECK(stand_in(&x86, NULL, "rss_stat", &r) == NULL && r == 0);
+	CHECK(stand_in(&x86_61, NULL, "page_fault_user", &r) == NULL && r == 0);
+	si = stand_in(&x86_61, NULL, "rss_stat", &r);
+	CHECK(r == 0 && si && si->backend == BACKEND_FENTRY && si->programs[0] &&
+	      strcmp(si->programs[0], "handle_mm_fault_entry") == 0);
+	si = stand_in(&arm64_61, NULL, "page_fault_user", &r);
+	CHECK(r == 0 && si && si->programs[0] &&
+	      strcmp(si->programs[0], "handle_mm_fault_kprobe") == 0 &&
+	      strcmp(si->programs[1], "handle_mm_fault_kretprobe") == 0);
+	si = stand_in(&arm64_61, NULL, "rss_stat", &r);
+	CHECK(r == 0 && si && si->programs[0] == NULL);
+	CHECK(stand_in(&arm64_new, NULL, "rss_stat", &r) == NULL && r == 0);
+	CHECK(stand_in(&arm64_61, NULL, "tlb_flush", &r) == NULL && r == 0);
+
+	/*
+	 * The backends setting decides which function backend reads RSS on x86
+	 * 6.1, and refuses a stand-in on a backend it leaves out; a kernel that
+	 * needs none is not affected by it.
+	 */
+	si = stand_in(&x86_61, "kprobe fentry tracepoint", "rss_stat", &r);
+	CHECK(r == 0 && si && si->backend == BACKEND_KPROBE &&
+	      strcmp(si->programs[0], "handle_mm_fault_rss") == 0 &&
+	      strcmp(si->programs[1], "handle_mm_fault_kretprobe") == 0 && !si->programs[2]);
+	si = stand_in(&x86_61, "tracepoint kprobe", "rss_stat", &r);
+	CHECK(r == 0 && si && si->backend == BACKEND_KPROBE);
+	si = stand_in(&x86_61, "tracepoint fentry", "rss_stat", &r);
+	CHECK(r == 0 && si && si->backend == BACKEND_FENTRY);
+	CHECK(stand_in(&x86_61, "tracepoint", "rss_stat", &r) == NULL && r == -EPERM);
+	CHECK(stand_in(&x86_61, "tracepoint", "page_fault_user", &r) == NULL && r == 0);
+	CHECK(stand_in(&x86, "tracepoint", "rss_stat", &r) == NULL && r == 0);
+	si = stand_in(&arm64_61, "fentry tracepoint", "page_fault_user", &r);
+	CHECK(r == -EPERM && si && si->backend == BACKEND_KPROBE);
+	si = stand_in(&arm64_61, "fentry tracepoint", "rss_stat", &r);
+	CHECK(r == -EPERM && si && si->backend == BACKEND_KPROBE);
+	si = stand_in(&arm64_61, "kprobe tracepoint", "rss_stat", &r);
+	CHECK(r == 0 && si && !si->programs[0]);
 
 	/* x86 since 6.2: the tracepoints as the plan names them */
 	v = programs_on(t, &x86);
@@ -496,6 +543,14 @@ static void test_fault_stand_ins(void)
 	CHECK_EQ(program_at(v, "tp_btf/page_fault_user"), pfu, "page_fault_user");
 	CHECK_EQ(program_at(v, "fentry+fexit/handle_mm_fault"), rss, "the fentry pair");
 	CHECK(program_at(v, "tp_btf/rss_stat") < 0);
+	json_decref(v);
+
+	/* x86 6.1 without fentry: the kprobe pair in rss_stat's place */
+	REQUIRE(backend_order_parse("kprobe tracepoint", &order) == 0);
+	v = programs_under(t, &x86_61, &order);
+	CHECK_EQ(json_array_size(v), json_array_size(plain), "x86 6.1 programs, kprobe");
+	CHECK_EQ(program_at(v, "kprobe+kretprobe/handle_mm_fault"), rss, "the kprobe pair");
+	CHECK(program_at(v, "fentry+fexit/handle_mm_fault") < 0);
 	json_decref(v);
 
 	/* arm64 6.1: the kprobes in page_fault_user's place, nothing for rss_stat */

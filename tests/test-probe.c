@@ -548,7 +548,9 @@ static unsigned long long cls(const struct probe_counts *c, enum argus_class k)
  * What resolution reported on the running kernel, whichever it is: every leaf
  * is on a backend with a hook, or unavailable with a reason; a leaf on a later
  * backend than one it declares hooks for says why each earlier one was refused.
- * The paths every kernel with BTF can measure (tracepoints) are available.
+ * The paths every kernel with BTF can measure (tracepoints) are available,
+ * the page faults unless the backends setting leaves out what this kernel
+ * needs beside the tracepoints.
  */
 static void test_resolution(void)
 {
@@ -577,10 +579,18 @@ static void test_resolution(void)
 	}
 	for (i = 0; i < ARRAY_SIZE(always); i++) {
 		int k = tree_find(tree, always[i]);
+		const char *why;
 
 		REQUIRE(k >= 0);
-		CHECKF(tree->nodes[k].backend != BACKEND_NONE, "%s unavailable: %s", always[i],
-		       tree->nodes[k].reason ?: "(none)");
+		why = tree->nodes[k].reason ?: "(none)";
+		/*
+		 * a kernel before 6.2 reads a fault's RSS counters by fentry or
+		 * kprobe: a setting that allows neither leaves faults out, and says so
+		 */
+		if (tree->nodes[k].backend == BACKEND_NONE && strstr(always[i], "_fault.") &&
+		    strstr(why, "left out by the backends setting"))
+			continue;
+		CHECKF(tree->nodes[k].backend != BACKEND_NONE, "%s unavailable: %s", always[i], why);
 	}
 }
 

@@ -25,7 +25,8 @@ struct fake {
 	size_t n_calls;
 };
 
-static int fake_try(void *userdata, enum backend b, const char *hook, char **ret_reason)
+static int fake_try(void *userdata, const struct backend_order *order, enum backend b,
+		    const char *hook, char **ret_reason)
 {
 	struct fake *f = userdata;
 

@@ -71,9 +71,11 @@ class Argusd:
     Reads go to the TCP listener, writes to the control socket
     (state/argusd.sock), where root may do everything."""
 
-    def __init__(self, build, dir, extra=""):
-        """extra: configuration lines after the harness's own (a later key wins)."""
+    def __init__(self, build, dir, extra="", job_timeout_s=600):
+        """extra: configuration lines after the harness's own (a later key wins);
+        job_timeout_s: how long follow waits for a job to end."""
         self.dir = dir
+        self.job_timeout_s = job_timeout_s
         self.conf = os.path.join(dir, "argusd.conf")
         self.log = os.path.join(dir, "argusd.log")
         self.sock = os.path.join(dir, "state", "argusd.sock")
@@ -129,8 +131,10 @@ class Argusd:
             raise RuntimeError("POST %s %s: %s %s" % (path, json.dumps(body), st, j))
         return j["id"]
 
-    def follow(self, job_id, timeout_s=600):
-        """Poll until the job ends; (job, seconds from submit to the end seen)."""
+    def follow(self, job_id, timeout_s=None):
+        """Poll until the job ends (timeout_s, else job_timeout_s); (job, seconds from submit
+        to the end seen)."""
+        timeout_s = timeout_s or self.job_timeout_s
         t0 = time.monotonic()
         while time.monotonic() - t0 < timeout_s:
             st, j = self.call("GET", "/jobs/%d" % job_id)
@@ -207,8 +211,8 @@ def main():
     ap.add_argument("--keep-state", action="store_true",
                     help="keep argusd's state directory (its database, every trace) as OUT/state")
     ap.add_argument("--timeout-scale", type=float, default=1.0,
-                    help="multiply each victim's timeout_s (an emulated machine runs them tens of "
-                         "times slower; default 1)")
+                    help="multiply each victim's timeout_s and the harness's wait for a job "
+                         "(600 s) (an emulated machine runs them tens of times slower; default 1)")
     ap.add_argument("--warmup", type=int, default=1,
                     help="throw-away runs of each victim, outside argusd, before its reference (data files, memory)")
     a = ap.parse_args()
@@ -336,7 +340,7 @@ def main():
                 with open(os.path.join(wdir, name), "w") as f:
                     json.dump(w, f, indent=1)
             extra = "workloads_dir = %s\n" % wdir
-        d = Argusd(a.build, work, extra)
+        d = Argusd(a.build, work, extra, job_timeout_s=int(600 * max(a.timeout_scale, 1.0)))
         if a.harness_cpu >= 0:
             # After argusd started: it keeps every CPU, since it places each victim on its
             # workload's CPUs within its own mask.
