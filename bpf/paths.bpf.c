@@ -92,7 +92,18 @@ struct {
 	__type(value, struct argus_counter);
 } counters SEC(".maps");
 
-/* Runqueue waits (count, time) by the task that held the CPU when each ended. */
+/*
+ * Runqueue waits (count, and the time each counted in runq_wait) by the
+ * task that held the CPU when each ended; the waits of holders met when
+ * the map was full are summed here instead.
+ */
+unsigned long long rq_holders_unkept = 0;
+unsigned long long rq_holders_unkept_ns = 0;
+/* The same for the wakers map's. */
+unsigned long long wakers_unkept = 0;
+unsigned long long wakers_unkept_ns = 0;
+
+/* Runqueue waits by the task that held the CPU when each ended (see above). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ARGUS_RQ_HOLDERS);

@@ -206,8 +206,10 @@ struct argus_counter {
 
 /*
  * Who had the CPU when a target thread's runqueue wait ended: the task
- * switched out for it, by process and name, for the trace. At most this
- * many distinct holders are kept in one run.
+ * switched out for it, by process and name, for the trace; for each, the
+ * waits that lost time and that time (what counted in runq_wait). At most
+ * this many distinct holders are kept in one run; the rest are summed
+ * apart (rq_holders_unkept in paths.bpf.c).
  */
 #define ARGUS_RQ_HOLDERS 256
 struct argus_rq_holder_key {

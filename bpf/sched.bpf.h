@@ -279,8 +279,12 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 		ts->fault.flags |= F_SLEPT;
 }
 
-/* A target thread's runqueue wait of wait ns ended by switching holder out. */
-static __always_inline void note_holder(struct task_struct *holder, bool own, __u64 wait)
+/*
+ * A target thread's runqueue wait ended by switching holder out; lost ns
+ * of it counted in runq_wait (the holder, or tasks before it on that CPU,
+ * had it: not the target's own, not the idle task).
+ */
+static __always_inline void note_holder(struct task_struct *holder, bool own, __u64 lost)
 {
 	struct argus_rq_holder_key k = {};
 	struct argus_counter zero = {}, *c;
@@ -290,14 +294,17 @@ static __always_inline void note_holder(struct task_struct *holder, bool own, __
 	bpf_probe_read_kernel_str(k.comm, sizeof(k.comm), holder->comm);
 	c = bpf_map_lookup_elem(&runq_holders, &k);
 	if (!c) {
-		/* full: the run keeps the holders it met first */
+		/* full: the run keeps the holders it met first, and sums the others' waits */
 		bpf_map_update_elem(&runq_holders, &k, &zero, BPF_NOEXIST);
 		c = bpf_map_lookup_elem(&runq_holders, &k);
-		if (!c)
+		if (!c) {
+			__sync_fetch_and_add(&rq_holders_unkept, 1);
+			__sync_fetch_and_add(&rq_holders_unkept_ns, lost);
 			return;
+		}
 	}
 	__sync_fetch_and_add(&c->count, 1);
-	__sync_fetch_and_add(&c->time_ns, wait);
+	__sync_fetch_and_add(&c->time_ns, lost);
 }
 
 SEC("tp_btf/sched_switch")
@@ -333,15 +340,16 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		runq_parts(ts, now, wait, &own, &idle);
 
 		/* while the CPU ran the target's own tasks, or was idle, the target lost no CPU */
-		if (wait > own + idle)
+		if (wait > own + idle) {
 			account(ARGUS_CLS_RUNQ_WAIT, 1, wait - own - idle);
+			note_holder(prev, prev_target, wait - own - idle);
+		}
 		if (own)
 			account(ARGUS_CLS_RUNQ_OWN, 1, own);
 		if (idle)
 			account(ARGUS_CLS_RUNQ_IDLE, 1, idle);
 		ts->sched.runq_total += wait;
 		fault_nest(ts, next, wait, ts->sched.runq_start);
-		note_holder(prev, prev_target, wait);
 	}
 	if (occ)
 		occ->target.since = now;

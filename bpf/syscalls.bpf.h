@@ -137,11 +137,14 @@ static __always_inline void note_waker(struct thread_state *ts, __u32 cls, __u64
 	__builtin_memcpy(k.comm, ts->waker.comm, sizeof(k.comm));
 	c = bpf_map_lookup_elem(&wakers, &k);
 	if (!c) {
-		/* full: the run keeps the wakers it met first */
+		/* full: the run keeps the wakers it met first, and sums the others' waits */
 		bpf_map_update_elem(&wakers, &k, &zero, BPF_NOEXIST);
 		c = bpf_map_lookup_elem(&wakers, &k);
-		if (!c)
+		if (!c) {
+			__sync_fetch_and_add(&wakers_unkept, 1);
+			__sync_fetch_and_add(&wakers_unkept_ns, time_ns);
 			return;
+		}
 	}
 	__sync_fetch_and_add(&c->count, 1);
 	__sync_fetch_and_add(&c->time_ns, time_ns);

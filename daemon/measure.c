@@ -557,6 +557,14 @@ static int fail(struct measure_result *ret, int r, const char *code, char *msg)
 	return r;
 }
 
+/* {"waits", "wait_ns", "unkept_waits", "unkept_ns"}: every holder or waker the run met */
+static json_t *task_totals(const struct probe_task_totals *t)
+{
+	return json_pack("{s:I,s:I,s:I,s:I}", "waits", (json_int_t)t->waits, "wait_ns",
+			 (json_int_t)t->wait_ns, "unkept_waits", (json_int_t)t->unkept, "unkept_ns",
+			 (json_int_t)t->unkept_ns);
+}
+
 static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 			  const struct level_probe *lp, const struct probe_counts *c, bool stats,
 			  uint64_t wall_ns)
@@ -582,12 +590,14 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 		for (i = 0; i < c->n_rq_holders; i++) {
 			const struct probe_rq_holder *h = &c->rq_holders[i];
 
-			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:I,s:I}", "pid",
+			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:i,s:I,s:I}", "pid",
 							   (int)h->tgid, "comm", h->comm, "own",
-							   h->own, "waits", (json_int_t)h->waits,
-							   "wait_ns", (json_int_t)h->wait_ns));
+							   h->own, "processes", (int)h->processes,
+							   "waits", (json_int_t)h->waits, "wait_ns",
+							   (json_int_t)h->wait_ns));
 		}
 		json_object_set_new(o, "runq_holders", a);
+		json_object_set_new(o, "runq_holders_total", task_totals(&c->rq_holders_total));
 	}
 	if (c->n_wakers > 0) {
 		json_t *a = json_array();
@@ -596,13 +606,15 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 		for (i = 0; i < c->n_wakers; i++) {
 			const struct probe_waker *w = &c->wakers[i];
 
-			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:s,s:I,s:I}", "pid",
+			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:i,s:s,s:I,s:I}", "pid",
 							   (int)w->tgid, "comm", w->comm, "own",
-							   w->own, "class", probe_class_name(w->cls),
+							   w->own, "processes", (int)w->processes,
+							   "class", probe_class_name(w->cls),
 							   "waits", (json_int_t)w->waits, "wait_ns",
 							   (json_int_t)w->wait_ns));
 		}
 		json_object_set_new(o, "wakers", a);
+		json_object_set_new(o, "wakers_total", task_totals(&c->wakers_total));
 	}
 	if (stats && c->run_cnt) {
 		json_object_set_new(o, "program_runs", json_integer(c->run_cnt));

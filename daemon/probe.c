@@ -697,15 +697,56 @@ static void comm_copy(char dst[16], const char src[16])
 	dst[i] = '\0';
 }
 
+/* Most wait time first. */
+static int holder_cmp(const void *a, const void *b)
+{
+	const struct probe_rq_holder *x = a, *y = b;
+
+	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
+}
+
+static int waker_cmp(const void *a, const void *b)
+{
+	const struct probe_waker *x = a, *y = b;
+
+	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
+}
+
+/*
+ * The holders v (n, most wait time first) by name, into c's top: the
+ * processes of one name make one entry, which keeps the pid of the first.
+ */
+static void holders_by_name(struct probe_rq_holder *v, size_t n, struct probe_counts *c)
+{
+	size_t i, j, groups = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < groups && !(v[j].own == v[i].own && strcmp(v[j].comm, v[i].comm) == 0);
+		     j++)
+			;
+		if (j == groups) {
+			v[groups++] = v[i];
+			continue;
+		}
+		v[j].processes++;
+		v[j].waits += v[i].waits;
+		v[j].wait_ns += v[i].wait_ns;
+	}
+	for (i = 0; i < groups; i++)
+		holder_insert(c, &v[i]);
+}
+
 static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
 {
 	struct argus_rq_holder_key key, next;
 	const struct argus_rq_holder_key *prev = NULL;
+	struct probe_rq_holder all[ARGUS_RQ_HOLDERS];
 	struct argus_counter v;
+	size_t n = 0;
 	int r;
 
 	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
-		struct probe_rq_holder h = {};
+		struct probe_rq_holder h = {.processes = 1};
 
 		key = next;
 		prev = &key;
@@ -716,8 +757,13 @@ static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
 		comm_copy(h.comm, key.comm);
 		h.waits = v.count;
 		h.wait_ns = v.time_ns;
-		holder_insert(c, &h);
+		c->rq_holders_total.waits += h.waits;
+		c->rq_holders_total.wait_ns += h.wait_ns;
+		if (n < ARRAY_SIZE(all))
+			all[n++] = h;
 	}
+	qsort(all, n, sizeof(all[0]), holder_cmp);
+	holders_by_name(all, n, c);
 	return r == -ENOENT ? 0 : r;
 }
 
@@ -737,15 +783,39 @@ static void waker_insert(struct probe_counts *c, const struct probe_waker *w)
 	c->wakers[i] = *w;
 }
 
+/* The wakers v (n, most wait time first) by name and class, into c's top, as holders_by_name. */
+static void wakers_by_name(struct probe_waker *v, size_t n, struct probe_counts *c)
+{
+	size_t i, j, groups = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < groups && !(v[j].own == v[i].own && v[j].cls == v[i].cls &&
+					    strcmp(v[j].comm, v[i].comm) == 0);
+		     j++)
+			;
+		if (j == groups) {
+			v[groups++] = v[i];
+			continue;
+		}
+		v[j].processes++;
+		v[j].waits += v[i].waits;
+		v[j].wait_ns += v[i].wait_ns;
+	}
+	for (i = 0; i < groups; i++)
+		waker_insert(c, &v[i]);
+}
+
 static int read_wakers(struct bpf_map *m, struct probe_counts *c)
 {
 	struct argus_waker_key key, next;
 	const struct argus_waker_key *prev = NULL;
+	struct probe_waker all[ARGUS_WAKERS];
 	struct argus_counter v;
+	size_t n = 0;
 	int r;
 
 	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
-		struct probe_waker w = {};
+		struct probe_waker w = {.processes = 1};
 
 		key = next;
 		prev = &key;
@@ -758,8 +828,13 @@ static int read_wakers(struct bpf_map *m, struct probe_counts *c)
 		comm_copy(w.comm, key.comm);
 		w.waits = v.count;
 		w.wait_ns = v.time_ns;
-		waker_insert(c, &w);
+		c->wakers_total.waits += w.waits;
+		c->wakers_total.wait_ns += w.wait_ns;
+		if (n < ARRAY_SIZE(all))
+			all[n++] = w;
 	}
+	qsort(all, n, sizeof(all[0]), waker_cmp);
+	wakers_by_name(all, n, c);
 	return r == -ENOENT ? 0 : r;
 }
 
@@ -780,6 +855,10 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 	out.faults_overlapped = p->skel->bss->faults_overlapped;
 	out.state_misses = p->skel->bss->thread_map_full;
 	out.child_thread_ns = p->skel->bss->child_thread_ns;
+	out.rq_holders_total.unkept = p->skel->bss->rq_holders_unkept;
+	out.rq_holders_total.unkept_ns = p->skel->bss->rq_holders_unkept_ns;
+	out.wakers_total.unkept = p->skel->bss->wakers_unkept;
+	out.wakers_total.unkept_ns = p->skel->bss->wakers_unkept_ns;
 	r = read_rq_holders(p->skel->maps.runq_holders, &out);
 	if (r < 0)
 		log_warning_errno(r, "reading the runqueue holders: %m");

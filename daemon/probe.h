@@ -74,26 +74,42 @@ void probe_programs_here(const struct tree *t, json_t *programs);
  */
 int probe_tree_programs_here(const struct tree *t, json_t *nodes);
 
-/* A task that held the CPU when target runqueue waits ended (bpf/paths.h). */
+/*
+ * The tasks that held the CPU when target runqueue waits ended (bpf/paths.h),
+ * by name: the processes of one name are one entry (a prefork server's
+ * workers), its pid that of the one with the most wait time.
+ */
 struct probe_rq_holder {
-	unsigned int tgid; /* 0: the idle task, or a process argusd cannot see */
-	char comm[16];	   /* NUL-terminated, printable ASCII ('?' for anything else) */
-	bool own;	   /* one of the target's own tasks: the waits count in runq_own */
-	unsigned long long waits;
-	unsigned long long wait_ns;
+	unsigned int tgid;	/* 0: the idle task, or a process argusd cannot see */
+	char comm[16];		/* NUL-terminated, printable ASCII ('?' for anything else) */
+	bool own;		/* the target's own tasks */
+	unsigned int processes; /* how many processes of this name */
+	unsigned long long waits;   /* waits that lost time to them */
+	unsigned long long wait_ns; /* that time: what counted in runq_wait */
 };
 #define PROBE_RQ_HOLDERS_TOP 5
 
-/* A task that ended target waits on other tasks (bpf/paths.h, argus_waker_key). */
+/* The tasks that ended target waits on other tasks (bpf/paths.h, argus_waker_key), by name. */
 struct probe_waker {
-	unsigned int tgid; /* 0: a process argusd cannot see */
-	char comm[16];	   /* NUL-terminated, printable ASCII ('?' for anything else) */
-	bool own;	   /* one of the target's own tasks */
-	unsigned int cls;  /* the class the waits counted in (enum argus_class) */
+	unsigned int tgid;	/* 0: a process argusd cannot see */
+	char comm[16];		/* NUL-terminated, printable ASCII ('?' for anything else) */
+	bool own;		/* the target's own tasks */
+	unsigned int cls;	/* the class the waits counted in (enum argus_class) */
+	unsigned int processes; /* how many processes of this name */
 	unsigned long long waits;
 	unsigned long long wait_ns;
 };
 #define PROBE_WAKERS_TOP 8
+
+/*
+ * All the holders (or wakers) a run met, not only the top ones: the waits
+ * and time of those kept by the probe, and of those it met when its table
+ * was full (counted, not named).
+ */
+struct probe_task_totals {
+	unsigned long long waits, wait_ns;
+	unsigned long long unkept, unkept_ns;
+};
 
 struct probe_counts {
 	struct argus_counter slot[ARGUS_MAX_SLOTS];
@@ -117,9 +133,11 @@ struct probe_counts {
 	/* The holders with the most wait time, most first (built-in probe only). */
 	struct probe_rq_holder rq_holders[PROBE_RQ_HOLDERS_TOP];
 	size_t n_rq_holders;
+	struct probe_task_totals rq_holders_total;
 	/* The wakers with the most wait time, most first (built-in probe only). */
 	struct probe_waker wakers[PROBE_WAKERS_TOP];
 	size_t n_wakers;
+	struct probe_task_totals wakers_total;
 };
 
 /* Sum the per-CPU counters. */

@@ -27,7 +27,9 @@ void report_free(struct report *r)
 	json_decref(r->timings);
 	json_decref(r->overhead);
 	json_decref(r->rq_holders);
+	json_decref(r->rq_holders_total);
 	json_decref(r->wakers);
+	json_decref(r->wakers_total);
 	json_decref(r->causes);
 	free(r->stop_reason);
 	memset(r, 0, sizeof(*r));
@@ -91,8 +93,12 @@ void report_probe(struct report *r, int level, const json_t *probe)
 	json_object_set(e, "programs", json_object_get(probe, "programs"));
 	json_decref(r->rq_holders);
 	r->rq_holders = json_incref(json_object_get(probe, "runq_holders"));
+	json_decref(r->rq_holders_total);
+	r->rq_holders_total = json_incref(json_object_get(probe, "runq_holders_total"));
 	json_decref(r->wakers);
 	r->wakers = json_incref(json_object_get(probe, "wakers"));
+	json_decref(r->wakers_total);
+	r->wakers_total = json_incref(json_object_get(probe, "wakers_total"));
 }
 
 /* One cause: the node and the time score that makes it one. */
@@ -218,10 +224,14 @@ static char *tasks_text(json_t *tasks, const char *unseen)
 	{
 		json_int_t pid = json_integer_value(json_object_get(t, "pid"));
 		const char *cls = json_string_value(json_object_get(t, "class"));
+		json_int_t procs = json_integer_value(json_object_get(t, "processes"));
+		const char *own = json_is_true(json_object_get(t, "own")) ? ", the target's own" : "";
 		_cleanup_free_ char *who =
-		    pid ? xasprintf("pid %lld%s", (long long)pid,
-				    json_is_true(json_object_get(t, "own")) ? ", the target's own" : "")
-			: xstrdup(unseen);
+		    procs > 1 && pid ? xasprintf("%lld processes, pid %lld the most%s", (long long)procs,
+						 (long long)pid, own)
+		    : procs > 1	     ? xasprintf("%lld processes%s", (long long)procs, own)
+		    : pid	     ? xasprintf("pid %lld%s", (long long)pid, own)
+				     : xstrdup(unseen);
 
 		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms%s%s", text, i ? "; " : "",
 				 json_string_value(json_object_get(t, "comm")), who,
@@ -232,6 +242,34 @@ static char *tasks_text(json_t *tasks, const char *unseen)
 		text = next;
 	}
 	return text;
+}
+
+/*
+ * How much of what the tasks of total met the listed tasks hold, where not
+ * all: " (those named: 12% of the 4400.0 ms these waits lost; 3200.0 ms
+ * went to tasks met when the probe's table of them was full, not named)".
+ * "" when they hold it all, or nothing is known.
+ */
+static char *coverage_text(json_t *listed, json_t *total, const char *lost)
+{
+	double named = 0, all, unkept;
+	json_t *t;
+	size_t i;
+
+	if (!json_is_object(total))
+		return xstrdup("");
+	json_array_foreach(listed, i, t)
+		named += json_integer_value(json_object_get(t, "wait_ns"));
+	unkept = json_integer_value(json_object_get(total, "unkept_ns"));
+	all = json_integer_value(json_object_get(total, "wait_ns")) + unkept;
+	if (all <= 0 || named >= all)
+		return xstrdup("");
+	if (unkept > 0)
+		return xasprintf(" (those named: %.0f%% of the %.1f ms these waits %s; %.1f ms went "
+				 "to tasks met when the probe's table of them was full, not named)",
+				 100.0 * named / all, all / 1e6, lost, unkept / 1e6);
+	return xasprintf(" (those named: %.0f%% of the %.1f ms these waits %s)", 100.0 * named / all,
+			 all / 1e6, lost);
 }
 
 /* The wakers whose waits count in node's classes, most wait time first (as the probe keeps them). */
@@ -279,14 +317,28 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 	for (i = n - 1; i >= 0; i--)
 		json_array_append_new(path, json_string(r->tree->nodes[chain[i]].id));
 
-	if (bottleneck && json_array_size(r->rq_holders) > 0 && path_waits(r, chain, n))
-		behind = tasks_text(r->rq_holders, "idle, or not visible");
+	if (bottleneck && json_array_size(r->rq_holders) > 0 && path_waits(r, chain, n)) {
+		_cleanup_free_ char *list = tasks_text(r->rq_holders, "idle, or not visible");
+		_cleanup_free_ char *cover = coverage_text(r->rq_holders, r->rq_holders_total,
+							   "lost to other tasks");
+
+		behind = xasprintf("%s%s", list, cover);
+	}
 	if (r->causes)
 		both = causes_text(r->causes);
 	if (bottleneck && r->wakers) {
 		waited_for = node_wakers(r, r->stop_node);
-		if (json_array_size(waited_for) > 0)
-			woken = tasks_text(waited_for, "not visible");
+		if (json_array_size(waited_for) > 0) {
+			_cleanup_free_ char *list = tasks_text(waited_for, "not visible");
+			json_int_t unkept = json_integer_value(
+			    json_object_get(r->wakers_total, "unkept_waits"));
+
+			woken = unkept > 0 ? xasprintf("%s (and %lld waits ended by tasks met when "
+						       "the probe's table of them was full, not "
+						       "named)",
+						       list, (long long)unkept)
+					   : TAKE_PTR(list);
+		}
 	}
 	if (bottleneck)
 		summary = xasprintf("%s at %s%s. %s%s%s Why: %s%s%s%s%s%s",

@@ -23,7 +23,9 @@ struct report {
 	json_t *timings;     /* {"total_s", "levels": [{level, measure_s, decide_s}]} */
 	json_t *overhead;    /* [{level, program_runs, program_time_ns, ns_per_run, overhead_fraction}] */
 	json_t *rq_holders;  /* the last run's probe "runq_holders", or NULL */
+	json_t *rq_holders_total; /* and its "runq_holders_total", or NULL */
 	json_t *wakers;	     /* the last run's probe "wakers", or NULL */
+	json_t *wakers_total; /* and its "wakers_total", or NULL */
 	json_t *causes;	     /* the first level that named two causes: [{node, level, share, evidence}] */
 	int stop_node;
 	int stop_action; /* enum calib_action, -1 until stopped */
