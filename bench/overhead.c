@@ -73,6 +73,7 @@ enum config {
 	CFG_REFERENCE,
 	CFG_REFERENCE_STATS,
 	CFG_REFERENCE_CALLS,
+	CFG_REFERENCE_KPROBE,
 	CFG_EMPTY,
 	CFG_SYSCALL_EVENT,
 	CFG_BPFTRACE,
@@ -81,7 +82,7 @@ enum config {
 static const char *const config_names[CFG_MAX] = {
 	"no probe", "level 1 (all subsystems)", "level 3 (anon_fault leaves)",
 	"reference (every leaf)", "reference, bpf_stats on", "reference, syscall_events calls",
-	"empty programs, reference hooks",
+	"reference, backends kprobe 1st", "empty programs, reference hooks",
 	"empty program, futex's events", "bpftrace count() on the fault"
 };
 
@@ -89,6 +90,10 @@ static const char *const config_names[CFG_MAX] = {
 #define TRACEFS "/sys/kernel/tracing"
 
 static struct tree *tree;
+/* The tree resolved with "backends = kprobe tracepoint" (CFG_REFERENCE_KPROBE). */
+static struct tree *tree_kprobe;
+/* Why CFG_REFERENCE_KPROBE is not measured here, or NULL. */
+static const char *kprobe_order_missing;
 static const char *bpftrace_missing; /* why bpftrace cannot run here, or NULL */
 
 /* What a configuration keeps attached while it runs, besides an argusd probe. */
@@ -105,6 +110,12 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The tree a configuration's probe is planned on. */
+static const struct tree *config_tree(enum config c)
+{
+	return c == CFG_REFERENCE_KPROBE ? tree_kprobe : tree;
+}
+
 /* The nodes of a configuration. */
 static size_t config_nodes(enum config c, int *nodes)
 {
@@ -119,13 +130,64 @@ static size_t config_nodes(enum config c, int *nodes)
 	case CFG_REFERENCE:
 	case CFG_REFERENCE_STATS:
 	case CFG_REFERENCE_CALLS:
+	case CFG_REFERENCE_KPROBE:
 		for (i = 0; i < tree->n_nodes; i++)
-			if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
+			if (tree_is_leaf(tree, i) && config_tree(c)->nodes[i].backend != BACKEND_NONE)
 				nodes[n++] = i;
 		return n;
 	default:
 		return 0;
 	}
+}
+
+/* The reference's programs on tree t, as the loader attaches them here. */
+static json_t *reference_programs(const struct tree *t)
+{
+	int nodes[TREE_MAX_NODES];
+	struct probe_plan plan;
+	size_t n = 0, i;
+	json_t *desc, *progs;
+
+	for (i = 0; i < t->n_nodes; i++)
+		if (tree_is_leaf(t, i) && t->nodes[i].backend != BACKEND_NONE)
+			nodes[n++] = i;
+	if (probe_plan_for(t, nodes, n, &plan) < 0)
+		return json_array();
+	desc = probe_plan_describe(t, &plan);
+	progs = json_incref(json_object_get(desc, "programs"));
+	json_decref(desc);
+	probe_programs_here(t, progs);
+	return progs;
+}
+
+/*
+ * Resolve tree_kprobe, the tree with kprobe first; why the configuration
+ * that measures it is left out (NULL: it is measured): where the order
+ * gives the reference's own programs, or other leaves, it is no comparison.
+ */
+static const char *resolve_kprobe_first(const char *path, const struct prober *pr)
+{
+	struct backend_order order;
+	json_t *a, *b;
+	bool same, leaves = true;
+	size_t i;
+
+	if (tree_load_file(path, &tree_kprobe, NULL) < 0 ||
+	    backend_order_parse("kprobe tracepoint", &order) < 0 ||
+	    tree_resolve_backends(tree_kprobe, pr, &order) < 0)
+		return "the tree did not resolve with backends = kprobe tracepoint";
+	for (i = 0; i < tree->n_nodes; i++)
+		if (tree_is_leaf(tree, i) && (tree->nodes[i].backend == BACKEND_NONE) !=
+						 (tree_kprobe->nodes[i].backend == BACKEND_NONE))
+			leaves = false;
+	if (!leaves)
+		return "backends = kprobe tracepoint leaves out other leaves here";
+	a = reference_programs(tree);
+	b = reference_programs(tree_kprobe);
+	same = json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return same ? "the same programs as the reference here" : NULL;
 }
 
 /* The floors' program: return 0 at once. */
@@ -330,11 +392,11 @@ static int load_config(enum config c, struct probe **ret, int *ret_stats, struct
 		if (*ret_stats < 0)
 			return *ret_stats;
 	}
-	r = probe_plan_for(tree, nodes, n, &plan);
+	r = probe_plan_for(config_tree(c), nodes, n, &plan);
 	/* the loader reads the setting when it loads: calls for this one probe only */
 	syscall_events_set_raw(c != CFG_REFERENCE_CALLS);
 	if (!r)
-		r = probe_load(tree, &plan, ret, NULL, &err);
+		r = probe_load(config_tree(c), &plan, ret, NULL, &err);
 	syscall_events_set_raw(true);
 	if (r < 0 && err)
 		fprintf(stderr, "bench-overhead: loading the probe: %s\n", err);
@@ -578,6 +640,8 @@ static const char *config_missing(enum config c)
 		return bpftrace_missing;
 	if (c == CFG_SYSCALL_EVENT)
 		return syscall_event_missing;
+	if (c == CFG_REFERENCE_KPROBE)
+		return kprobe_order_missing;
 	return NULL;
 }
 
@@ -648,6 +712,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	tree_resolve(tree, &pr);
+	kprobe_order_missing = resolve_kprobe_first(tree_path, &pr);
 	mounted = mount_tracefs();
 	if (system("command -v bpftrace >/dev/null 2>&1") != 0)
 		bpftrace_missing = "not installed (apt-get install bpftrace)";
@@ -717,5 +782,6 @@ out:
 	if (mounted)
 		umount(TRACEFS);
 	tree_free(tree);
+	tree_free(tree_kprobe);
 	return r < 0 ? 1 : 0;
 }
