@@ -248,7 +248,8 @@ static char *tasks_text(json_t *tasks, const char *unseen)
  * How much of what the tasks of total met the listed tasks hold, where not
  * all: " (those named: 12% of the 4400.0 ms these waits lost; 3200.0 ms
  * went to tasks met when the probe's table of them was full, not named)".
- * "" when they hold it all, or nothing is known.
+ * "" when they hold it all (but half a percent) and none went unkept, or
+ * nothing is known.
  */
 static char *coverage_text(json_t *listed, json_t *total, const char *lost)
 {
@@ -262,7 +263,8 @@ static char *coverage_text(json_t *listed, json_t *total, const char *lost)
 		named += json_integer_value(json_object_get(t, "wait_ns"));
 	unkept = json_integer_value(json_object_get(total, "unkept_ns"));
 	all = json_integer_value(json_object_get(total, "wait_ns")) + unkept;
-	if (all <= 0 || named >= all)
+	/* what would read "100%": the tasks left out hold less than half a percent */
+	if (all <= 0 || (unkept <= 0 && named >= 0.995 * all))
 		return xstrdup("");
 	if (unkept > 0)
 		return xasprintf(" (those named: %.0f%% of the %.1f ms these waits %s; %.1f ms went "

@@ -1127,6 +1127,55 @@ static void test_report_waits(const struct tree *t)
 }
 
 /*
+ * The report of a runqueue wait names the tasks on the CPU by name (a
+ * group of processes as one), and says how much of the time lost they
+ * hold when not all of it, the waits the probe could not keep included;
+ * a rest under half a percent is not worth a sentence.
+ */
+static void test_report_holders(const struct tree *t)
+{
+	json_auto_t *probe = json_loads(
+	    "{\"runq_holders\": [{\"pid\": 812, \"comm\": \"postgres\", \"own\": true, "
+	    "\"processes\": 12, \"waits\": 40, \"wait_ns\": 300000000}, {\"pid\": 9, \"comm\": "
+	    "\"cpu_hog\", \"own\": false, \"processes\": 1, \"waits\": 30, \"wait_ns\": "
+	    "100000000}], \"runq_holders_total\": {\"waits\": 90, \"wait_ns\": 500000000, "
+	    "\"unkept_waits\": 10, \"unkept_ns\": 300000000}}",
+	    0, NULL);
+	const char *sum;
+	struct report rep;
+	json_auto_t *res = NULL, *all = NULL;
+
+	tap_subtest("report holders");
+	REQUIRE(probe);
+	report_init(&rep, t);
+	report_probe(&rep, 2, probe);
+	report_stop(&rep, tree_find(t, "kernel_scheduler.runqueue_wait"), CALIB_COMMIT, "test",
+		    NULL);
+	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	sum = json_string_value(json_object_get(res, "summary"));
+	CHECKF(strstr(sum, "postgres (12 processes, pid 812 the most, the target's own): 40 waits, "
+			   "300.0 ms; cpu_hog (pid 9): 30 waits, 100.0 ms (those named: 50% of the "
+			   "800.0 ms these waits lost to other tasks; 300.0 ms went to tasks met when "
+			   "the probe's table of them was full, not named)"),
+	       "summary: %s", sum);
+	report_free(&rep);
+
+	/* 400.1 of 400.2 ms named, nothing unkept: no sentence */
+	json_object_set_new(probe, "runq_holders_total",
+			    json_pack("{s:i,s:i,s:i,s:i}", "waits", 71, "wait_ns", 400200000,
+				      "unkept_waits", 0, "unkept_ns", 0));
+	report_init(&rep, t);
+	report_probe(&rep, 2, probe);
+	report_stop(&rep, tree_find(t, "kernel_scheduler.runqueue_wait"), CALIB_COMMIT, "test",
+		    NULL);
+	all = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	sum = json_string_value(json_object_get(all, "summary"));
+	CHECKF(strstr(sum, "cpu_hog (pid 9): 30 waits, 100.0 ms") && !strstr(sum, "those named"),
+	       "summary: %s", sum);
+	report_free(&rep);
+}
+
+/*
  * Two causes: the path named and another that each took at least 30% of
  * the time the target lost are both named; the descent follows the first.
  * One that took less (but deviated) is not a second cause.
@@ -1196,6 +1245,7 @@ int main(void)
 	test_share(t);
 	test_sli_gate(t);
 	test_report_waits(t);
+	test_report_holders(t);
 	test_two_causes(t);
 	test_count_only_ranking(t);
 	test_rank_by_excess(t);
