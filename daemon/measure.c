@@ -588,7 +588,7 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 		size_t i;
 
 		for (i = 0; i < c->n_rq_holders; i++) {
-			const struct probe_rq_holder *h = &c->rq_holders[i];
+			const struct probe_task *h = &c->rq_holders[i];
 
 			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:i,s:I,s:I}", "pid",
 							   (int)h->tgid, "comm", h->comm, "own",
@@ -604,7 +604,7 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 		size_t i;
 
 		for (i = 0; i < c->n_wakers; i++) {
-			const struct probe_waker *w = &c->wakers[i];
+			const struct probe_task *w = &c->wakers[i];
 
 			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:i,s:s,s:I,s:I}", "pid",
 							   (int)w->tgid, "comm", w->comm, "own",

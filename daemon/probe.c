@@ -668,22 +668,6 @@ void probe_sum_run_stats(struct bpf_object *obj, struct probe_counts *c)
 	}
 }
 
-/* Insert h into c's holders, kept sorted by wait time and cut at PROBE_RQ_HOLDERS_TOP. */
-static void holder_insert(struct probe_counts *c, const struct probe_rq_holder *h)
-{
-	size_t i = c->n_rq_holders;
-
-	if (i == PROBE_RQ_HOLDERS_TOP) {
-		if (h->wait_ns <= c->rq_holders[i - 1].wait_ns)
-			return;
-		i--;
-	} else
-		c->n_rq_holders++;
-	for (; i > 0 && c->rq_holders[i - 1].wait_ns < h->wait_ns; i--)
-		c->rq_holders[i] = c->rq_holders[i - 1];
-	c->rq_holders[i] = *h;
-}
-
 /*
  * A task's name is whatever the task set (prctl PR_SET_NAME): it reaches
  * JSON and HTML only as printable ASCII.
@@ -698,96 +682,40 @@ static void comm_copy(char dst[16], const char src[16])
 }
 
 /* Most wait time first. */
-static int holder_cmp(const void *a, const void *b)
+static int task_cmp(const void *a, const void *b)
 {
-	const struct probe_rq_holder *x = a, *y = b;
+	const struct probe_task *x = a, *y = b;
 
 	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
 }
 
-static int waker_cmp(const void *a, const void *b)
+/* Insert t into top (*n of max), kept sorted by wait time and cut at max. */
+static void task_insert(struct probe_task *top, size_t *n, size_t max, const struct probe_task *t)
 {
-	const struct probe_waker *x = a, *y = b;
+	size_t i = *n;
 
-	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
-}
-
-/*
- * The holders v (n, most wait time first) by name, into c's top: the
- * processes of one name make one entry, which keeps the pid of the first.
- */
-static void holders_by_name(struct probe_rq_holder *v, size_t n, struct probe_counts *c)
-{
-	size_t i, j, groups = 0;
-
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < groups && !(v[j].own == v[i].own && strcmp(v[j].comm, v[i].comm) == 0);
-		     j++)
-			;
-		if (j == groups) {
-			v[groups++] = v[i];
-			continue;
-		}
-		v[j].processes++;
-		v[j].waits += v[i].waits;
-		v[j].wait_ns += v[i].wait_ns;
-	}
-	for (i = 0; i < groups; i++)
-		holder_insert(c, &v[i]);
-}
-
-static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
-{
-	struct argus_rq_holder_key key, next;
-	const struct argus_rq_holder_key *prev = NULL;
-	struct probe_rq_holder all[ARGUS_RQ_HOLDERS];
-	struct argus_counter v;
-	size_t n = 0;
-	int r;
-
-	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
-		struct probe_rq_holder h = {.processes = 1};
-
-		key = next;
-		prev = &key;
-		if (bpf_map__lookup_elem(m, &key, sizeof(key), &v, sizeof(v), 0) < 0)
-			continue; /* gone meanwhile: nothing to count */
-		h.tgid = key.tgid;
-		h.own = key.own != 0;
-		comm_copy(h.comm, key.comm);
-		h.waits = v.count;
-		h.wait_ns = v.time_ns;
-		c->rq_holders_total.waits += h.waits;
-		c->rq_holders_total.wait_ns += h.wait_ns;
-		if (n < ARRAY_SIZE(all))
-			all[n++] = h;
-	}
-	qsort(all, n, sizeof(all[0]), holder_cmp);
-	holders_by_name(all, n, c);
-	return r == -ENOENT ? 0 : r;
-}
-
-/* Insert w into c's wakers, kept sorted by wait time and cut at PROBE_WAKERS_TOP. */
-static void waker_insert(struct probe_counts *c, const struct probe_waker *w)
-{
-	size_t i = c->n_wakers;
-
-	if (i == PROBE_WAKERS_TOP) {
-		if (w->wait_ns <= c->wakers[i - 1].wait_ns)
+	if (i == max) {
+		if (t->wait_ns <= top[i - 1].wait_ns)
 			return;
 		i--;
 	} else
-		c->n_wakers++;
-	for (; i > 0 && c->wakers[i - 1].wait_ns < w->wait_ns; i--)
-		c->wakers[i] = c->wakers[i - 1];
-	c->wakers[i] = *w;
+		(*n)++;
+	for (; i > 0 && top[i - 1].wait_ns < t->wait_ns; i--)
+		top[i] = top[i - 1];
+	top[i] = *t;
 }
 
-/* The wakers v (n, most wait time first) by name and class, into c's top, as holders_by_name. */
-static void wakers_by_name(struct probe_waker *v, size_t n, struct probe_counts *c)
+/*
+ * The tasks v (n of them, one per process) by name, own and class, into
+ * top (*ret_n of max): sorted by wait time first, so that an entry keeps
+ * the pid of its process with the most.
+ */
+static void tasks_by_name(struct probe_task *v, size_t n, struct probe_task *top, size_t *ret_n,
+			  size_t max)
 {
 	size_t i, j, groups = 0;
 
+	qsort(v, n, sizeof(v[0]), task_cmp);
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < groups && !(v[j].own == v[i].own && v[j].cls == v[i].cls &&
 					    strcmp(v[j].comm, v[i].comm) == 0);
@@ -802,20 +730,57 @@ static void wakers_by_name(struct probe_waker *v, size_t n, struct probe_counts 
 		v[j].wait_ns += v[i].wait_ns;
 	}
 	for (i = 0; i < groups; i++)
-		waker_insert(c, &v[i]);
+		task_insert(top, ret_n, max, &v[i]);
+}
+
+/* One process's entry of a holders' or wakers' map, counted into total and kept in all (max). */
+static void task_add(struct probe_task *all, size_t *n, size_t max, struct probe_task_totals *total,
+		     const struct probe_task *t)
+{
+	total->waits += t->waits;
+	total->wait_ns += t->wait_ns;
+	if (*n < max)
+		all[(*n)++] = *t;
+}
+
+static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
+{
+	struct argus_rq_holder_key key, next;
+	const struct argus_rq_holder_key *prev = NULL;
+	struct probe_task all[ARGUS_RQ_HOLDERS];
+	struct argus_counter v;
+	size_t n = 0;
+	int r;
+
+	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
+		struct probe_task h = {.cls = ARGUS_CLS_RUNQ_WAIT, .processes = 1};
+
+		key = next;
+		prev = &key;
+		if (bpf_map__lookup_elem(m, &key, sizeof(key), &v, sizeof(v), 0) < 0)
+			continue; /* gone meanwhile: nothing to count */
+		h.tgid = key.tgid;
+		h.own = key.own != 0;
+		comm_copy(h.comm, key.comm);
+		h.waits = v.count;
+		h.wait_ns = v.time_ns;
+		task_add(all, &n, ARRAY_SIZE(all), &c->rq_holders_total, &h);
+	}
+	tasks_by_name(all, n, c->rq_holders, &c->n_rq_holders, PROBE_RQ_HOLDERS_TOP);
+	return r == -ENOENT ? 0 : r;
 }
 
 static int read_wakers(struct bpf_map *m, struct probe_counts *c)
 {
 	struct argus_waker_key key, next;
 	const struct argus_waker_key *prev = NULL;
-	struct probe_waker all[ARGUS_WAKERS];
+	struct probe_task all[ARGUS_WAKERS];
 	struct argus_counter v;
 	size_t n = 0;
 	int r;
 
 	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
-		struct probe_waker w = {.processes = 1};
+		struct probe_task w = {.processes = 1};
 
 		key = next;
 		prev = &key;
@@ -828,13 +793,9 @@ static int read_wakers(struct bpf_map *m, struct probe_counts *c)
 		comm_copy(w.comm, key.comm);
 		w.waits = v.count;
 		w.wait_ns = v.time_ns;
-		c->wakers_total.waits += w.waits;
-		c->wakers_total.wait_ns += w.wait_ns;
-		if (n < ARRAY_SIZE(all))
-			all[n++] = w;
+		task_add(all, &n, ARRAY_SIZE(all), &c->wakers_total, &w);
 	}
-	qsort(all, n, sizeof(all[0]), waker_cmp);
-	wakers_by_name(all, n, c);
+	tasks_by_name(all, n, c->wakers, &c->n_wakers, PROBE_WAKERS_TOP);
 	return r == -ENOENT ? 0 : r;
 }
 

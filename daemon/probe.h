@@ -75,30 +75,21 @@ void probe_programs_here(const struct tree *t, json_t *programs);
 int probe_tree_programs_here(const struct tree *t, json_t *nodes);
 
 /*
- * The tasks that held the CPU when target runqueue waits ended (bpf/paths.h),
- * by name: the processes of one name are one entry (a prefork server's
- * workers), its pid that of the one with the most wait time.
+ * Tasks that ended target waits, by name (the processes of one name are one
+ * entry: a prefork server's workers), most wait time first: the runqueue
+ * holders (the tasks on the CPU when a wait ended, bpf/paths.h), and the
+ * wakers of waits on other tasks (argus_waker_key).
  */
-struct probe_rq_holder {
-	unsigned int tgid;	/* 0: the idle task, or a process argusd cannot see */
-	char comm[16];		/* NUL-terminated, printable ASCII ('?' for anything else) */
-	bool own;		/* the target's own tasks */
-	unsigned int processes; /* how many processes of this name */
-	unsigned long long waits;   /* waits that lost time to them */
-	unsigned long long wait_ns; /* that time: what counted in runq_wait */
-};
-#define PROBE_RQ_HOLDERS_TOP 5
-
-/* The tasks that ended target waits on other tasks (bpf/paths.h, argus_waker_key), by name. */
-struct probe_waker {
-	unsigned int tgid;	/* 0: a process argusd cannot see */
+struct probe_task {
+	unsigned int tgid;	/* the one of most wait time; 0: idle, or a process argusd cannot see */
 	char comm[16];		/* NUL-terminated, printable ASCII ('?' for anything else) */
 	bool own;		/* the target's own tasks */
 	unsigned int cls;	/* the class the waits counted in (enum argus_class) */
 	unsigned int processes; /* how many processes of this name */
-	unsigned long long waits;
-	unsigned long long wait_ns;
+	unsigned long long waits;   /* holders: the waits that lost time to them */
+	unsigned long long wait_ns; /* holders: that time, what counted in runq_wait */
 };
+#define PROBE_RQ_HOLDERS_TOP 5
 #define PROBE_WAKERS_TOP 8
 
 /*
@@ -131,11 +122,11 @@ struct probe_counts {
 	unsigned long long run_cnt;	/* program runs, when stats were on */
 	unsigned long long run_time_ns; /* program run time, when stats were on */
 	/* The holders with the most wait time, most first (built-in probe only). */
-	struct probe_rq_holder rq_holders[PROBE_RQ_HOLDERS_TOP];
+	struct probe_task rq_holders[PROBE_RQ_HOLDERS_TOP];
 	size_t n_rq_holders;
 	struct probe_task_totals rq_holders_total;
 	/* The wakers with the most wait time, most first (built-in probe only). */
-	struct probe_waker wakers[PROBE_WAKERS_TOP];
+	struct probe_task wakers[PROBE_WAKERS_TOP];
 	size_t n_wakers;
 	struct probe_task_totals wakers_total;
 };

@@ -837,7 +837,7 @@ static void test_pipe(void)
 	 * this harness, when the probe saw it: under TCG, hundreds of ms).
 	 */
 	{
-		const struct probe_waker *w = NULL;
+		const struct probe_task *w = NULL;
 		unsigned long long others = 0;
 		size_t i;
 
@@ -1164,7 +1164,7 @@ static void test_runq_holders(void)
 	CHECKF(c.n_rq_holders > 0 && c.n_rq_holders <= PROBE_RQ_HOLDERS_TOP, "%zu holders",
 	       c.n_rq_holders);
 	for (i = 0; i < c.n_rq_holders; i++) {
-		const struct probe_rq_holder *h = &c.rq_holders[i];
+		const struct probe_task *h = &c.rq_holders[i];
 
 		fprintf(stderr, "runq holder %s (pid %u): %llu waits, %llu ns\n", h->comm, h->tgid,
 			h->waits, h->wait_ns);
@@ -1218,7 +1218,7 @@ static void test_runq_holders_by_name(void)
 	CHECKF(r == 0, "run: %s", strerror(-r));
 	/* one entry for the name, whose pid is one of them, summing those that ended waits */
 	for (i = 0; i < c.n_rq_holders; i++) {
-		const struct probe_rq_holder *h = &c.rq_holders[i];
+		const struct probe_task *h = &c.rq_holders[i];
 		size_t k;
 
 		if (strcmp(h->comm, "worker") != 0)
