@@ -146,6 +146,7 @@ static void warn(struct llm_agent *g, const char *fmt, ...)
 	va_end(ap);
 	if (!msg)
 		return;
+	utf8_sanitize(msg); /* json_string refuses what is not UTF-8: the warning would be lost */
 	if (!g->base.warnings)
 		g->base.warnings = json_array();
 	json_array_append_new(g->base.warnings, llm_scrub_json(json_string(msg), g->key));

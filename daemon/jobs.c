@@ -170,6 +170,8 @@ json_t *job_error(const char *code, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
+	/* json_pack refuses a string that is not UTF-8, and the error would be lost */
+	utf8_sanitize(msg);
 	return json_pack("{s:s,s:s}", "code", code, "message", msg ?: code);
 }
 

@@ -320,10 +320,10 @@ int service_locate(const struct service *s, struct service_where *ret, char **re
 	if (r == -EINVAL) {
 		/* only systemd's answer can be one: the definition's was checked when it was read
 		 */
-		*ret_err =
-		    xasprintf("service %s: systemd named the cgroup \"%.128s\", which is not a "
-			      "cgroup path argusd follows",
-			      s->name, w.cgroup);
+		set_error(ret_err, r,
+			  "service %s: systemd named the cgroup \"%.128s\", which is not a cgroup "
+			  "path argusd follows",
+			  s->name, w.cgroup);
 		service_where_clear(&w);
 		return r;
 	}

@@ -155,6 +155,8 @@ static int fail(struct perr *e, size_t idx, const char *id, const char *field, c
 		e->msg = xasprintf("nodes[%zu]: field \"%s\": %s", idx, field, what);
 	else
 		e->msg = xasprintf("field \"%s\": %s", field, what);
+	/* a quoted value is cut at a byte count (%.64s), perhaps inside a UTF-8 sequence */
+	utf8_sanitize(e->msg);
 	return -EINVAL;
 }
 

@@ -101,8 +101,13 @@ static void check_shape(const struct tree *t)
 		FUZZ_CHECK(n->n_metrics == 1 || strcmp(n->metrics[0], n->metrics[1]), "%s metrics",
 			   n->id);
 		if (n->n_children == 0) {
-			FUZZ_CHECK(n->classes != 0 && !(n->classes & leaf_classes),
+			/* a leaf owns a class, unless only functions measure it */
+			FUZZ_CHECK(n->classes != 0 ||
+				       (n->n_hooks[BACKEND_TRACEPOINT] == 0 &&
+					n->n_hooks[BACKEND_FENTRY] + n->n_hooks[BACKEND_KPROBE] > 0),
 				   "%s: leaf classes %#x", n->id, n->classes);
+			FUZZ_CHECK(!(n->classes & leaf_classes), "%s: leaf classes %#x", n->id,
+				   n->classes);
 			leaf_classes |= n->classes;
 		} else {
 			FUZZ_CHECK(n->classes == union_classes, "%s: classes %#x, children %#x",

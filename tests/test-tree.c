@@ -488,6 +488,13 @@ static void expect_reject(const char *text, const char *want1, const char *want2
 	if (want2)
 		CHECKF(err && strstr(err, want2), "line %d: error \"%s\" lacks \"%s\"", line,
 		       err ? err : "(none)", want2);
+	/* the refusal goes out as a JSON string */
+	if (err) {
+		json_t *s = json_string(err);
+
+		CHECKF(s, "line %d: error \"%s\" is not UTF-8", line, err);
+		json_decref(s);
+	}
 	free(err);
 	if (r == 0 && t != (struct tree *)0x1)
 		tree_free(t);
@@ -602,6 +609,12 @@ static void test_malformed(void)
 	       "'classes': ['fork'],"
 	       " 'hooks': {'kprobe': ['do-x']}}]}",
 	       "(a)", "invalid hook \"do-x\"");
+	/* quoted up to 64 bytes: the cut falls inside the two bytes of 'é' */
+	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
+	       "'classes': ['fork'],"
+	       " 'hooks': {'tracepoint': ['a+"
+	       "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\u00e9']}}]}",
+	       "(a)", "invalid hook \"a+xxx");
 	REJECT("{'version': 'v', 'nodes': [{'id': 'a', 'description': 'd', 'metrics': ['count'], "
 	       "'classes': ['fork'],"
 	       " 'hooks': {'kprobe': ['x+y']}}]}",
