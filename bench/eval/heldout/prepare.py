@@ -4,7 +4,10 @@
 victims. Set 1 (the default) in /var/tmp/argus-heldout: text for gzip and xz,
 an SQL script of single-row transactions for sqlite3, and a C file for gcc.
 Set 2 (--set 2) in /var/tmp/argus-heldout2: text for bzip2, shuffled lines
-for sort, and eight 32 MB files for sha1sum. Deterministic (a fixed seed per
+for sort, and eight 32 MB files for sha1sum. Set 3 (--set 3) in
+/var/tmp/argus-heldout3: text for zstd, a tree of 10000 small text files for grep
+and tar, a column of numbers for mawk, and a git repository of that tree
+packed into one pack file for git grep. Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
 
@@ -12,8 +15,9 @@ import argparse
 import os
 import pwd
 import random
+import subprocess
 
-DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2"}
+DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3"}
 DIR = DIRS[1]
 
 
@@ -52,6 +56,41 @@ def set2(nobody):
         os.chmod(path, 0o644)
 
 
+def set3(nobody):
+    rng = random.Random(20261204)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    # 24 MB of text: copies of the 2.5 MB block told apart by their line numbers
+    write("text.dat", "".join("%d %s\n" % (i, block[i % len(block)]) for i in range(10 * len(block))),
+          nobody.pw_uid, nobody.pw_gid)
+    # 10000 files of about 8 KB in 100 directories; one word found in the last file only
+    tree = os.path.join(DIR, "tree")
+    for d in range(100):
+        os.makedirs(os.path.join(tree, "d%02d" % d), exist_ok=True)
+        for f in range(100):
+            n = d * 100 + f
+            text = "".join("%d %s\n" % (n, block[(n * 100 + i) % len(block)]) for i in range(100))
+            if n == 9999:
+                text += "argusneedle\n"
+            write(os.path.join("tree", "d%02d" % d, "f%03d.txt" % f), text, nobody.pw_uid, nobody.pw_gid)
+    # 3.2 million lines of two numbers (about 45 MB)
+    write("numbers.dat", "".join("%d %d\n" % (i, rng.randrange(1000000)) for i in range(3200000)),
+          nobody.pw_uid, nobody.pw_gid)
+    # the tree committed and packed: git reads its objects from a mapped pack file
+    repo = os.path.join(DIR, "repo")
+    env = dict(os.environ, GIT_AUTHOR_NAME="argus", GIT_AUTHOR_EMAIL="argus@localhost",
+               GIT_COMMITTER_NAME="argus", GIT_COMMITTER_EMAIL="argus@localhost",
+               GIT_AUTHOR_DATE="2026-12-04T00:00:00Z", GIT_COMMITTER_DATE="2026-12-04T00:00:00Z")
+    subprocess.run(["rm", "-rf", repo], check=True)
+    git = ["git", "-C", repo, "-c", "gc.auto=0"]
+    subprocess.run(["git", "init", "-q", repo], check=True, env=env)
+    subprocess.run(["cp", "-r", tree, os.path.join(repo, "tree")], check=True)
+    subprocess.run(git + ["add", "-A"], check=True, env=env)
+    subprocess.run(git + ["commit", "-q", "-m", "tree"], check=True, env=env)
+    subprocess.run(git + ["gc", "-q", "--aggressive"], check=True, env=env)
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), repo], check=True)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -62,8 +101,8 @@ def main():
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set == 2:
-        set2(nobody)
+    if a.set in (2, 3):
+        (set2 if a.set == 2 else set3)(nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
