@@ -25,11 +25,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WORKERS 3
@@ -419,9 +421,82 @@ static const char *job_error_text(const json_t *job, const char *key)
 	return json_string_value(json_object_get(json_object_get(job, "error"), key)) ?: "";
 }
 
+/*
+ * An SLI that says what the test wants, window by window: each call prints
+ * the next line of DIR/values (the last one from then on) and counts itself
+ * in DIR/count, which the test removes to start again. DIR belongs to
+ * nobody, who runs it.
+ */
+static const char seq_script[] =
+    "#!/bin/sh\n"
+    "n=$(( $(cat \"$1/count\" 2>/dev/null || echo 0) + 1 ))\n"
+    "echo \"$n\" > \"$1/count\"\n"
+    "last=$(wc -l < \"$1/values\")\n"
+    "[ \"$n\" -le \"$last\" ] || n=$last\n"
+    "sed -n \"${n}p\" \"$1/values\"\n";
+
+static void seq_start(const char *dir, const char *values)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/values", dir);
+	write_text(path, values);
+	snprintf(path, sizeof(path), "%s/count", dir);
+	REQUIRE(unlink(path) == 0 || errno == ENOENT);
+}
+
+/* How many times the SLI of seq_start's dir has run. */
+static int seq_calls(const char *dir)
+{
+	char path[512];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/count", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The service busy in its first window only: once that window's SLI has
+ * started (the window's start), every worker touches fresh pages for
+ * busy_s, then the service is idle again. False when that window never came.
+ */
+static bool busy_in_first_window(const struct server *srv, const char *dir, double busy_s)
+{
+	double t0 = now_s(), until;
+	int i;
+
+	while (seq_calls(dir) < 1) {
+		if (now_s() - t0 > 60)
+			return false;
+		usleep(2000);
+	}
+	until = now_s() + busy_s;
+	while (now_s() < until) {
+		for (i = 0; i < WORKERS; i++)
+			(void)!write(srv->go[i], "g", 1);
+		usleep(20000);
+	}
+	return true;
+}
+
 static void test_daemon(void)
 {
-	char def[512], sli_file[256], script[256], body[256];
+	char def[768], sli_file[256], script[256], body[256], seq_dir[256], seq_sh[256];
 	struct server srv = {};
 	json_int_t ref;
 	json_t *job, *res;
@@ -460,13 +535,28 @@ static void test_daemon(void)
 		 "\"%s\"], \"better\": \"lower\"}}",
 		 cg_path, script);
 	daemon_add_service(&d, "garbage", def);
+	snprintf(seq_dir, sizeof(seq_dir), "%s/seq", d.dir);
+	snprintf(seq_sh, sizeof(seq_sh), "%s/seq.sh", d.dir);
+	REQUIRE(mkdir(seq_dir, 0755) == 0);
+	{
+		struct passwd *nobody = getpwnam("nobody");
+
+		REQUIRE(nobody && chown(seq_dir, nobody->pw_uid, nobody->pw_gid) == 0);
+	}
+	write_text(seq_sh, seq_script);
+	snprintf(def, sizeof(def),
+		 "{\"name\": \"seq\", \"cgroup\": \"%s\", \"window_s\": 2, \"sli\": "
+		 "{\"command\": [\"/bin/sh\", \"%s\", \"%s\"], \"better\": \"lower\", "
+		 "\"unit\": \"ms\"}}",
+		 cg_path, seq_sh, seq_dir);
+	daemon_add_service(&d, "seq", def);
 	daemon_add_service(&d, "broken", "{\"name\": \"broken\", \"cgroup\": \"../x\"}");
 	REQUIRE(daemon_start(&d) == 0);
 	REQUIRE(server_start(&srv, cg_dir) == 0);
 
 	/* where each service is now */
 	CHECK(http_get(&d, "/services", &r) == 200);
-	CHECK_EQ(json_array_size(json_object_get(r.json, "services")), 5, "services listed");
+	CHECK_EQ(json_array_size(json_object_get(r.json, "services")), 6, "services listed");
 	CHECK_EQ(json_array_size(json_object_get(r.json, "errors")), 1, "definitions refused");
 	json_array_foreach(json_object_get(r.json, "services"), i, s)
 	{
@@ -535,6 +625,63 @@ static void test_daemon(void)
 		    "worse SLI, nothing deviates: reason_code");
 	CHECKF(strstr(json_string_value(json_object_get(res, "summary")) ?: "", "SLI 40 vs 10"),
 	       "the summary names the SLI: %s", json_string_value(json_object_get(res, "summary")));
+	json_decref(job);
+
+	/*
+	 * Why nothing was named, on a service. Runs of a reference whose SLI
+	 * disagrees (10, 20, 10, ...) are recorded again, then kept noisy; a
+	 * window between them is no slowdown, and the reason is the reference.
+	 */
+	seq_start(seq_dir, "10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n"
+			   "20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n");
+	job = run_job("/references", "{\"service\": \"seq\"}", 180);
+	res = json_object_get(job, "result");
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "noisy reference: %s %s",
+	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
+	CHECKF(strstr(json_string_value(json_array_get(json_object_get(res, "warnings"), 0)) ?: "",
+		      "noisy reference"),
+	       "noisy reference: warnings %s",
+	       json_string_value(json_array_get(json_object_get(res, "warnings"), 0)));
+	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 3,
+		 "a noisy reference is recorded again, a bounded number of times");
+	json_decref(job);
+	seq_start(seq_dir, "16\n");
+	job = run_job("/diagnose", "{\"service\": \"seq\"}", 120);
+	res = json_object_get(job, "result");
+	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "no_bottleneck",
+		    "against a noisy reference: verdict");
+	CHECK_STREQ(json_string_value(json_object_get(res, "reason_code")), "reference_noisy",
+		    "against a noisy reference: reason_code");
+	json_decref(job);
+
+	/*
+	 * A slowdown that does not last: the SLI is worse (40 against 10) in the
+	 * level-1 window, while the workers fault in fresh pages, and back to 10
+	 * in every window after it, the workers idle.
+	 */
+	seq_start(seq_dir, "10\n");
+	job = run_job("/references", "{\"service\": \"seq\"}", 120);
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0 &&
+		   json_array_size(json_object_get(json_object_get(job, "result"), "warnings")) == 0,
+	       "steady reference: %s %s", job ? job_state(job) : "(none)",
+	       job ? job_error_text(job, "message") : "");
+	json_decref(job);
+	seq_start(seq_dir, "40\n10\n");
+	{
+		json_int_t id = post("/diagnose", "{\"service\": \"seq\"}", &status, NULL);
+
+		CHECK(status == 202);
+		CHECK(busy_in_first_window(&srv, seq_dir, 1.2));
+		job = wait_job(&d, id, 120);
+	}
+	res = json_object_get(job, "result");
+	CHECKF(strcmp(json_string_value(json_object_get(res, "reason_code")) ?: "", "transient") == 0,
+	       "a slowdown that did not last: %s %s (%s)",
+	       json_string_value(json_object_get(res, "verdict")),
+	       json_string_value(json_object_get(res, "reason_code")),
+	       json_string_value(json_object_get(res, "summary")));
+	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "no_bottleneck",
+		    "a slowdown that did not last: verdict");
 	json_decref(job);
 
 	/* SLI commands that hang, fail or print garbage fail the job, saying so */
