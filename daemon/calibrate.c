@@ -32,6 +32,8 @@ void calib_params_default(struct calib_params *p)
 	    .cause_share = 0.30,
 	    .sli_rel_floor = 0.02,
 	    .false_flag_rate = CONFIG_DEFAULT_FALSE_FLAG_RATE,
+	    .look_share = 1.0,
+	    .runs = 1,
 	    .robust = true,
 	    .calibrated = true,
 	};
@@ -145,14 +147,23 @@ static void centre_noise(bool robust, const double *ref, size_t k, double *work,
 #define NULL_SEED 0x61726775732d6e75ULL
 #define NULL_KMAX 64
 
-/* The mean over the simulated references of P(X > centre + t noise), X ~ N(0, 1). */
-static double tail_beyond(const double *centre, const double *noise, size_t n, double t)
+static size_t runs_of(const struct calib_params *p)
 {
-	double sum = 0;
+	return p->runs ? p->runs : 1;
+}
+
+/*
+ * The mean over the simulated references of P(X > centre + t noise / sqrt(runs)),
+ * X the mean of runs draws of N(0, 1): P(Z > sqrt(runs) centre + t noise).
+ */
+static double tail_beyond(const double *centre, const double *noise, size_t n, double t,
+			  size_t runs)
+{
+	double sum = 0, root = sqrt((double)runs);
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		sum += 0.5 * erfc((centre[i] + t * noise[i]) / M_SQRT2);
+		sum += 0.5 * erfc((root * centre[i] + t * noise[i]) / M_SQRT2);
 	return sum / (double)n;
 }
 
@@ -185,18 +196,19 @@ void calib_null_for(const struct calib_params *p, size_t k, size_t n_tests, stru
 		return;
 	for (i = 0; i < NULL_DRAWS; i++)
 		noise[i] *= ret->noise_scale;
-	p_tail = p->false_flag_rate / (double)(n_tests ? n_tests : 1);
-	if (tail_beyond(centre, noise, NULL_DRAWS, p->tau) <= p_tail)
+	p_tail = p->false_flag_rate * (p->look_share > 0 ? p->look_share : 1) /
+		 (double)(n_tests ? n_tests : 1);
+	if (tail_beyond(centre, noise, NULL_DRAWS, p->tau, runs_of(p)) <= p_tail)
 		return;
 	/* the tail falls as t grows: bisect on log t between tau and a bound that is past it */
 	lo = p->tau;
 	hi = p->tau * 2;
-	while (hi < 1e6 && tail_beyond(centre, noise, NULL_DRAWS, hi) > p_tail)
+	while (hi < 1e6 && tail_beyond(centre, noise, NULL_DRAWS, hi, runs_of(p)) > p_tail)
 		hi *= 2;
 	for (i = 0; i < 40 && hi / lo > 1.001; i++) {
 		double mid = sqrt(lo * hi);
 
-		if (tail_beyond(centre, noise, NULL_DRAWS, mid) > p_tail)
+		if (tail_beyond(centre, noise, NULL_DRAWS, mid, runs_of(p)) > p_tail)
 			lo = mid;
 		else
 			hi = mid;
@@ -244,7 +256,9 @@ void calib_score_metric(const struct calib_params *p, const struct calib_null *n
 	}
 	floor = fmax(p->rel_floor * fabs(centre), is_time ? p->time_floor_ns : p->count_floor);
 	/* the ablation leaves the reference runs' spread out, and nothing else */
-	spread = p->calibrated ? fmax(floor, noise * null->threshold / p->tau) : floor;
+	spread = p->calibrated
+		     ? fmax(floor, noise / sqrt((double)runs_of(p)) * null->threshold / p->tau)
+		     : floor;
 	ret->spread = spread;
 	ret->z = ratio(ret->delta, spread);
 	ret->flagged = ret->z > p->tau;
@@ -532,6 +546,24 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 	rel = w->centre != 0 ? w->delta / fabs(w->centre) : (w->delta > 0 ? INFINITY : 0);
 	w->flagged = w->flagged && rel > p->min_slowdown;
 	return rel;
+}
+
+int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_t k,
+		     const struct mvec *pmv, struct calib_score *ret)
+{
+	struct calib_decision d = {.node = -1, .evidence = -1, .wall = -1};
+	_cleanup_free_ double *vals = calloc(k ? k : 1, sizeof(double));
+	struct calib_score score = {};
+
+	*ret = (struct calib_score){};
+	if (!vals)
+		return -ENOMEM;
+	d.scores = &score;
+	score_wall(p, ref, k, pmv, vals, &d);
+	if (d.wall < 0)
+		return -ENOENT;
+	*ret = score;
+	return 0;
 }
 
 /*

@@ -83,6 +83,20 @@ struct calib_params {
 	 */
 	double false_flag_rate;
 	/*
+	 * The part of false_flag_rate this decision may spend (default 1; 0
+	 * reads as 1): a level measured again after an ambiguous run
+	 * (diagnose.c) spends the rate in parts, one per look, that add up to
+	 * it, so that an unchanged target is flagged on any of the looks with
+	 * at most false_flag_rate.
+	 */
+	double look_share;
+	/*
+	 * The measured vector is the mean of this many runs of the level
+	 * (default 1; 0 reads as 1): each metric's noise is the reference
+	 * runs' over sqrt(runs), and its threshold is that of such a mean.
+	 */
+	size_t runs;
+	/*
 	 * true (the default): the trimmed estimate above. false: the mean and
 	 * the sample standard deviation of all K runs, as before, for the
 	 * false-flag bench's side-by-side and the references' comparison.
@@ -150,6 +164,16 @@ struct calib_score {
 void calib_score_metric(const struct calib_params *p, const struct calib_null *null,
 			const char *metric, bool is_time, const double *ref, size_t k, double value,
 			struct calib_score *ret);
+
+/*
+ * The target's slowdown in pmv against the k reference runs, scored as
+ * calib_decide scores it at level 1: its wall time, or a service's SLI
+ * cost; flagged when slower beyond tau spreads and min_slowdown. 0, or
+ * -ENOENT for a target with neither (ret->metric is then NULL). The caller
+ * frees ret->metric.
+ */
+int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_t k,
+		     const struct mvec *pmv, struct calib_score *ret);
 
 enum calib_action {
 	CALIB_ABSTAIN, /* nothing deviates (or the target is not slower): no_bottleneck */

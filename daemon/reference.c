@@ -31,6 +31,16 @@ static json_t *backends_of(const struct tree *t)
 /* Recording again a reference whose runs disagree: attempts in all, and the pause before each. */
 #define REFERENCE_ATTEMPTS 3
 #define REFERENCE_PAUSE_S 5 /* before attempt n + 1: n times this */
+/*
+ * A kept reference whose runs vary by more than REFERENCE_EXTEND_CV is
+ * extended to REFERENCE_EXTENDED_RUNS runs: with five runs a diagnosis must
+ * see a run three of their spreads slower, and more runs of the diagnosis
+ * would not lower that bar, since the reference's own centre is as
+ * uncertain; with ten, the mean of three runs of a diagnosis is judged
+ * against about two (diagnose.c, LEVEL1_RUNS).
+ */
+#define REFERENCE_EXTEND_CV 0.05
+#define REFERENCE_EXTENDED_RUNS 10
 
 
 /* The K runs of one attempt: vectors, per-run info, and the wall time's coefficient of variation. */
@@ -144,6 +154,31 @@ static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct p
 	return 0;
 }
 
+/* Add more's runs to a's, numbered after them, with a's mean and cv recomputed; more is emptied. */
+static void attempt_extend(struct attempt *a, struct attempt *more, const struct measure_target *tg)
+{
+	struct mvec *vecs = realloc(a->vecs, (a->n + more->n) * sizeof(*vecs));
+	json_t *run;
+	size_t i;
+
+	if (!vecs)
+		abort();
+	a->vecs = vecs;
+	a->mean_ns = (a->mean_ns * (double)a->n + more->mean_ns * (double)more->n) /
+		     (double)(a->n + more->n);
+	for (i = 0; i < more->n; i++) {
+		a->vecs[a->n] = more->vecs[i];
+		more->vecs[i] = (struct mvec){};
+		run = json_array_get(more->runs, i);
+		json_object_set_new(run, "run", json_integer((json_int_t)(a->n + 1)));
+		json_object_set_new(run, "extended", json_true());
+		json_array_append(a->runs, run);
+		a->n++;
+	}
+	a->cv = diag_noise_metric(tg) ? mvec_cv(a->vecs, a->n, diag_noise_metric(tg)) : 0;
+	attempt_clear(more);
+}
+
 int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_t **ret_error)
 {
 	const struct diag_env *env = userdata;
@@ -164,6 +199,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	int64_t ref_id = 0;
 	char *err = NULL;
 	int r, k, attempt, attempts = 0, best_attempt = 0;
+	size_t extended = 0;
 	bool noisy = false;
 
 	if (repeats < 1)
@@ -228,6 +264,22 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		if (!diag_noise_metric(&tg) || best.cv <= REFERENCE_NOISY_CV)
 			break;
 	}
+	if (r >= 0 && diag_noise_metric(&tg) && best.cv > REFERENCE_EXTEND_CV &&
+	    best.n < REFERENCE_EXTENDED_RUNS) {
+		struct attempt more = {};
+
+		job_ctx_trace(ctx, "note",
+			      json_pack("{s:s,s:f,s:i,s:i}", "note",
+					"the reference's runs vary: extending it", "wall_cv", best.cv,
+					"runs", (int)best.n, "to", REFERENCE_EXTENDED_RUNS));
+		r = record_runs(ctx, t, &plan, &tg, &mo, best_attempt,
+				REFERENCE_EXTENDED_RUNS - best.n, &more, ret_error);
+		if (r >= 0) {
+			extended = more.n;
+			attempt_extend(&best, &more, &tg);
+			repeats = (json_int_t)best.n;
+		}
+	}
 	/* stored only once every run of the kept attempt succeeded: a partial reference is none */
 	if (r >= 0) {
 		noisy = diag_noise_metric(&tg) && best.cv > REFERENCE_NOISY_CV;
@@ -256,11 +308,11 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		attempt_clear(&best);
 		return r;
 	}
-	*ret_result = json_pack("{s:I,s:s,s:i,s:O,s:f,s:f,s:i,s:i,s:[]}", "reference",
+	*ret_result = json_pack("{s:I,s:s,s:i,s:O,s:f,s:f,s:i,s:i,s:i,s:[]}", "reference",
 				(json_int_t)ref_id, "subject", subject, "repeats", (int)repeats,
 				"runs", best.runs, "mean_wall_s", best.mean_ns / 1e9, "wall_cv",
 				best.cv, "attempts", attempts, "kept_attempt", best_attempt,
-				"warnings");
+				"extended_runs", (int)extended, "warnings");
 	if (noisy)
 		json_array_append_new(
 		    json_object_get(*ret_result, "warnings"),

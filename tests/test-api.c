@@ -84,10 +84,11 @@ static int runner(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			mvec_free(&v);
 		}
 		/* the shape of reference.c's result, checked against schema/openapi.yaml */
-		*ret_result = json_pack("{s:I,s:s,s:O,s:[],s:f,s:f,s:i,s:i,s:[]}", "reference",
+		*ret_result = json_pack("{s:I,s:s,s:O,s:[],s:f,s:f,s:i,s:i,s:i,s:[]}", "reference",
 					(json_int_t)ref, "subject", subject, "repeats",
 					json_object_get(req, "repeats"), "runs", "mean_wall_s", 0.0,
-					"wall_cv", 0.0, "attempts", 1, "kept_attempt", 1, "warnings");
+					"wall_cv", 0.0, "attempts", 1, "kept_attempt", 1,
+					"extended_runs", 0, "warnings");
 	} else {
 		struct calib_params p;
 		struct report rep;

@@ -831,6 +831,93 @@ static void test_thresholds(void)
 	       draws);
 }
 
+/*
+ * A level measured again while ambiguous (diagnose.c): three looks, each on
+ * the mean of the runs so far with its share of the rate (2/3, 1/6, 1/6),
+ * the next taken only when the last was 1 to tau spreads slower. Against ten
+ * reference runs an unchanged target is flagged on some look at most at the
+ * rate, and a target 2.5 noises slower is flagged half as often again as by
+ * one run, or more; against five, the mean of three runs has a higher bar than one run.
+ */
+static int looks_flag(const struct calib_params *p, const struct calib_null *nulls,
+		      const double *ref, size_t k, double shift, unsigned *seed)
+{
+	double sum = 0;
+	int n;
+
+	for (n = 1; n <= 3; n++) {
+		struct calib_params pn = *p;
+		struct calib_score s;
+		bool flagged, again;
+
+		pn.runs = (size_t)n;
+		sum += 1000 + shift + 10 * test_normal(seed);
+		calib_score_metric(&pn, &nulls[n - 1], "m", true, ref, k, sum / n, &s);
+		flagged = s.flagged;
+		again = !s.flagged && s.z >= p->refute_z && s.z <= p->tau;
+		free(s.metric);
+		if (flagged)
+			return 1;
+		if (!again)
+			return 0;
+	}
+	return 0;
+}
+
+static void test_looks(void)
+{
+	const double shares[3] = {2.0 / 3.0, 1.0 / 6.0, 1.0 / 6.0};
+	struct calib_params p, pn;
+	struct calib_null nulls[3], one, five[3];
+	unsigned seed = 4242;
+	int null_flags = 0, flags = 0, single = 0, i, j, n;
+	const int draws = 20000;
+	const size_t k = 10;
+
+	tap_subtest("looks");
+	calib_params_default(&p);
+	p.rel_floor = 0;
+	p.time_floor_ns = 0;
+	for (n = 0; n < 3; n++) {
+		pn = p;
+		pn.runs = (size_t)n + 1;
+		pn.look_share = shares[n];
+		calib_null_for(&pn, k, 1, &nulls[n]);
+		calib_null_for(&pn, 5, 1, &five[n]);
+	}
+	calib_null_for(&p, k, 1, &one);
+	/* in noises: one run against ten must pass tau; the mean of three, about two */
+	CHECKF(nulls[2].threshold / sqrt(3) < 0.8 * one.threshold, "K 10: one run %.2f, three %.2f",
+	       one.threshold, nulls[2].threshold / sqrt(3));
+	CHECKF(five[2].threshold / sqrt(3) > one.threshold, "K 5: three runs' bar %.2f",
+	       five[2].threshold / sqrt(3));
+	for (i = 0; i < draws; i++) {
+		double ref[10];
+		struct calib_score s;
+
+		for (j = 0; j < (int)k; j++)
+			ref[j] = 1000 + 10 * test_normal(&seed);
+		null_flags += looks_flag(&p, nulls, ref, k, 0, &seed);
+		if (i % 4 == 0) {
+			flags += looks_flag(&p, nulls, ref, k, 25, &seed);
+			calib_score_metric(&p, &one, "m", true, ref, k, 1025 + 10 * test_normal(&seed),
+					   &s);
+			single += s.flagged;
+			free(s.metric);
+		}
+	}
+	/* the rate is 0.05: 1000 of 20000 (sd 31) */
+	CHECKF(null_flags <= 1100, "%d of %d unchanged targets flagged on some look", null_flags,
+	       draws);
+	fprintf(stderr,
+		"# looks: bar in noises, K 10: %.2f, %.2f, %.2f for 1, 2, 3 runs; K 5, 3 runs: %.2f\n"
+		"# looks: %d of %d unchanged flagged; 2.5 noises slower: %d of %d, one run %d\n",
+		one.threshold, nulls[1].threshold / sqrt(2), nulls[2].threshold / sqrt(3),
+		five[2].threshold / sqrt(3), null_flags, draws, flags, draws / 4, single);
+	CHECKF(2 * flags > 3 * single, "2.5 noises slower: %d of %d flagged in up to three looks, %d by "
+	       "one run", flags, draws / 4, single);
+}
+
 /* With the defaults and five runs, noise in a reference is not a deviation; the slowdown is. */
 static void test_default_decision(const struct tree *t)
 {
@@ -1251,6 +1338,7 @@ int main(void)
 	test_rank_by_excess(t);
 	test_trimmed();
 	test_thresholds();
+	test_looks();
 	test_default_decision(t);
 	test_uncalibrated(t);
 	test_missing_metrics(t);

@@ -90,7 +90,10 @@ static void test_recorded_again(void)
 	json_decref(job);
 }
 
-/* Every other run slow: still noisy after three attempts, stored with a warning and marked. */
+/*
+ * Every other run slow: still noisy after three attempts, extended to ten
+ * runs, stored with a warning and marked.
+ */
 static void test_still_noisy(void)
 {
 	json_t *trace, *job, *res, *ref;
@@ -104,7 +107,11 @@ static void test_still_noisy(void)
 	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 3, "attempts");
 	CHECK_EQ(json_array_size(json_object_get(res, "warnings")), 1, "warnings");
 	CHECK_EQ(count_steps(trace, "note", "recording it again"), 2, "notes");
-	CHECK_EQ(count_steps(trace, "measure", NULL), 9, "measured runs");
+	/* three attempts of three runs, and the kept one extended to ten */
+	CHECK_EQ(count_steps(trace, "measure", NULL), 16, "measured runs");
+	CHECK_EQ(count_steps(trace, "note", "extending it"), 1, "extension noted");
+	CHECK_EQ(json_integer_value(json_object_get(res, "extended_runs")), 7, "extended runs");
+	CHECK_EQ(json_array_size(json_object_get(res, "runs")), 10, "runs kept");
 	path = xasprintf("/references/%lld",
 			 (long long)json_integer_value(json_object_get(res, "reference")));
 	CHECK(http_get(&d, path, &r) == 200);
