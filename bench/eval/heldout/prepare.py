@@ -7,7 +7,9 @@ Set 2 (--set 2) in /var/tmp/argus-heldout2: text for bzip2, shuffled lines
 for sort, and eight 32 MB files for sha1sum. Set 3 (--set 3) in
 /var/tmp/argus-heldout3: text for zstd, a tree of 10000 small text files for grep
 and tar, a column of numbers for mawk, and a git repository of that tree
-packed into one pack file for git grep. Deterministic (a fixed seed per
+packed into one pack file for git grep. Set 4 (--set 4) in
+/var/tmp/argus-heldout4: text for lz4 and wc, a 48 MB file for openssl (and
+its twin), and two equal trees of 5000 small files for cp and diff. Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
 
@@ -17,7 +19,8 @@ import pwd
 import random
 import subprocess
 
-DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3"}
+DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
+        4: "/var/tmp/argus-heldout4"}
 DIR = DIRS[1]
 
 
@@ -91,6 +94,33 @@ def set3(nobody):
     subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), repo], check=True)
 
 
+def set4(nobody):
+    rng = random.Random(20261205)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    # 24 MB of text: copies of the 2.5 MB block told apart by their line numbers
+    write("text.dat", "".join("%d %s\n" % (i, block[i % len(block)]) for i in range(10 * len(block))),
+          nobody.pw_uid, nobody.pw_gid)
+    data = rng.randbytes(48 << 20)
+    for name in ("blob.dat", "blob2.dat"):
+        path = os.path.join(DIR, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chown(path, nobody.pw_uid, nobody.pw_gid)
+        os.chmod(path, 0o644)
+    # two equal trees of 5000 files of about 8 KB in 50 directories, and where cp writes its copy
+    for top in ("tree", "tree2"):
+        for d in range(50):
+            os.makedirs(os.path.join(DIR, top, "d%02d" % d), exist_ok=True)
+            for f in range(100):
+                n = d * 100 + f
+                text = "".join("%d %s\n" % (n, block[(n * 100 + i) % len(block)]) for i in range(100))
+                write(os.path.join(top, "d%02d" % d, "f%03d.txt" % f), text, nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["rm", "-rf", os.path.join(DIR, "copy")], check=True)
+    os.makedirs(os.path.join(DIR, "copy"))
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -101,8 +131,8 @@ def main():
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3):
-        (set2 if a.set == 2 else set3)(nobody)
+    if a.set in (2, 3, 4):
+        {2: set2, 3: set3, 4: set4}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
