@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -144,6 +145,71 @@ static inline void write_text(const char *path, const char *text)
 		fputs(text, f);
 		fclose(f);
 	}
+}
+
+/*
+ * A sequence: a script (/bin/sh SCRIPT DIR) that, call by call, takes the
+ * next line of DIR/values (the last one from then on), counts its calls in
+ * DIR/count, and prints the value or sleeps for it. A test sets the values
+ * (sequence_start), and so what an SLI says window by window, or how long a
+ * workload's runs take. DIR belongs to nobody, who runs the script.
+ */
+struct sequence {
+	char dir[256], script[256];
+};
+
+/* Make the sequence NAME in d's directory; 0 or a negative errno. */
+static inline int sequence_make(struct sequence *q, const struct daemon *d, const char *name,
+				bool sleeps)
+{
+	struct passwd *nobody = getpwnam("nobody");
+	char text[512];
+
+	snprintf(q->dir, sizeof(q->dir), "%s/%s", d->dir, name);
+	snprintf(q->script, sizeof(q->script), "%s/%s.sh", d->dir, name);
+	if (!nobody)
+		return -ENOENT;
+	if (mkdir(q->dir, 0755) < 0 || chown(q->dir, nobody->pw_uid, nobody->pw_gid) < 0)
+		return -errno;
+	snprintf(text, sizeof(text),
+		 "#!/bin/sh\n"
+		 "n=$(( $(cat \"$1/count\" 2>/dev/null || echo 0) + 1 ))\n"
+		 "echo \"$n\" > \"$1/count\"\n"
+		 "last=$(wc -l < \"$1/values\")\n"
+		 "[ \"$n\" -le \"$last\" ] || n=$last\n"
+		 "v=$(sed -n \"${n}p\" \"$1/values\")\n"
+		 "%s\n",
+		 sleeps ? "exec sleep \"$v\"" : "echo \"$v\"");
+	write_text(q->script, text);
+	return 0;
+}
+
+/* Start the sequence again with these values (lines); 0 or a negative errno. */
+static inline int sequence_start(const struct sequence *q, const char *values)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/values", q->dir);
+	write_text(path, values);
+	snprintf(path, sizeof(path), "%s/count", q->dir);
+	return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+/* How many times the script has run since the sequence started. */
+static inline int sequence_calls(const struct sequence *q)
+{
+	char path[512];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/count", q->dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
 }
 
 /*

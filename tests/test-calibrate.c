@@ -1213,6 +1213,21 @@ static void test_report_waits(const struct tree *t)
 	report_free(&rep);
 }
 
+/* The result of a diagnosis that committed to runqueue_wait at level 2 with this probe's info. */
+static json_t *runqueue_result(const struct tree *t, const json_t *probe)
+{
+	struct report rep;
+	json_t *res;
+
+	report_init(&rep, t);
+	report_probe(&rep, 2, probe);
+	report_stop(&rep, tree_find(t, "kernel_scheduler.runqueue_wait"), CALIB_COMMIT, "test",
+		    NULL);
+	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	report_free(&rep);
+	return res;
+}
+
 /*
  * The report of a runqueue wait names the tasks on the CPU by name (a
  * group of processes as one), and says how much of the time lost they
@@ -1229,37 +1244,26 @@ static void test_report_holders(const struct tree *t)
 	    "\"unkept_waits\": 10, \"unkept_ns\": 300000000}}",
 	    0, NULL);
 	const char *sum;
-	struct report rep;
 	json_auto_t *res = NULL, *all = NULL;
 
 	tap_subtest("report holders");
 	REQUIRE(probe);
-	report_init(&rep, t);
-	report_probe(&rep, 2, probe);
-	report_stop(&rep, tree_find(t, "kernel_scheduler.runqueue_wait"), CALIB_COMMIT, "test",
-		    NULL);
-	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	res = runqueue_result(t, probe);
 	sum = json_string_value(json_object_get(res, "summary"));
 	CHECKF(strstr(sum, "postgres (12 processes, pid 812 the most, the target's own): 40 waits, "
 			   "300.0 ms; cpu_hog (pid 9): 30 waits, 100.0 ms (those named: 50% of the "
 			   "800.0 ms these waits lost to other tasks; 300.0 ms went to tasks met when "
 			   "the probe's table of them was full, not named)"),
 	       "summary: %s", sum);
-	report_free(&rep);
 
 	/* 400.1 of 400.2 ms named, nothing unkept: no sentence */
 	json_object_set_new(probe, "runq_holders_total",
 			    json_pack("{s:i,s:i,s:i,s:i}", "waits", 71, "wait_ns", 400200000,
 				      "unkept_waits", 0, "unkept_ns", 0));
-	report_init(&rep, t);
-	report_probe(&rep, 2, probe);
-	report_stop(&rep, tree_find(t, "kernel_scheduler.runqueue_wait"), CALIB_COMMIT, "test",
-		    NULL);
-	all = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	all = runqueue_result(t, probe);
 	sum = json_string_value(json_object_get(all, "summary"));
 	CHECKF(strstr(sum, "cpu_hog (pid 9): 30 waits, 100.0 ms") && !strstr(sum, "those named"),
 	       "summary: %s", sum);
-	report_free(&rep);
 }
 
 /*

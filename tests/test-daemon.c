@@ -8,8 +8,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <pwd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -664,29 +662,8 @@ static void test_restart(void)
 	json_decref(job);
 }
 
-/*
- * A workload whose runs take what the test sets, run by run: each run
- * sleeps the next line of DIR/values, the last one from then on, counted
- * in DIR/count (removed to start again). DIR belongs to nobody, who runs it.
- */
-static const char paced_script[] =
-    "#!/bin/sh\n"
-    "n=$(( $(cat \"$1/count\" 2>/dev/null || echo 0) + 1 ))\n"
-    "echo \"$n\" > \"$1/count\"\n"
-    "last=$(wc -l < \"$1/values\")\n"
-    "[ \"$n\" -le \"$last\" ] || n=$last\n"
-    "exec sleep \"$(sed -n \"${n}p\" \"$1/values\")\"\n";
-static char paced_dir[256];
-
-static void paced_start(const char *values)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/values", paced_dir);
-	write_text(path, values);
-	snprintf(path, sizeof(path), "%s/count", paced_dir);
-	REQUIRE(unlink(path) == 0 || errno == ENOENT);
-}
+/* A workload whose runs take what the test sets, run by run (a sleeping sequence). */
+static struct sequence paced;
 
 /*
  * A reference whose runs vary is extended to ten runs, and a level-1 run
@@ -705,7 +682,9 @@ static void test_look_again(void)
 	const char *reason = "";
 
 	tap_subtest("look_again");
-	paced_start("0.100\n0.100\n0.120\n0.100\n0.120\n0.100\n0.120\n0.100\n0.120\n0.100\n0.120\n");
+	REQUIRE(sequence_start(&paced,
+			       "0.100\n0.100\n0.120\n0.100\n0.120\n0.100\n0.120\n0.100\n0.120\n0.100\n0.120\n") ==
+		0);
 	job = run_job("/references", "{\"workload\": \"paced\", \"repeats\": 5}", 120);
 	res = json_object_get(job, "result");
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0 &&
@@ -716,7 +695,7 @@ static void test_look_again(void)
 	CHECK_EQ(json_integer_value(json_object_get(res, "repeats")), 10, "to ten runs");
 	json_decref(job);
 
-	paced_start("0.100\n0.135\n");
+	REQUIRE(sequence_start(&paced, "0.100\n0.135\n") == 0);
 	job = run_job("/diagnose", "{\"workload\": \"paced\"}", 120);
 	REQUIRE(job);
 	CHECKF(strcmp(job_state(job), "succeeded") == 0, "paced diagnosis: %s",
@@ -764,18 +743,13 @@ int main(void)
 			    "{\"name\": \"sleeper\", \"argv\": [\"/bin/sleep\", \"20\"], "
 			    "\"timeout_s\": 60}");
 	{
-		char script[512], def[1024];
-		struct passwd *nobody = getpwnam("nobody");
+		char def[1024];
 
-		snprintf(paced_dir, sizeof(paced_dir), "%s/paced", d.dir);
-		REQUIRE(mkdir(paced_dir, 0755) == 0);
-		REQUIRE(nobody && chown(paced_dir, nobody->pw_uid, nobody->pw_gid) == 0);
-		snprintf(script, sizeof(script), "%s/paced.sh", d.dir);
-		write_text(script, paced_script);
+		REQUIRE(sequence_make(&paced, &d, "paced", true) == 0);
 		snprintf(def, sizeof(def),
 			 "{\"name\": \"paced\", \"argv\": [\"/bin/sh\", \"%s\", \"%s\"], "
 			 "\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 10}",
-			 script, paced_dir);
+			 paced.script, paced.dir);
 		daemon_add_workload(&d, "paced", def);
 	}
 	REQUIRE(daemon_start(&d) == 0);

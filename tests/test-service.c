@@ -25,7 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -421,45 +420,20 @@ static const char *job_error_text(const json_t *job, const char *key)
 	return json_string_value(json_object_get(json_object_get(job, "error"), key)) ?: "";
 }
 
-/*
- * An SLI that says what the test wants, window by window: each call prints
- * the next line of DIR/values (the last one from then on) and counts itself
- * in DIR/count, which the test removes to start again. DIR belongs to
- * nobody, who runs it.
- */
-static const char seq_script[] =
-    "#!/bin/sh\n"
-    "n=$(( $(cat \"$1/count\" 2>/dev/null || echo 0) + 1 ))\n"
-    "echo \"$n\" > \"$1/count\"\n"
-    "last=$(wc -l < \"$1/values\")\n"
-    "[ \"$n\" -le \"$last\" ] || n=$last\n"
-    "sed -n \"${n}p\" \"$1/values\"\n";
-
-static void seq_start(const char *dir, const char *values)
+/* The diagnosis named nothing, and says why in a word: reason_code. */
+static void expect_no_bottleneck(const json_t *job, const char *reason_code, const char *what)
 {
-	char path[512];
+	const json_t *res = json_object_get(job, "result");
+	const char *summary = json_string_value(json_object_get(res, "summary")) ?: "";
 
-	snprintf(path, sizeof(path), "%s/values", dir);
-	write_text(path, values);
-	snprintf(path, sizeof(path), "%s/count", dir);
-	REQUIRE(unlink(path) == 0 || errno == ENOENT);
-}
-
-/* How many times the SLI of seq_start's dir has run. */
-static int seq_calls(const char *dir)
-{
-	char path[512];
-	int n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/count", dir);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &n) != 1)
-		n = 0;
-	fclose(f);
-	return n;
+	CHECKF(strcmp(json_string_value(json_object_get(res, "reason_code")) ?: "", reason_code) ==
+		   0,
+	       "%s: reason_code %s, not %s (%s)", what,
+	       json_string_value(json_object_get(res, "reason_code")), reason_code, summary);
+	CHECKF(strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "no_bottleneck") ==
+		   0,
+	       "%s: verdict %s (%s)", what, json_string_value(json_object_get(res, "verdict")),
+	       summary);
 }
 
 static double now_s(void)
@@ -475,12 +449,13 @@ static double now_s(void)
  * started (the window's start), every worker touches fresh pages for
  * busy_s, then the service is idle again. False when that window never came.
  */
-static bool busy_in_first_window(const struct server *srv, const char *dir, double busy_s)
+static bool busy_in_first_window(const struct server *srv, const struct sequence *sli,
+				 double busy_s)
 {
 	double t0 = now_s(), until;
 	int i;
 
-	while (seq_calls(dir) < 1) {
+	while (sequence_calls(sli) < 1) {
 		if (now_s() - t0 > 60)
 			return false;
 		usleep(2000);
@@ -496,7 +471,8 @@ static bool busy_in_first_window(const struct server *srv, const char *dir, doub
 
 static void test_daemon(void)
 {
-	char def[768], sli_file[256], script[256], body[256], seq_dir[256], seq_sh[256];
+	char def[768], sli_file[256], script[256], body[256];
+	struct sequence seq;
 	struct server srv = {};
 	json_int_t ref;
 	json_t *job, *res;
@@ -535,20 +511,13 @@ static void test_daemon(void)
 		 "\"%s\"], \"better\": \"lower\"}}",
 		 cg_path, script);
 	daemon_add_service(&d, "garbage", def);
-	snprintf(seq_dir, sizeof(seq_dir), "%s/seq", d.dir);
-	snprintf(seq_sh, sizeof(seq_sh), "%s/seq.sh", d.dir);
-	REQUIRE(mkdir(seq_dir, 0755) == 0);
-	{
-		struct passwd *nobody = getpwnam("nobody");
-
-		REQUIRE(nobody && chown(seq_dir, nobody->pw_uid, nobody->pw_gid) == 0);
-	}
-	write_text(seq_sh, seq_script);
+	/* an SLI that says what the test wants, window by window */
+	REQUIRE(sequence_make(&seq, &d, "seq", false) == 0);
 	snprintf(def, sizeof(def),
 		 "{\"name\": \"seq\", \"cgroup\": \"%s\", \"window_s\": 2, \"sli\": "
 		 "{\"command\": [\"/bin/sh\", \"%s\", \"%s\"], \"better\": \"lower\", "
 		 "\"unit\": \"ms\"}}",
-		 cg_path, seq_sh, seq_dir);
+		 cg_path, seq.script, seq.dir);
 	daemon_add_service(&d, "seq", def);
 	daemon_add_service(&d, "broken", "{\"name\": \"broken\", \"cgroup\": \"../x\"}");
 	REQUIRE(daemon_start(&d) == 0);
@@ -606,11 +575,7 @@ static void test_daemon(void)
 	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
 	json_decref(job);
 	job = run_job("/diagnose", "{\"service\": \"judged\"}", 120);
-	res = json_object_get(job, "result");
-	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "no_bottleneck",
-		    "same SLI: verdict");
-	CHECK_STREQ(json_string_value(json_object_get(res, "reason_code")), "not_slower",
-		    "same SLI: reason_code");
+	expect_no_bottleneck(job, "not_slower", "same SLI");
 	json_decref(job);
 	write_text(sli_file, "40\n");
 	job = run_job("/diagnose", "{\"service\": \"judged\"}", 120);
@@ -632,8 +597,8 @@ static void test_daemon(void)
 	 * disagrees (10, 20, 10, ...) are recorded again, then kept noisy; a
 	 * window between them is no slowdown, and the reason is the reference.
 	 */
-	seq_start(seq_dir, "10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n"
-			   "20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n");
+	REQUIRE(sequence_start(&seq, "10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n"
+			   "20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n10\n20\n") == 0);
 	job = run_job("/references", "{\"service\": \"seq\"}", 180);
 	res = json_object_get(job, "result");
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "noisy reference: %s %s",
@@ -645,13 +610,9 @@ static void test_daemon(void)
 	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 3,
 		 "a noisy reference is recorded again, a bounded number of times");
 	json_decref(job);
-	seq_start(seq_dir, "16\n");
+	REQUIRE(sequence_start(&seq, "16\n") == 0);
 	job = run_job("/diagnose", "{\"service\": \"seq\"}", 120);
-	res = json_object_get(job, "result");
-	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "no_bottleneck",
-		    "against a noisy reference: verdict");
-	CHECK_STREQ(json_string_value(json_object_get(res, "reason_code")), "reference_noisy",
-		    "against a noisy reference: reason_code");
+	expect_no_bottleneck(job, "reference_noisy", "against a noisy reference");
 	json_decref(job);
 
 	/*
@@ -659,29 +620,22 @@ static void test_daemon(void)
 	 * level-1 window, while the workers fault in fresh pages, and back to 10
 	 * in every window after it, the workers idle.
 	 */
-	seq_start(seq_dir, "10\n");
+	REQUIRE(sequence_start(&seq, "10\n") == 0);
 	job = run_job("/references", "{\"service\": \"seq\"}", 120);
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0 &&
 		   json_array_size(json_object_get(json_object_get(job, "result"), "warnings")) == 0,
 	       "steady reference: %s %s", job ? job_state(job) : "(none)",
 	       job ? job_error_text(job, "message") : "");
 	json_decref(job);
-	seq_start(seq_dir, "40\n10\n");
+	REQUIRE(sequence_start(&seq, "40\n10\n") == 0);
 	{
 		json_int_t id = post("/diagnose", "{\"service\": \"seq\"}", &status, NULL);
 
 		CHECK(status == 202);
-		CHECK(busy_in_first_window(&srv, seq_dir, 1.2));
+		CHECK(busy_in_first_window(&srv, &seq, 1.2));
 		job = wait_job(&d, id, 120);
 	}
-	res = json_object_get(job, "result");
-	CHECKF(strcmp(json_string_value(json_object_get(res, "reason_code")) ?: "", "transient") == 0,
-	       "a slowdown that did not last: %s %s (%s)",
-	       json_string_value(json_object_get(res, "verdict")),
-	       json_string_value(json_object_get(res, "reason_code")),
-	       json_string_value(json_object_get(res, "summary")));
-	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "no_bottleneck",
-		    "a slowdown that did not last: verdict");
+	expect_no_bottleneck(job, "transient", "a slowdown that did not last");
 	json_decref(job);
 
 	/* SLI commands that hang, fail or print garbage fail the job, saying so */

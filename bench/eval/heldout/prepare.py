@@ -35,10 +35,29 @@ def words(rng, vocab, n):
 
 def write(name, text, uid, gid):
     path = os.path.join(DIR, name)
-    with open(path, "w") as f:
+    with open(path, "wb" if isinstance(text, bytes) else "w") as f:
         f.write(text)
     os.chown(path, uid, gid)
     os.chmod(path, 0o644)
+
+
+def numbered(block, lines):
+    """lines lines of the block's lines in turn, each after its line number: repeats of the
+    block told apart by their numbers."""
+    return "".join("%d %s\n" % (i, block[i % len(block)]) for i in range(lines))
+
+
+def write_tree(top, dirs, block, nobody, needle_last=False):
+    """dirs directories of 100 files of about 8 KB under top; with needle_last, a word found in
+    the last file only."""
+    for d in range(dirs):
+        os.makedirs(os.path.join(DIR, top, "d%02d" % d), exist_ok=True)
+        for f in range(100):
+            n = d * 100 + f
+            text = "".join("%d %s\n" % (n, block[(n * 100 + i) % len(block)]) for i in range(100))
+            if needle_last and n == dirs * 100 - 1:
+                text += "argusneedle\n"
+            write(os.path.join(top, "d%02d" % d, "f%03d.txt" % f), text, nobody.pw_uid, nobody.pw_gid)
 
 
 def set2(nobody):
@@ -46,17 +65,12 @@ def set2(nobody):
     vocab = vocabulary(rng)
     block = [words(rng, vocab, 12) for _ in range(32000)]
     # 8 MB of text, copies of a 2.5 MB block told apart by their line numbers
-    write("text.dat", "".join("%d %s\n" % (i, block[i % len(block)]) for i in range(3 * len(block) + 8000)),
-          nobody.pw_uid, nobody.pw_gid)
+    write("text.dat", numbered(block, 3 * len(block) + 8000), nobody.pw_uid, nobody.pw_gid)
     lines = ["%s %d\n" % (block[i % len(block)], i) for i in range(500000)]
     rng.shuffle(lines)
     write("lines.dat", "".join(lines), nobody.pw_uid, nobody.pw_gid)
     for i in range(8):
-        path = os.path.join(DIR, "blob%d.dat" % i)
-        with open(path, "wb") as f:
-            f.write(rng.randbytes(32 << 20))
-        os.chown(path, nobody.pw_uid, nobody.pw_gid)
-        os.chmod(path, 0o644)
+        write("blob%d.dat" % i, rng.randbytes(32 << 20), nobody.pw_uid, nobody.pw_gid)
 
 
 def set3(nobody):
@@ -64,18 +78,10 @@ def set3(nobody):
     vocab = vocabulary(rng)
     block = [words(rng, vocab, 12) for _ in range(32000)]
     # 24 MB of text: copies of the 2.5 MB block told apart by their line numbers
-    write("text.dat", "".join("%d %s\n" % (i, block[i % len(block)]) for i in range(10 * len(block))),
-          nobody.pw_uid, nobody.pw_gid)
+    write("text.dat", numbered(block, 10 * len(block)), nobody.pw_uid, nobody.pw_gid)
     # 10000 files of about 8 KB in 100 directories; one word found in the last file only
+    write_tree("tree", 100, block, nobody, needle_last=True)
     tree = os.path.join(DIR, "tree")
-    for d in range(100):
-        os.makedirs(os.path.join(tree, "d%02d" % d), exist_ok=True)
-        for f in range(100):
-            n = d * 100 + f
-            text = "".join("%d %s\n" % (n, block[(n * 100 + i) % len(block)]) for i in range(100))
-            if n == 9999:
-                text += "argusneedle\n"
-            write(os.path.join("tree", "d%02d" % d, "f%03d.txt" % f), text, nobody.pw_uid, nobody.pw_gid)
     # 3.2 million lines of two numbers (about 45 MB)
     write("numbers.dat", "".join("%d %d\n" % (i, rng.randrange(1000000)) for i in range(3200000)),
           nobody.pw_uid, nobody.pw_gid)
@@ -99,23 +105,13 @@ def set4(nobody):
     vocab = vocabulary(rng)
     block = [words(rng, vocab, 12) for _ in range(32000)]
     # 24 MB of text: copies of the 2.5 MB block told apart by their line numbers
-    write("text.dat", "".join("%d %s\n" % (i, block[i % len(block)]) for i in range(10 * len(block))),
-          nobody.pw_uid, nobody.pw_gid)
+    write("text.dat", numbered(block, 10 * len(block)), nobody.pw_uid, nobody.pw_gid)
     data = rng.randbytes(48 << 20)
     for name in ("blob.dat", "blob2.dat"):
-        path = os.path.join(DIR, name)
-        with open(path, "wb") as f:
-            f.write(data)
-        os.chown(path, nobody.pw_uid, nobody.pw_gid)
-        os.chmod(path, 0o644)
+        write(name, data, nobody.pw_uid, nobody.pw_gid)
     # two equal trees of 5000 files of about 8 KB in 50 directories, and where cp writes its copy
     for top in ("tree", "tree2"):
-        for d in range(50):
-            os.makedirs(os.path.join(DIR, top, "d%02d" % d), exist_ok=True)
-            for f in range(100):
-                n = d * 100 + f
-                text = "".join("%d %s\n" % (n, block[(n * 100 + i) % len(block)]) for i in range(100))
-                write(os.path.join(top, "d%02d" % d, "f%03d.txt" % f), text, nobody.pw_uid, nobody.pw_gid)
+        write_tree(top, 50, block, nobody)
     subprocess.run(["rm", "-rf", os.path.join(DIR, "copy")], check=True)
     os.makedirs(os.path.join(DIR, "copy"))
     subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
@@ -140,10 +136,8 @@ def main():
     # 2.5 MB of words, repeated with a running line number: farther apart than
     # gzip's window and xz -1's dictionary, so each copy is compressed anew
     block = [words(rng, vocab, 12) for _ in range(32000)]
-    text = lambda copies: "".join("%d %s\n" % (i, block[i % len(block)])
-                                  for i in range(copies * len(block)))
-    write("text.dat", text(10), nobody.pw_uid, nobody.pw_gid)
-    write("text2.dat", text(3), nobody.pw_uid, nobody.pw_gid)
+    write("text.dat", numbered(block, 10 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    write("text2.dat", numbered(block, 3 * len(block)), nobody.pw_uid, nobody.pw_gid)
     sql = ["PRAGMA journal_mode=DELETE;", "PRAGMA synchronous=FULL;",
            "DROP TABLE IF EXISTS t;", "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"]
     sql += ["INSERT INTO t(v) VALUES ('%s');" % words(rng, vocab, 20) for _ in range(150)]
