@@ -9,7 +9,9 @@ for sort, and eight 32 MB files for sha1sum. Set 3 (--set 3) in
 and tar, a column of numbers for mawk, and a git repository of that tree
 packed into one pack file for git grep. Set 4 (--set 4) in
 /var/tmp/argus-heldout4: text for lz4 and wc, a 48 MB file for openssl (and
-its twin), and two equal trees of 5000 small files for cp and diff. Deterministic (a fixed seed per
+its twin), and two equal trees of 5000 small files for cp and diff. Set 5 (--set 5) in
+/var/tmp/argus-heldout5: JSON lines for jq, a 128 MB file that dd reads past the page
+cache, text for split, and a zip archive of 5000 small files for unzip. Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
 
@@ -20,7 +22,7 @@ import random
 import subprocess
 
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
-        4: "/var/tmp/argus-heldout4"}
+        4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5"}
 DIR = DIRS[1]
 
 
@@ -117,6 +119,27 @@ def set4(nobody):
     subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
 
 
+def set5(nobody):
+    rng = random.Random(20261206)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    # 200000 JSON objects, one a line
+    write("records.json", "".join('{"id": %d, "n": %d, "w": "%s"}\n' % (i, rng.randrange(1000000),
+                                                                        block[i % len(block)])
+                                  for i in range(200000)), nobody.pw_uid, nobody.pw_gid)
+    write("blob.dat", rng.randbytes(128 << 20), nobody.pw_uid, nobody.pw_gid)
+    # 48 MB of text: copies of the 2.5 MB block told apart by their line numbers
+    write("text.dat", numbered(block, 20 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    for sub in ("parts", "out"):
+        subprocess.run(["rm", "-rf", os.path.join(DIR, sub)], check=True)
+        os.makedirs(os.path.join(DIR, sub))
+    # 5000 files of about 8 KB in 50 directories, stored in one zip archive
+    write_tree("tree", 50, block, nobody)
+    subprocess.run(["rm", "-f", os.path.join(DIR, "tree.zip")], check=True)
+    subprocess.run(["zip", "-q", "-r", "-X", "tree.zip", "tree"], cwd=DIR, check=True)
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -127,8 +150,8 @@ def main():
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4):
-        {2: set2, 3: set3, 4: set4}[a.set](nobody)
+    if a.set in (2, 3, 4, 5):
+        {2: set2, 3: set3, 4: set4, 5: set5}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
