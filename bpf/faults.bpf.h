@@ -101,12 +101,12 @@ static __always_inline void fault_finish(struct thread_state *ts)
 		ra = ra > ra_nested ? ra - ra_nested : 0;
 		ra = ra < dur ? ra : dur;
 		dur -= ra;
-		account(ARGUS_CLS_FILE_MAJOR, 0, ra);
+		account_thread(ts, ARGUS_CLS_FILE_MAJOR, 0, ra);
 		__sync_fetch_and_add(&readahead_faults, 1);
 		__sync_fetch_and_add(&readahead_ns, ra);
 	}
 	if (cls < ARGUS_CLS_MAX)
-		account(cls, 1, dur);
+		account_thread(ts, cls, 1, dur);
 	else
 		__sync_fetch_and_add(&unclassified_faults, 1);
 	ts->fault.start = 0;

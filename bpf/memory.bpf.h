@@ -30,7 +30,7 @@ int BPF_PROG(handle_mm_vmscan_direct_reclaim_end, unsigned long nr_reclaimed)
 		return 0;
 	since = ts->mem.reclaim.start;
 	dt = span_end(ts, &ts->mem.reclaim, bpf_ktime_get_ns());
-	account(ARGUS_CLS_DIRECT_RECLAIM, 1, dt);
+	account_thread(ts, ARGUS_CLS_DIRECT_RECLAIM, 1, dt);
 	fault_nest(ts, bpf_get_current_task_btf(), dt, since);
 	return 0;
 }
@@ -57,7 +57,7 @@ int BPF_PROG(handle_mm_compaction_end, struct compact_control *cc, unsigned long
 		return 0;
 	since = ts->mem.compact.start;
 	dt = span_end(ts, &ts->mem.compact, bpf_ktime_get_ns());
-	account(ARGUS_CLS_COMPACTION, 1, dt);
+	account_thread(ts, ARGUS_CLS_COMPACTION, 1, dt);
 	fault_nest(ts, bpf_get_current_task_btf(), dt, since);
 	return 0;
 }

@@ -149,8 +149,12 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ARGUS_WAKERS);
 	__type(key, struct argus_waker_key);
-	__type(value, struct argus_counter);
+	__type(value, struct argus_waker_value);
 } wakers SEC(".maps");
+
+/* A power of two, for a mask that bounds a class index for every verifier (cpu_task_of). */
+#define SPENT_SLOTS 32
+_Static_assert(ARGUS_CLS_MAX <= SPENT_SLOTS, "SPENT_SLOTS: one per class");
 
 /* What happened inside a fault: its class is decided when it ends. */
 /* A path a thread is in: since when (0: not in it), and its runq_total then. */
@@ -209,7 +213,15 @@ struct thread_state {
 		__u32 own;
 		char comm[16];
 		__u32 seen;
+		/* where that waker's own time went before it woke this thread (the chain) */
+		__u32 then_cls;
+		__u64 then_ns;
 	} waker;
+	/*
+	 * Its time in each class since it last ended a target thread's wait
+	 * (account_thread), indexed by class under a mask (SPENT_SLOTS).
+	 */
+	__u64 spent[SPENT_SLOTS];
 	struct {
 		struct span span; /* in a system call of one kind (syscalls.bpf.h) */
 		__u32 cls;	  /* its class, from file_call_class() */
@@ -296,6 +308,41 @@ static __always_inline void account(__u32 cls, __u64 count, __u64 time_ns)
 	if (slot >= 0 && slot < ARGUS_MAX_SLOTS)
 		account_slot(slot, count, time_ns);
 	account_slot(ARGUS_CLASS_SLOT_BASE + cls, count, time_ns);
+}
+
+/*
+ * account() for time that thread ts spent itself: also kept in ts's own
+ * totals, so that when ts ends another target thread's wait, the chain can
+ * say where ts's time went before (handle_sched_waking).
+ */
+static __always_inline void account_thread(struct thread_state *ts, __u32 cls, __u64 count,
+					   __u64 time_ns)
+{
+	account(cls, count, time_ns);
+	if (cls >= ARGUS_CLS_MAX)
+		return;
+	barrier_var(cls);
+	ts->spent[cls & (SPENT_SLOTS - 1)] += time_ns;
+}
+
+/*
+ * The class thread ts spent the most time in since it last ended a target
+ * thread's wait, and that time (ARGUS_CLS_MAX and 0: none); its totals
+ * start again from here.
+ */
+static __always_inline void spent_take(struct thread_state *ts, __u32 *ret_cls, __u64 *ret_ns)
+{
+	__u32 i, top = ARGUS_CLS_MAX;
+	__u64 most = 0;
+
+	for (i = 0; i < ARGUS_CLS_MAX; i++)
+		if (ts->spent[i] > most) {
+			most = ts->spent[i];
+			top = i;
+		}
+	__builtin_memset(ts->spent, 0, sizeof(ts->spent));
+	*ret_cls = top;
+	*ret_ns = most;
 }
 
 /* Whether cgroup cg is one of a followed service's (on cgroup2; v1 ids are another numbering). */

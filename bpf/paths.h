@@ -223,14 +223,24 @@ struct argus_rq_holder_key {
  * on a pipe or socket, a file lock, a wait for events): the task that woke
  * it, by process and name and by the class the wait counted in, for the
  * causal chain of a result. Wakeups from a timer callback are not a task's.
+ * A waker that is one of the target's own threads was itself measured: the
+ * class it spent the most time in since it last ended such a wait is the
+ * chain's next link (then_cls, and that time in the value's then_ns).
  * At most this many distinct wakers are kept in one run.
  */
 #define ARGUS_WAKERS 256
 struct argus_waker_key {
-	unsigned int tgid; /* in argusd's PID namespace; 0: not visible */
-	char comm[16];	   /* the waker's name (TASK_COMM_LEN) */
-	unsigned int own;  /* 1: one of the target's own tasks */
-	unsigned int cls;  /* the class the wait counted in (enum argus_class) */
+	unsigned int tgid;     /* in argusd's PID namespace; 0: not visible */
+	char comm[16];	       /* the waker's name (TASK_COMM_LEN) */
+	unsigned int own;      /* 1: one of the target's own tasks */
+	unsigned int cls;      /* the class the wait counted in (enum argus_class) */
+	unsigned int then_cls; /* where the waker's own time went before (ARGUS_CLS_MAX: unknown) */
+};
+
+struct argus_waker_value {
+	unsigned long long count;   /* the waits it ended */
+	unsigned long long time_ns; /* their time */
+	unsigned long long then_ns; /* the waker's time in then_cls before it ended them */
 };
 
 /* Per-class totals are also kept, for the trace and the signature table. */

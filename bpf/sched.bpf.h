@@ -122,7 +122,7 @@ static __always_inline __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
  * overlaps its last request's queueing counts as queue time, the rest as
  * device time.
  */
-static __always_inline void io_wait_done(__u32 tid, __u64 t0, __u64 t1)
+static __always_inline void io_wait_done(struct thread_state *ts, __u32 tid, __u64 t0, __u64 t1)
 {
 	struct rq_phases *ph = bpf_map_lookup_elem(&last_request, &tid);
 	__u64 q = 0;
@@ -132,8 +132,8 @@ static __always_inline void io_wait_done(__u32 tid, __u64 t0, __u64 t1)
 	if (ph && ph->insert && ph->issue > ph->insert)
 		q = overlap(t0, t1, ph->insert, ph->issue);
 	if (q)
-		account(ARGUS_CLS_BLOCK_QUEUE, 0, q);
-	account(ARGUS_CLS_BLOCK_DEVICE, 0, t1 - t0 - q);
+		account_thread(ts, ARGUS_CLS_BLOCK_QUEUE, 0, q);
+	account_thread(ts, ARGUS_CLS_BLOCK_DEVICE, 0, t1 - t0 - q);
 }
 
 static __always_inline void mark_runnable(struct task_struct *p)
@@ -152,7 +152,7 @@ static __always_inline void mark_runnable(struct task_struct *p)
 		runq_enter(ts, task_cpu_of(p), now);
 	/* its iowait ends with the wakeup: the wait for a CPU after it is runqueue time */
 	if (ts->sched.io_block_start) {
-		io_wait_done(p->pid, ts->sched.io_block_start, now);
+		io_wait_done(ts, p->pid, ts->sched.io_block_start, now);
 		ts->sched.io_block_start = 0;
 	}
 }
@@ -228,13 +228,14 @@ static __always_inline bool in_timer(void)
 SEC("tp_btf/sched_waking")
 int BPF_PROG(handle_sched_waking, struct task_struct *p)
 {
-	struct thread_state *ts = task_state(p);
+	struct thread_state *ts = task_state(p), *ws;
 	struct task_struct *waker;
 	bool own;
 
 	if (!ts || !(ts->sync.futex.start | ts->file_call.span.start) || in_timer())
 		return 0;
-	own = current_state() != NULL;
+	ws = current_state();
+	own = ws != NULL;
 	if (ts->sync.futex.start && own)
 		ts->sync.futex_own = 1;
 	/* the causal chain: who ended the wait (the last waker when several did) */
@@ -243,6 +244,11 @@ int BPF_PROG(handle_sched_waking, struct task_struct *p)
 	ts->waker.own = own;
 	bpf_get_current_comm(ts->waker.comm, sizeof(ts->waker.comm));
 	ts->waker.seen = 1;
+	/* and, for one of the target's own, where its time went before: the next link */
+	ts->waker.then_cls = ARGUS_CLS_MAX;
+	ts->waker.then_ns = 0;
+	if (ws && ws != ts)
+		spent_take(ws, &ts->waker.then_cls, &ts->waker.then_ns);
 	return 0;
 }
 
@@ -341,13 +347,13 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 
 		/* while the CPU ran the target's own tasks, or was idle, the target lost no CPU */
 		if (wait > own + idle) {
-			account(ARGUS_CLS_RUNQ_WAIT, 1, wait - own - idle);
+			account_thread(ts, ARGUS_CLS_RUNQ_WAIT, 1, wait - own - idle);
 			note_holder(prev, prev_target, wait - own - idle);
 		}
 		if (own)
-			account(ARGUS_CLS_RUNQ_OWN, 1, own);
+			account_thread(ts, ARGUS_CLS_RUNQ_OWN, 1, own);
 		if (idle)
-			account(ARGUS_CLS_RUNQ_IDLE, 1, idle);
+			account_thread(ts, ARGUS_CLS_RUNQ_IDLE, 1, idle);
 		ts->sched.runq_total += wait;
 		fault_nest(ts, next, wait, ts->sched.runq_start);
 	}
@@ -368,7 +374,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	}
 	if (ts->sched.io_block_start) {
 		/* its wakeup went unseen: the wait ends here at the latest */
-		io_wait_done(next->pid, ts->sched.io_block_start, now);
+		io_wait_done(ts, next->pid, ts->sched.io_block_start, now);
 		ts->sched.io_block_start = 0;
 	}
 	return 0;

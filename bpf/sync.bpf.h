@@ -30,7 +30,7 @@ int BPF_PROG(handle_mmap_lock_acquire_returned, struct mm_struct *mm, bool write
 		return 0;
 	since = ts->sync.lock.start;
 	dt = span_end(ts, &ts->sync.lock, bpf_ktime_get_ns());
-	account(ARGUS_CLS_MMAP_LOCK, 1, dt);
+	account_thread(ts, ARGUS_CLS_MMAP_LOCK, 1, dt);
 	fault_nest(ts, bpf_get_current_task_btf(), dt, since);
 	return 0;
 }

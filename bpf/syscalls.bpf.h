@@ -126,7 +126,7 @@ static __always_inline __u32 file_call_class(__u32 role, long arg0, long arg1)
 static __always_inline void note_waker(struct thread_state *ts, __u32 cls, __u64 time_ns)
 {
 	struct argus_waker_key k = {};
-	struct argus_counter zero = {}, *c;
+	struct argus_waker_value zero = {}, *c;
 
 	if (!ts->waker.seen)
 		return;
@@ -134,6 +134,7 @@ static __always_inline void note_waker(struct thread_state *ts, __u32 cls, __u64
 	k.tgid = ts->waker.tgid;
 	k.own = ts->waker.own;
 	k.cls = cls;
+	k.then_cls = ts->waker.then_cls;
 	__builtin_memcpy(k.comm, ts->waker.comm, sizeof(k.comm));
 	c = bpf_map_lookup_elem(&wakers, &k);
 	if (!c) {
@@ -148,6 +149,7 @@ static __always_inline void note_waker(struct thread_state *ts, __u32 cls, __u64
 	}
 	__sync_fetch_and_add(&c->count, 1);
 	__sync_fetch_and_add(&c->time_ns, time_ns);
+	__sync_fetch_and_add(&c->then_ns, ts->waker.then_ns);
 }
 
 /*
@@ -185,12 +187,12 @@ static __always_inline void call_end(struct thread_state *ts)
 		__u32 cls = ts->sync.futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX;
 		__u64 t = span_end(ts, &ts->sync.futex, now);
 
-		account(cls, 1, t);
+		account_thread(ts, cls, 1, t);
 		note_waker(ts, cls, t);
 	}
 	/* the child was counted at sched_process_fork; the parent's time in the call is here */
 	if (ts->sched.fork.start)
-		account(ARGUS_CLS_FORK, 0, span_end(ts, &ts->sched.fork, now));
+		account_thread(ts, ARGUS_CLS_FORK, 0, span_end(ts, &ts->sched.fork, now));
 	if (ts->file_call.span.start) {
 		__u64 t = span_end(ts, &ts->file_call.span, now);
 
@@ -201,10 +203,10 @@ static __always_inline void call_end(struct thread_state *ts)
 			if (slept > t)
 				slept = t;
 			if (slept)
-				account(ARGUS_CLS_WAIT_IDLE, 1, slept);
+				account_thread(ts, ARGUS_CLS_WAIT_IDLE, 1, slept);
 			t -= slept;
 		}
-		account(ts->file_call.cls, 1, t);
+		account_thread(ts, ts->file_call.cls, 1, t);
 		note_waker(ts, ts->file_call.cls, t);
 	}
 }

@@ -566,20 +566,25 @@ static void record_run(struct diag_state *st, const struct descent *ds,
 }
 
 /*
- * Level 1 of a target with a measure of its own slowdown (a workload's wall
- * time, a service's SLI): a run slower than the reference by refute_z to tau
- * spreads is neither a slowdown nor its absence, and a target whose runs
- * vary by 10% alone gives such runs under a real 20% slowdown. Against a
- * reference of at least LOOK_AGAIN_MIN_K runs the level is
- * then measured again, up to LEVEL1_RUNS runs, with the builtin probe, and
+ * Any level of a target with a measure of its own slowdown (a workload's
+ * wall time, a service's SLI): a run slower than the reference by refute_z
+ * to tau spreads is neither a slowdown nor its absence, and a target whose
+ * runs vary by 10% alone gives such runs under a real 20% slowdown. At
+ * level 1 the slowdown is to be shown; at a deeper level, each a run of its
+ * own, to be shown again before a path below is named on that run (the
+ * gate, calibrate.c). Against a reference of at least LOOK_AGAIN_MIN_K runs
+ * the level is then measured again, up to LEVEL_RUNS runs, with the builtin
+ * probe, and
  * decided on the mean of its runs, whose noise is the reference runs' over
  * sqrt(runs) (calib_params.runs). Each look spends a part of the
  * false-flag rate (look_shares, adding up to 1): an unchanged target is
- * flagged on some look with at most that rate. An agent that authors its
- * own probes (llm) measures each level once.
+ * flagged on some look with at most that rate. The runs after the first
+ * are the builtin probe's, whatever the agent: argusd's own instrument,
+ * whose numbers need no witness, measuring the nodes an authored probe
+ * measured (whose numbers the witness held to the kernel's).
  */
-#define LEVEL1_RUNS 3
-static const double look_shares[LEVEL1_RUNS] = {2.0 / 3.0, 1.0 / 6.0, 1.0 / 6.0};
+#define LEVEL_RUNS 3
+static const double look_shares[LEVEL_RUNS] = {2.0 / 3.0, 1.0 / 6.0, 1.0 / 6.0};
 /*
  * Against fewer reference runs the centre's own uncertainty outweighs what
  * more runs of the level gain, and the looks' shares of the rate would
@@ -587,10 +592,9 @@ static const double look_shares[LEVEL1_RUNS] = {2.0 / 3.0, 1.0 / 6.0, 1.0 / 6.0}
  */
 #define LOOK_AGAIN_MIN_K 8
 
-static bool looks_again(const struct diag_state *st, const struct descent *ds)
+static bool looks_again(const struct diag_state *st)
 {
-	return ds->parent < 0 && st->noise && st->k >= LOOK_AGAIN_MIN_K &&
-	       strcmp(st->agent->name, "builtin") == 0;
+	return st->noise && st->k >= LOOK_AGAIN_MIN_K;
 }
 
 /* Whether the target's slowdown in pmv is ambiguous: slower by refute_z to tau spreads. */
@@ -642,7 +646,7 @@ static int measure_again(struct diag_state *st, const struct descent *ds,
 			 const struct agent_level *lvl, const struct measure_target *tg,
 			 struct calib_params *p, struct mvec *vec, json_t **ret_error)
 {
-	struct mvec runs[LEVEL1_RUNS] = {};
+	struct mvec runs[LEVEL_RUNS] = {};
 	struct measure_opts mo = level_opts(st);
 	size_t n = 1, i;
 	int r = 0;
@@ -651,7 +655,7 @@ static int measure_again(struct diag_state *st, const struct descent *ds,
 		return 1;
 	runs[0] = *vec;
 	*vec = (struct mvec){};
-	while (n < LEVEL1_RUNS) {
+	while (n < LEVEL_RUNS) {
 		struct measure_result mr = {};
 
 		job_ctx_trace(st->ctx, "remeasure",
@@ -705,7 +709,7 @@ static int run_level(struct diag_state *st, const struct descent *ds, int *activ
 		return r;
 	}
 	record_run(st, ds, tg, &mr);
-	if (looks_again(st, ds)) {
+	if (looks_again(st)) {
 		params.look_share = look_shares[0];
 		runs = measure_again(st, ds, &lvl, tg, &params, &mr.vec, ret_error);
 		if (runs < 0) {

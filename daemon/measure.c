@@ -605,13 +605,18 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 
 		for (i = 0; i < c->n_wakers; i++) {
 			const struct probe_task *w = &c->wakers[i];
+			json_t *e = json_pack("{s:i,s:s,s:b,s:i,s:s,s:I,s:I}", "pid", (int)w->tgid,
+					      "comm", w->comm, "own", w->own, "processes",
+					      (int)w->processes, "class", probe_class_name(w->cls),
+					      "waits", (json_int_t)w->waits, "wait_ns",
+					      (json_int_t)w->wait_ns);
 
-			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:i,s:s,s:I,s:I}", "pid",
-							   (int)w->tgid, "comm", w->comm, "own",
-							   w->own, "processes", (int)w->processes,
-							   "class", probe_class_name(w->cls),
-							   "waits", (json_int_t)w->waits, "wait_ns",
-							   (json_int_t)w->wait_ns));
+			if (w->then_cls < ARGUS_CLS_MAX) {
+				json_object_set_new(e, "then_class",
+						    json_string(probe_class_name(w->then_cls)));
+				json_object_set_new(e, "then_ns", json_integer((json_int_t)w->then_ns));
+			}
+			json_array_append_new(a, e);
 		}
 		json_object_set_new(o, "wakers", a);
 		json_object_set_new(o, "wakers_total", task_totals(&c->wakers_total));

@@ -706,6 +706,22 @@ static void task_insert(struct probe_task *top, size_t *n, size_t max, const str
 }
 
 /*
+ * Add src's waits to dst's. Their time before (wakers): of one class, the
+ * sum; of two, the larger, since an entry names one.
+ */
+static void task_merge(struct probe_task *dst, const struct probe_task *src)
+{
+	dst->waits += src->waits;
+	dst->wait_ns += src->wait_ns;
+	if (dst->then_cls == src->then_cls)
+		dst->then_ns += src->then_ns;
+	else if (src->then_ns > dst->then_ns) {
+		dst->then_cls = src->then_cls;
+		dst->then_ns = src->then_ns;
+	}
+}
+
+/*
  * The tasks v (n of them, one per process) by name, own and class, into
  * top (*ret_n of max): sorted by wait time first, so that an entry keeps
  * the pid of its process with the most.
@@ -726,8 +742,7 @@ static void tasks_by_name(struct probe_task *v, size_t n, struct probe_task *top
 			continue;
 		}
 		v[j].processes++;
-		v[j].waits += v[i].waits;
-		v[j].wait_ns += v[i].wait_ns;
+		task_merge(&v[j], &v[i]);
 	}
 	for (i = 0; i < groups; i++)
 		task_insert(top, ret_n, max, &v[i]);
@@ -753,7 +768,8 @@ static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
 	int r;
 
 	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
-		struct probe_task h = {.cls = ARGUS_CLS_RUNQ_WAIT, .processes = 1};
+		struct probe_task h = {
+		    .cls = ARGUS_CLS_RUNQ_WAIT, .processes = 1, .then_cls = ARGUS_CLS_MAX};
 
 		key = next;
 		prev = &key;
@@ -775,8 +791,8 @@ static int read_wakers(struct bpf_map *m, struct probe_counts *c)
 	struct argus_waker_key key, next;
 	const struct argus_waker_key *prev = NULL;
 	struct probe_task all[ARGUS_WAKERS];
-	struct argus_counter v;
-	size_t n = 0;
+	struct argus_waker_value v;
+	size_t n = 0, i;
 	int r;
 
 	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
@@ -793,6 +809,20 @@ static int read_wakers(struct bpf_map *m, struct probe_counts *c)
 		comm_copy(w.comm, key.comm);
 		w.waits = v.count;
 		w.wait_ns = v.time_ns;
+		/* an own waker's next link, when it spent time in a class before */
+		w.then_cls = key.then_cls < ARGUS_CLS_MAX && v.then_ns ? key.then_cls : ARGUS_CLS_MAX;
+		w.then_ns = w.then_cls < ARGUS_CLS_MAX ? v.then_ns : 0;
+		/* the map keeps a process apart per class of its time before: one entry here */
+		for (i = 0; i < n && !(all[i].tgid == w.tgid && all[i].own == w.own &&
+				       all[i].cls == w.cls && strcmp(all[i].comm, w.comm) == 0);
+		     i++)
+			;
+		if (i < n) {
+			c->wakers_total.waits += w.waits;
+			c->wakers_total.wait_ns += w.wait_ns;
+			task_merge(&all[i], &w);
+			continue;
+		}
 		task_add(all, &n, ARRAY_SIZE(all), &c->wakers_total, &w);
 	}
 	tasks_by_name(all, n, c->wakers, &c->n_wakers, PROBE_WAKERS_TOP);

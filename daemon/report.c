@@ -208,13 +208,46 @@ static bool path_waits(const struct report *r, const int *chain, int n)
 	return false;
 }
 
+/* The leaf that counts class cls, or -1 (a class no node owns, an unknown name). */
+static int leaf_of_class(const struct tree *t, const char *cls_name)
+{
+	int cls = tree_class_from_name(cls_name);
+	size_t i;
+
+	if (cls < 0)
+		return -1;
+	for (i = 0; i < t->n_nodes; i++)
+		if (tree_is_leaf(t, (int)i) && (t->nodes[i].classes & (1u << cls)))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The next link of a waker of the target's own, where its time went before
+ * it ended the waits: ", after 170.0 ms of its own in kernel_block_io.device"
+ * (the class's name where no node counts it); "" when unknown.
+ */
+static char *then_text(const struct tree *t, json_t *task)
+{
+	const char *cls = json_string_value(json_object_get(task, "then_class"));
+	int leaf;
+
+	if (!t || !cls)
+		return xstrdup("");
+	leaf = leaf_of_class(t, cls);
+	return xasprintf(", after %.1f ms of its own in %s",
+			 json_number_value(json_object_get(task, "then_ns")) / 1e6,
+			 leaf >= 0 ? t->nodes[leaf].id : cls);
+}
+
 /*
  * The tasks a target's waits went to, runqueue holders or wakers: "cpu_hog
  * (pid 812): 9812 waits, 280.1 ms; app (pid 90, the target's own): 12 waits,
- * 0.4 ms", each with " in CLASS" when it names the class of its waits.
- * unseen: what a pid of 0 means for these tasks.
+ * 0.4 ms", each with " in CLASS" when it names the class of its waits, and
+ * for a waker of the target's own where its time went before (then_text;
+ * t NULL: not said). unseen: what a pid of 0 means for these tasks.
  */
-static char *tasks_text(json_t *tasks, const char *unseen)
+static char *tasks_text(const struct tree *tree, json_t *tasks, const char *unseen)
 {
 	char *text = xstrdup(""), *next;
 	json_t *t;
@@ -233,11 +266,13 @@ static char *tasks_text(json_t *tasks, const char *unseen)
 		    : pid	     ? xasprintf("pid %lld%s", (long long)pid, own)
 				     : xstrdup(unseen);
 
-		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms%s%s", text, i ? "; " : "",
+		_cleanup_free_ char *then = then_text(tree, t);
+
+		next = xasprintf("%s%s%s (%s): %lld waits, %.1f ms%s%s%s", text, i ? "; " : "",
 				 json_string_value(json_object_get(t, "comm")), who,
 				 (long long)json_integer_value(json_object_get(t, "waits")),
 				 json_integer_value(json_object_get(t, "wait_ns")) / 1e6,
-				 cls ? " in " : "", cls ?: "");
+				 cls ? " in " : "", cls ?: "", then);
 		free(text);
 		text = next;
 	}
@@ -274,7 +309,11 @@ static char *coverage_text(json_t *listed, json_t *total, const char *lost)
 			 all / 1e6, lost);
 }
 
-/* The wakers whose waits count in node's classes, most wait time first (as the probe keeps them). */
+/*
+ * The wakers whose waits count in node's classes, and those of the
+ * target's own whose time before went to them (node's cause held up the
+ * threads they woke), most wait time first (as the probe keeps them).
+ */
 static json_t *node_wakers(const struct report *r, int node)
 {
 	unsigned classes = r->tree->nodes[node].classes;
@@ -284,8 +323,9 @@ static json_t *node_wakers(const struct report *r, int node)
 	json_array_foreach(r->wakers, i, w)
 	{
 		int cls = tree_class_from_name(json_string_value(json_object_get(w, "class")));
+		int then = tree_class_from_name(json_string_value(json_object_get(w, "then_class")));
 
-		if (cls >= 0 && (classes & (1u << cls)))
+		if ((cls >= 0 && (classes & (1u << cls))) || (then >= 0 && (classes & (1u << then))))
 			json_array_append(out, w);
 	}
 	return out;
@@ -320,7 +360,7 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 		json_array_append_new(path, json_string(r->tree->nodes[chain[i]].id));
 
 	if (bottleneck && json_array_size(r->rq_holders) > 0 && path_waits(r, chain, n)) {
-		_cleanup_free_ char *list = tasks_text(r->rq_holders, "idle, or not visible");
+		_cleanup_free_ char *list = tasks_text(NULL, r->rq_holders, "idle, or not visible");
 		_cleanup_free_ char *cover = coverage_text(r->rq_holders, r->rq_holders_total,
 							   "lost to other tasks");
 
@@ -331,7 +371,7 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 	if (bottleneck && r->wakers) {
 		waited_for = node_wakers(r, r->stop_node);
 		if (json_array_size(waited_for) > 0) {
-			_cleanup_free_ char *list = tasks_text(waited_for, "not visible");
+			_cleanup_free_ char *list = tasks_text(r->tree, waited_for, "not visible");
 			json_int_t unkept = json_integer_value(
 			    json_object_get(r->wakers_total, "unkept_waits"));
 

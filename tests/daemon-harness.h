@@ -396,6 +396,31 @@ static inline json_t *wait_job(struct daemon *d, json_int_t id, int timeout_s)
 	return NULL;
 }
 
+/*
+ * A trace's runs of one level: its measured runs, how many of them were
+ * looks again ("remeasure"), and its decision's reason ("" when none).
+ */
+static inline void level_runs(json_t *steps, json_int_t level, size_t *ret_measures,
+			      size_t *ret_remeasures, const char **ret_reason)
+{
+	json_t *s;
+	size_t i;
+
+	*ret_measures = *ret_remeasures = 0;
+	*ret_reason = "";
+	json_array_foreach(steps, i, s)
+	{
+		const char *k = json_string_value(json_object_get(s, "kind")) ?: "";
+
+		if (json_integer_value(json_object_get(s, "level")) != level)
+			continue;
+		*ret_measures += !strcmp(k, "measure");
+		*ret_remeasures += !strcmp(k, "remeasure");
+		if (!strcmp(k, "decision"))
+			*ret_reason = json_string_value(json_object_get(s, "reason")) ?: "";
+	}
+}
+
 static inline const char *job_state(const json_t *job)
 {
 	return json_string_value(json_object_get(job, "state"));

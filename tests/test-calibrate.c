@@ -1172,7 +1172,9 @@ static void test_report_waits(const struct tree *t)
 	json_auto_t *probe = json_loads(
 	    "{\"wakers\": [{\"pid\": 813, \"comm\": \"worker\", \"own\": false, \"class\": "
 	    "\"futex\", \"waits\": 40, \"wait_ns\": 180000000}, {\"pid\": 90, \"comm\": \"app\", "
-	    "\"own\": true, \"class\": \"pipe\", \"waits\": 7, \"wait_ns\": 1000000}]}",
+	    "\"own\": true, \"class\": \"pipe\", \"waits\": 7, \"wait_ns\": 1000000}, {\"pid\": 91, "
+	    "\"comm\": \"reader\", \"own\": true, \"class\": \"futex_own\", \"waits\": 30, "
+	    "\"wait_ns\": 150000000, \"then_class\": \"block_device\", \"then_ns\": 140000000}]}",
 	    0, NULL);
 	struct report rep;
 	json_auto_t *res = NULL, *dev = NULL;
@@ -1201,6 +1203,25 @@ static void test_report_waits(const struct tree *t)
 		   strstr(json_string_value(json_object_get(dev, "summary")),
 			  "The slowdown was not established: the service has no SLI."),
 	       "summary: %s", json_string_value(json_object_get(dev, "summary")));
+	report_free(&rep);
+
+	/*
+	 * The chain's next link: a thread of the target's own that ended other
+	 * threads' waits after its own time in the path named held them up too.
+	 */
+	report_init(&rep, t);
+	report_probe(&rep, 2, probe);
+	report_stop(&rep, tree_find(t, "kernel_block_io.device"), CALIB_COMMIT, "test", NULL);
+	json_decref(res);
+	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	w = json_object_get(res, "waited_for");
+	CHECKF(json_array_size(w) == 1 &&
+		   json_integer_value(json_object_get(json_array_get(w, 0), "pid")) == 91,
+	       "waited_for: %s", json_dumps(w, JSON_COMPACT) ?: "(none)");
+	CHECKF(strstr(json_string_value(json_object_get(res, "summary")),
+		      "Its waits were ended by: reader (pid 91, the target's own): 30 waits, 150.0 ms "
+		      "in futex_own, after 140.0 ms of its own in kernel_block_io.device"),
+	       "summary: %s", json_string_value(json_object_get(res, "summary")));
 	report_free(&rep);
 
 	/* a path that is not a wait on other tasks names no waker */

@@ -675,11 +675,11 @@ static struct sequence paced;
  */
 static void test_look_again(void)
 {
-	json_t *job, *res, *s;
+	json_t *job, *res;
 	struct http_reply r;
 	char path[64];
-	size_t i, measures = 0, remeasures = 0;
-	const char *reason = "";
+	size_t measures, remeasures;
+	const char *reason;
 
 	tap_subtest("look_again");
 	REQUIRE(sequence_start(&paced,
@@ -704,17 +704,7 @@ static void test_look_again(void)
 		 (long long)json_integer_value(json_object_get(job, "id")));
 	json_decref(job);
 	CHECK(http_get(&d, path, &r) == 200);
-	json_array_foreach(json_object_get(r.json, "steps"), i, s)
-	{
-		const char *k = json_string_value(json_object_get(s, "kind")) ?: "";
-
-		if (json_integer_value(json_object_get(s, "level")) != 1)
-			continue;
-		measures += !strcmp(k, "measure");
-		remeasures += !strcmp(k, "remeasure");
-		if (!strcmp(k, "decision"))
-			reason = json_string_value(json_object_get(s, "reason")) ?: "";
-	}
+	level_runs(json_object_get(r.json, "steps"), 1, &measures, &remeasures, &reason);
 	fprintf(stderr, "# level 1: %zu runs; %s\n", measures, reason);
 	CHECKF(remeasures >= 1 && remeasures <= 2 && measures == remeasures + 1,
 	       "level 1: %zu runs, %zu looks again", measures, remeasures);

@@ -33,6 +33,7 @@
 
 static struct daemon d;
 static struct fake_llm fake;
+static struct sequence paced;
 
 static json_t *run_job(const char *path, const char *body, int timeout_s)
 {
@@ -565,6 +566,48 @@ static void test_witness(void)
 	json_decref(builtin);
 }
 
+/*
+ * Looking again at level 1 holds for an agent that authors its probes: a
+ * workload whose runs take 100 and 120 ms in turn (its reference extended
+ * to ten runs) and then 135 ms. The first run is the authored probe's,
+ * witnessed; the runs after it the builtin probe's; the model decides on
+ * their mean.
+ */
+static void test_look_again(void)
+{
+	json_t *job, *steps;
+	size_t measures, remeasures;
+	const char *reason;
+
+	tap_subtest("look_again");
+	fake_llm_set(&fake, "good");
+	REQUIRE(sequence_start(&paced, "0.100\n0.100\n0.120\n0.100\n0.120\n0.100\n0.120\n0.100\n"
+				       "0.120\n0.100\n0.120\n") == 0);
+	job = run_job("/references", "{\"workload\": \"paced\", \"repeats\": 5}", 120);
+	CHECKF(job && !strcmp(state_of(job), "succeeded") &&
+		       json_integer_value(json_object_get(json_object_get(job, "result"),
+							  "repeats")) == 10,
+	       "paced reference: %s", job ? json_dumps(job, JSON_COMPACT) : "(none)");
+	json_decref(job);
+
+	REQUIRE(sequence_start(&paced, "0.100\n0.135\n") == 0);
+	job = run_job("/diagnose", "{\"workload\": \"paced\", \"agent\": \"llm\"}", 300);
+	REQUIRE(job);
+	CHECKF(!strcmp(state_of(job), "succeeded"), "paced diagnosis: %s",
+	       json_dumps(job, JSON_COMPACT));
+	steps = get_trace(job);
+	level_runs(steps, 1, &measures, &remeasures, &reason);
+	fprintf(stderr, "# look_again (llm): level 1 in %zu runs; %s\n", measures, reason);
+	CHECKF(remeasures >= 1 && remeasures <= 2 && measures == remeasures + 1,
+	       "level 1: %zu runs, %zu looks again", measures, remeasures);
+	/* the first run's probe the model's, witnessed; the level decided by the model */
+	CHECK(count_bool(steps, "witness", "agree", true) >= 1);
+	CHECKF(strstr(reason, "judged on the mean of the level's"), "level 1's reason: %s", reason);
+	CHECKF(argusd_bpf_fds() == 0, "look_again: argusd still holds BPF programs or links");
+	json_decref(steps);
+	json_decref(job);
+}
+
 static void test_key_hidden(void)
 {
 	char path[256], cmd[512];
@@ -606,6 +649,16 @@ int main(void)
 	setenv("CREDENTIALS_DIRECTORY", creds, 1);
 	daemon_add_workload(&d, "pc", PC_WORKLOAD);
 	daemon_add_workload(&d, "pcs", PCS_WORKLOAD);
+	REQUIRE(sequence_make(&paced, &d, "paced", true) == 0);
+	{
+		char def[1024];
+
+		snprintf(def, sizeof(def),
+			 "{\"name\": \"paced\", \"argv\": [\"/bin/sh\", \"%s\", \"%s\"], "
+			 "\"user\": \"nobody\", \"timeout_s\": 30}",
+			 paced.script, paced.dir);
+		daemon_add_workload(&d, "paced", def);
+	}
 	REQUIRE(daemon_start(&d) == 0);
 
 	record_reference("pcs");
@@ -616,6 +669,7 @@ int main(void)
 	test_good();
 	test_witness();
 	test_key_hidden();
+	test_look_again();
 
 	daemon_cleanup(&d);
 	fake_llm_stop(&fake);

@@ -858,6 +858,72 @@ static void test_pipe(void)
 }
 
 /*
+ * The causal chain's next link: NPIPE bytes on a pipe between two of the
+ * target's threads, the writer ("argus-maker") writing CHAIN_PAGES fresh
+ * anonymous pages before each byte. The reader's waits were ended by it,
+ * and where its time went before is kernel_paging.anon_fault.minor.
+ */
+#define CHAIN_PAGES 64
+static void *fault_writer(void *arg)
+{
+	int fd = *(const int *)arg, i, j;
+	volatile char *p = mmap(NULL, (size_t)NPIPE * CHAIN_PAGES * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	prctl(PR_SET_NAME, "argus-maker");
+	if (p == MAP_FAILED)
+		_exit(4);
+	for (i = 0; i < NPIPE; i++) {
+		for (j = 0; j < CHAIN_PAGES; j++)
+			p[((size_t)i * CHAIN_PAGES + j) * PAGE] = 1;
+		if (write(fd, "x", 1) != 1)
+			_exit(6);
+	}
+	return NULL;
+}
+
+WORKLOAD static void work_chain(void)
+{
+	pthread_t th;
+	char c;
+	int i;
+
+	if (pipe(pipe_fds) < 0 || pthread_create(&th, NULL, fault_writer, &pipe_fds[1]))
+		_exit(5);
+	for (i = 0; i < NPIPE; i++)
+		if (read(pipe_fds[0], &c, 1) != 1)
+			_exit(7);
+	pthread_join(th, NULL);
+}
+
+static void test_chain(void)
+{
+	struct probe_counts c = {};
+	const struct probe_task *w = NULL;
+	unsigned long long minor_ns;
+	int r = run_probed(work_chain, &c);
+	size_t i;
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	minor_ns = c.cls[ARGUS_CLS_ANON_MINOR].time_ns;
+	/* the pipe waits' entry (the thread's exit also ends the main thread's join, a futex) */
+	for (i = 0; i < c.n_wakers; i++)
+		if (strcmp(c.wakers[i].comm, "argus-maker") == 0 && c.wakers[i].cls == ARGUS_CLS_PIPE)
+			w = &c.wakers[i];
+	/* its time before the wakes is its faults': most of the run's minor-fault time, no more */
+	CHECKF(w && w->own && w->cls == ARGUS_CLS_PIPE && w->waits >= NPIPE / 2 &&
+		   w->then_cls == ARGUS_CLS_ANON_MINOR && w->then_ns * 2 > minor_ns &&
+		   w->then_ns <= minor_ns,
+	       "waker %s (own %d, class %u): %llu waits, %llu ns; before: class %u, %llu ns of "
+	       "%llu ns of minor faults",
+	       w ? w->comm : "(none)", w ? w->own : 0, w ? w->cls : 0, w ? w->waits : 0,
+	       w ? w->wait_ns : 0, w ? w->then_cls : 0, w ? w->then_ns : 0, minor_ns);
+	fprintf(stderr, "chain: %llu pipe waits ended by argus-maker after %.2f ms of its minor "
+			"faults (%.2f ms in all)\n",
+		w ? w->waits : 0, w ? w->then_ns / 1e6 : 0, minor_ns / 1e6);
+}
+
+/*
  * Calls on sockets count by kind and direction (kernel_sync.socket's
  * children): N stream round trips give N stream receives and N stream
  * sends, N datagrams N datagram sends and N receives; nothing else counts.
@@ -1891,6 +1957,7 @@ int main(int argc, char **argv)
 	RUN(foreign_calls);
 	RUN(fault_then_call);
 	RUN(pipe);
+	RUN(chain);
 	RUN(socket);
 	RUN(epoll);
 	RUN(file_lock);
