@@ -11,7 +11,9 @@ packed into one pack file for git grep. Set 4 (--set 4) in
 /var/tmp/argus-heldout4: text for lz4 and wc, a 48 MB file for openssl (and
 its twin), and two equal trees of 5000 small files for cp and diff. Set 5 (--set 5) in
 /var/tmp/argus-heldout5: JSON lines for jq, a 128 MB file that dd reads past the page
-cache, text for split, and a zip archive of 5000 small files for unzip. Deterministic (a fixed seed per
+cache, text for split, and a zip archive of 5000 small files for unzip. Set 6 (--set 6) in
+/var/tmp/argus-heldout6: a small C project for make, text for lzip and, compressed,
+for gzip -d, two equal 384 MB files for cmp, and a tree of 120000 empty files for du. Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
 
@@ -22,7 +24,7 @@ import random
 import subprocess
 
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
-        4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5"}
+        4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6"}
 DIR = DIRS[1]
 
 
@@ -140,6 +142,44 @@ def set5(nobody):
     subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
 
 
+def set6(nobody):
+    rng = random.Random(20261207)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    # a project of 8 C files of 60 functions each, built again by make -B
+    proj = os.path.join(DIR, "proj")
+    subprocess.run(["rm", "-rf", proj], check=True)
+    os.makedirs(proj)
+    for f in range(8):
+        fns = ["int f%d_%d(int x)\n{\n\tint s = 0;\n\tfor (int i = 0; i < x; i++)\n"
+               "\t\ts += (i * %d) ^ (s >> 3);\n\treturn s + %d;\n}\n" % (f, i, rng.randint(3, 97), i)
+               for i in range(60)]
+        write(os.path.join("proj", "m%d.c" % f), "\n".join(fns), nobody.pw_uid, nobody.pw_gid)
+    write(os.path.join("proj", "main.c"), "int main(void)\n{\n\treturn 0;\n}\n",
+          nobody.pw_uid, nobody.pw_gid)
+    objs = " ".join("m%d.o" % f for f in range(8)) + " main.o"
+    write(os.path.join("proj", "Makefile"),
+          "CFLAGS = -O1\nprog: %s\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n" % objs,
+          nobody.pw_uid, nobody.pw_gid)
+    # 12 MB of text for lzip, and 48 MB compressed by gzip for gzip -d
+    write("text.dat", numbered(block, 5 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    write("big.dat", numbered(block, 20 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["gzip", "-6", "-k", "-f", os.path.join(DIR, "big.dat")], check=True)
+    os.unlink(os.path.join(DIR, "big.dat"))
+    data = rng.randbytes(96 << 20) * 4
+    for name in ("blob.dat", "blob2.dat"):
+        write(name, data, nobody.pw_uid, nobody.pw_gid)
+    # 120000 empty files in 600 directories
+    tree = os.path.join(DIR, "tree")
+    subprocess.run(["rm", "-rf", tree], check=True)
+    for d in range(600):
+        sub_dir = os.path.join(tree, "d%03d" % d)
+        os.makedirs(sub_dir)
+        for f in range(200):
+            open(os.path.join(sub_dir, "f%03d" % f), "w").close()
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -150,8 +190,8 @@ def main():
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5):
-        {2: set2, 3: set3, 4: set4, 5: set5}[a.set](nobody)
+    if a.set in (2, 3, 4, 5, 6):
+        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
