@@ -910,8 +910,13 @@ static void test_chain(void)
 	for (i = 0; i < c.n_wakers; i++)
 		if (strcmp(c.wakers[i].comm, "argus-maker") == 0 && c.wakers[i].cls == ARGUS_CLS_PIPE)
 			w = &c.wakers[i];
-	/* its time before the wakes is its faults': most of the run's minor-fault time, no more */
-	CHECKF(w && w->own && w->cls == ARGUS_CLS_PIPE && w->waits >= NPIPE / 2 &&
+	/*
+	 * Its time before the wakes is its faults': most of the run's minor-fault
+	 * time, no more. How many of the reads found the pipe empty, and so
+	 * were woken, is the scheduler's: under TCG 8 of 40. The faults before a
+	 * byte that woke nobody count toward the next wake.
+	 */
+	CHECKF(w && w->own && w->cls == ARGUS_CLS_PIPE && w->waits >= 1 &&
 		   w->then_cls == ARGUS_CLS_ANON_MINOR && w->then_ns * 2 > minor_ns &&
 		   w->then_ns <= minor_ns,
 	       "waker %s (own %d, class %u): %llu waits, %llu ns; before: class %u, %llu ns of "
