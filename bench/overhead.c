@@ -428,24 +428,42 @@ static void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* One run: ns per fault of the touch loop, measured inside the child. */
-static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
+#define TARGET_READS 100000
+
+/*
+ * One run of the target, measured inside the child: ns per fault of the
+ * touch loop, then ns per pread64 of one cached page of a regular file, a
+ * call the probe follows (the reads of a program that reads a file a page
+ * at a time: cmp, a database's page reads).
+ */
+static int run_once(enum config c, size_t pages, int cpu, double *ret_ns, double *ret_read)
 {
 	int go[2], res[2], status, stats, r;
 	struct probe *p = NULL;
 	struct extra x;
-	uint64_t ns = 0;
+	uint64_t ns[2] = {};
+	char file[] = "/tmp/argus-bench-XXXXXX";
+	int fd = mkstemp(file);
 	pid_t pid;
 
+	if (fd < 0)
+		return -errno;
+	unlink(file);
+	if (ftruncate(fd, PAGE) < 0 || pwrite(fd, "x", 1, 0) != 1) {
+		close(fd);
+		return -errno;
+	}
 	r = load_config(c, &p, &stats, &x);
-	if (r < 0)
+	if (r < 0) {
+		close(fd);
 		return r;
+	}
 	if (pipe(go) < 0 || pipe(res) < 0)
 		return -errno;
 	pid = fork();
 	if (pid == 0) {
-		uint64_t t0, t1;
-		char *m, ch;
+		uint64_t t0;
+		char *m, ch, buf[PAGE];
 		size_t i;
 
 		pin(cpu);
@@ -459,16 +477,22 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 		t0 = now_mono_ns();
 		for (i = 0; i < pages; i++)
 			m[i * PAGE] = 1;
-		t1 = now_mono_ns() - t0;
-		(void)!write(res[1], &t1, sizeof(t1));
+		ns[0] = now_mono_ns() - t0;
+		t0 = now_mono_ns();
+		for (i = 0; i < TARGET_READS; i++)
+			if (pread(fd, buf, PAGE, 0) != PAGE)
+				_exit(4);
+		ns[1] = now_mono_ns() - t0;
+		(void)!write(res[1], ns, sizeof(ns));
 		_exit(0);
 	}
+	close(fd);
 	close(go[0]);
 	close(res[1]);
 	r = attach_to(p, pid);
 	(void)!write(go[1], "g", 1);
 	close(go[1]);
-	if (read(res[0], &ns, sizeof(ns)) != sizeof(ns))
+	if (read(res[0], ns, sizeof(ns)) != sizeof(ns))
 		r = r ?: -EIO;
 	close(res[0]);
 	waitpid(pid, &status, 0);
@@ -478,7 +502,8 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns)
 		close(stats);
 	if (r < 0)
 		return r;
-	*ret_ns = (double)ns / pages;
+	*ret_ns = (double)ns[0] / pages;
+	*ret_read = (double)ns[1] / TARGET_READS;
 	return 0;
 }
 
@@ -673,8 +698,8 @@ int main(int argc, char **argv)
 	const char *src = getenv("ARGUS_SOURCE_DIR");
 	_cleanup_free_ char *tree_path = xasprintf("%s/tree-data/tree.json", src ?: ".");
 	struct prober pr = { .try_hook = probe_try_hook };
-	static double samples[CFG_MAX][MAX_ROUNDS], calls[CFG_MAX][MAX_ROUNDS], reads[CFG_MAX][MAX_ROUNDS],
-	    switches[CFG_MAX][MAX_ROUNDS];
+	static double samples[CFG_MAX][MAX_ROUNDS], own_reads[CFG_MAX][MAX_ROUNDS],
+	    calls[CFG_MAX][MAX_ROUNDS], reads[CFG_MAX][MAX_ROUNDS], switches[CFG_MAX][MAX_ROUNDS];
 	size_t pages = 50000, rounds = 15, k;
 	int cpu = 0, c, r;
 	bool mounted = false;
@@ -726,7 +751,7 @@ int main(int argc, char **argv)
 
 			if (config_missing(cfg))
 				continue;
-			r = run_once(cfg, pages, cpu, &samples[cfg][k]);
+			r = run_once(cfg, pages, cpu, &samples[cfg][k], &own_reads[cfg][k]);
 			if (r < 0) {
 				fprintf(stderr, "bench-overhead: %s: %s\n", config_names[cfg],
 					strerror(-r));
@@ -753,6 +778,9 @@ int main(int argc, char **argv)
 	       "configurations alternated\n",
 	       pages, rounds, cpu);
 	print_table("ns per fault", samples, rounds);
+	printf("\nthe same target, then %d pread64 calls of one cached page of a regular file\n",
+	       TARGET_READS);
+	print_table("ns per read", own_reads, rounds);
 	printf("\na process argusd is not diagnosing, on CPU %d, while the probe measures a "
 	       "sleeping target on CPU %d: %d getppid calls, %d one-byte reads of /dev/zero and "
 	       "%d pipe bounces per run\n",
