@@ -704,9 +704,12 @@ int prom_quantile(const char *before, const char *after,
 			    shown);
 			goto out;
 		}
-		if (isnan(sa->b[i].count) || isnan(prev->count)) {
-			r = set_error(ret_err, -EBADMSG, "metric %s: bucket le=\"%g\" counts NaN",
-				      shown, sa->b[i].le);
+		/* a count past the range of a double reads as infinite: no number of observations */
+		if (!isfinite(sa->b[i].count) || !isfinite(prev->count)) {
+			r = set_error(ret_err, -EBADMSG,
+				      "metric %s: bucket le=\"%g\" counts %g, not a finite number",
+				      shown, sa->b[i].le,
+				      isfinite(prev->count) ? sa->b[i].count : prev->count);
 			goto out;
 		}
 		if (sa->b[i].count < prev->count) {

@@ -553,6 +553,13 @@ static void test_prom_quantile(void)
 	expect_quantile_error("h_bucket{le=\"+Inf\"} 1\n", "h_bucket{le=\"+Inf\"} 2\n", "h", 0.5,
 			      -EBADMSG, "no finite bucket");
 	expect_quantile_error("", "h_bucket{x=\"1\"} 2\n", "h", 0.5, -EBADMSG, "without an le");
+	/* a count beyond a double's range reads as +Inf: refused, in either scrape */
+	expect_quantile_error("h_bucket{le=\"0.5\"} 20\nh_bucket{le=\"+Inf\"} 41e3084\n",
+			      "h_bucket{le=\"0.5\"} 20\nh_bucket{le=\"+Inf\"} 41e3084\n", "h", 0.5,
+			      -EBADMSG, "counts inf, not a finite number");
+	expect_quantile_error("h_bucket{le=\"0.5\"} 1\nh_bucket{le=\"+Inf\"} 2\n",
+			      "h_bucket{le=\"0.5\"} NaN\nh_bucket{le=\"+Inf\"} 2\n", "h", 0.5,
+			      -EBADMSG, "counts nan, not a finite number");
 	expect_quantile_error("", "h_bucket{le=\"1\"} 2\nh_bucket{le=\"1.0\"} 3\n", "h", 0.5,
 			      -EBADMSG, "appears twice");
 
