@@ -1162,6 +1162,18 @@ static void test_sli_gate(const struct tree *t)
 	calib_decision_free(&d);
 }
 
+/* A result whose waited_for lists one task, pid, and whose summary says words. */
+static void expect_waited_for(json_t *res, json_int_t pid, const char *words)
+{
+	json_t *w = json_object_get(res, "waited_for");
+
+	CHECKF(json_array_size(w) == 1 &&
+		   json_integer_value(json_object_get(json_array_get(w, 0), "pid")) == pid,
+	       "waited_for: %s", json_dumps(w, JSON_COMPACT) ?: "(none)");
+	CHECKF(strstr(json_string_value(json_object_get(res, "summary")), words), "summary: %s",
+	       json_string_value(json_object_get(res, "summary")));
+}
+
 /*
  * The report of a path that names waits on other tasks says who ended them
  * (the classes of the node named only), and a target whose slowdown could
@@ -1178,7 +1190,6 @@ static void test_report_waits(const struct tree *t)
 	    0, NULL);
 	struct report rep;
 	json_auto_t *res = NULL, *dev = NULL;
-	json_t *w;
 
 	tap_subtest("report waits");
 	REQUIRE(probe);
@@ -1186,13 +1197,8 @@ static void test_report_waits(const struct tree *t)
 	report_probe(&rep, 2, probe);
 	report_stop(&rep, tree_find(t, "kernel_sync.futex"), CALIB_COMMIT, "test", NULL);
 	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
-	w = json_object_get(res, "waited_for");
-	CHECKF(json_array_size(w) == 1 &&
-		   json_integer_value(json_object_get(json_array_get(w, 0), "pid")) == 813,
-	       "waited_for: %s", json_dumps(w, JSON_COMPACT) ?: "(none)");
-	CHECKF(strstr(json_string_value(json_object_get(res, "summary")),
-		      "Its waits were ended by: worker (pid 813): 40 waits, 180.0 ms in futex"),
-	       "summary: %s", json_string_value(json_object_get(res, "summary")));
+	expect_waited_for(res, 813,
+			  "Its waits were ended by: worker (pid 813): 40 waits, 180.0 ms in futex");
 	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "bottleneck", "verdict");
 
 	rep.unproven = "the service has no SLI.";
@@ -1214,14 +1220,9 @@ static void test_report_waits(const struct tree *t)
 	report_stop(&rep, tree_find(t, "kernel_block_io.device"), CALIB_COMMIT, "test", NULL);
 	json_decref(res);
 	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
-	w = json_object_get(res, "waited_for");
-	CHECKF(json_array_size(w) == 1 &&
-		   json_integer_value(json_object_get(json_array_get(w, 0), "pid")) == 91,
-	       "waited_for: %s", json_dumps(w, JSON_COMPACT) ?: "(none)");
-	CHECKF(strstr(json_string_value(json_object_get(res, "summary")),
-		      "Its waits were ended by: reader (pid 91, the target's own): 30 waits, 150.0 ms "
-		      "in futex_own, after 140.0 ms of its own in kernel_block_io.device"),
-	       "summary: %s", json_string_value(json_object_get(res, "summary")));
+	expect_waited_for(res, 91,
+			  "Its waits were ended by: reader (pid 91, the target's own): 30 waits, "
+			  "150.0 ms in futex_own, after 140.0 ms of its own in kernel_block_io.device");
 	report_free(&rep);
 
 	/* a path that is not a wait on other tasks names no waker */
