@@ -14,10 +14,11 @@
  * its processes over pipes) on the other CPU; the cost of each, unprobed
  * and under each probe, alternated the same way.
  *
- * The reference probe runs twice: as argusd loads it by default
+ * The reference probe runs three times: as argusd loads it by default
  * (syscall_events "raw": raw sys_enter and sys_exit, which every call of
- * every task runs) and with syscall_events "calls" (each followed call's
- * own events).
+ * every task runs), with syscall_events "calls" (each followed call's own
+ * events) and with "none" (no system call event: a call is seen when it
+ * sleeps); level 1 runs with raw and with none.
  *
  * Two more configurations put the figures in scale: the floor, a program
  * that does nothing on each tracepoint the reference attaches (what any
@@ -69,10 +70,12 @@
 enum config {
 	CFG_NONE,
 	CFG_LEVEL1,
+	CFG_LEVEL1_NO_CALL_EVENTS,
 	CFG_ANON_L3,
 	CFG_REFERENCE,
 	CFG_REFERENCE_STATS,
 	CFG_REFERENCE_CALLS,
+	CFG_REFERENCE_NO_CALL_EVENTS,
 	CFG_REFERENCE_KPROBE,
 	CFG_EMPTY,
 	CFG_SYSCALL_EVENT,
@@ -80,8 +83,9 @@ enum config {
 	CFG_MAX
 };
 static const char *const config_names[CFG_MAX] = {
-	"no probe", "level 1 (all subsystems)", "level 3 (anon_fault leaves)",
-	"reference (every leaf)", "reference, bpf_stats on", "reference, syscall_events calls",
+	"no probe", "level 1 (all subsystems)", "level 1, syscall_events none",
+	"level 3 (anon_fault leaves)", "reference (every leaf)", "reference, bpf_stats on",
+	"reference, syscall_events calls", "reference, syscall_events none",
 	"reference, backends kprobe 1st", "empty programs, reference hooks",
 	"empty program, futex's events", "bpftrace count() on the fault"
 };
@@ -123,6 +127,7 @@ static size_t config_nodes(enum config c, int *nodes)
 
 	switch (c) {
 	case CFG_LEVEL1:
+	case CFG_LEVEL1_NO_CALL_EVENTS:
 		return tree_active(tree, -1, nodes, TREE_MAX_NODES);
 	case CFG_ANON_L3:
 		return tree_active(tree, tree_find(tree, "kernel_paging.anon_fault"), nodes,
@@ -130,6 +135,7 @@ static size_t config_nodes(enum config c, int *nodes)
 	case CFG_REFERENCE:
 	case CFG_REFERENCE_STATS:
 	case CFG_REFERENCE_CALLS:
+	case CFG_REFERENCE_NO_CALL_EVENTS:
 	case CFG_REFERENCE_KPROBE:
 		for (i = 0; i < tree->n_nodes; i++)
 			if (tree_is_leaf(tree, i) && config_tree(c)->nodes[i].backend != BACKEND_NONE)
@@ -393,11 +399,14 @@ static int load_config(enum config c, struct probe **ret, int *ret_stats, struct
 			return *ret_stats;
 	}
 	r = probe_plan_for(config_tree(c), nodes, n, &plan);
-	/* the loader reads the setting when it loads: calls for this one probe only */
-	syscall_events_set_raw(c != CFG_REFERENCE_CALLS);
+	/* the loader reads the setting when it loads: another one for this one probe only */
+	syscall_events_set(c == CFG_REFERENCE_CALLS ? SYSCALL_EVENTS_CALLS
+			   : c == CFG_LEVEL1_NO_CALL_EVENTS || c == CFG_REFERENCE_NO_CALL_EVENTS
+			       ? SYSCALL_EVENTS_NONE
+			       : SYSCALL_EVENTS_RAW);
 	if (!r)
 		r = probe_load(config_tree(c), &plan, ret, NULL, &err);
-	syscall_events_set_raw(true);
+	syscall_events_set(SYSCALL_EVENTS_RAW);
 	if (r < 0 && err)
 		fprintf(stderr, "bench-overhead: loading the probe: %s\n", err);
 	return r;

@@ -65,6 +65,12 @@ const volatile __u64 pidns_inum = 0;
 const volatile int class_slot[ARGUS_CLS_MAX] = {};
 /* fentry/fexit pair i counts into fentry_slot[i]. */
 const volatile int fentry_slot[ARGUS_FENTRY_PAIRS] = {};
+/*
+ * syscall_events = none: no system call event is attached, and the calls
+ * the probe tells apart are seen when they sleep, at the switch
+ * (calls.bpf.h, call_at_switch).
+ */
+const volatile bool calls_at_switch = false;
 
 /* Diagnostics for the trace: faults that moved nothing a class recognizes. */
 unsigned long long unclassified_faults = 0;
@@ -206,8 +212,9 @@ struct thread_state {
 	struct {
 		struct span lock, futex;
 		__u32 futex_own; /* the futex wait was ended by one of the target's own tasks */
+		__u64 vfs_since; /* blocked on the file system since (vfs.bpf.h; 0: not) */
 	} sync;
-	/* who woke it last inside its current wait (futex or a call of one kind): 0 none */
+	/* who woke it last inside its current wait (futex, a call of one kind, a file): 0 none */
 	struct {
 		__u32 tgid;
 		__u32 own;
@@ -479,6 +486,8 @@ static __always_inline __u64 span_end(const struct thread_state *ts, struct span
 #include "memory.bpf.h"
 #include "block.bpf.h"
 #include "sync.bpf.h"
+#include "calls.bpf.h"
+#include "vfs.bpf.h"
 #include "sched.bpf.h"
 #include "syscalls.bpf.h"
 #include "functions.bpf.h"

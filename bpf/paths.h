@@ -61,6 +61,8 @@
 	/* waits for events or connections, the sleep for them apart (wait_idle) */                \
 	X(EPOLL, epoll, WAKE, WAIT_IDLE, ANY, POLL)                                                \
 	X(FILE_LOCK, file_lock, WAKE, MAX, ANY, LOCK) /* flock, fcntl F_SETLKW waits */            \
+	/* reads and writes of regular files that sleep on the file system (vfs.bpf.h) */        \
+	X(VFS_WAIT, vfs_wait, WAKE, MAX, NONE, NONE)                                               \
 	/*                                                                                         \
 	 * Waits on the target's own tasks, owned by no node: a runqueue wait                      \
 	 * ended by one of its own threads (the CPU ran the target), a futex wait                  \
@@ -120,8 +122,14 @@ enum argus_class {
 	X(clone3, CREATE)                                                                          \
 	X(read, READ)                                                                              \
 	X(readv, READ)                                                                             \
+	X(pread64, PREAD)                                                                          \
+	X(preadv, PREAD)                                                                           \
+	X(preadv2, PREAD)                                                                          \
 	X(write, WRITE)                                                                            \
 	X(writev, WRITE)                                                                           \
+	X(pwrite64, PWRITE)                                                                        \
+	X(pwritev, PWRITE)                                                                         \
+	X(pwritev2, PWRITE)                                                                        \
 	X(recvfrom, RECV)                                                                          \
 	X(recvmsg, RECV)                                                                           \
 	X(recvmmsg, RECV)                                                                          \
@@ -151,6 +159,13 @@ enum argus_sys_role {
 	ARGUS_SYS_POLL,	 /* a wait for events or connections */
 	ARGUS_SYS_FLOCK, /* flock: a lock wait unless LOCK_NB or a release */
 	ARGUS_SYS_FCNTL, /* fcntl: a lock wait for F_SETLKW and F_OFD_SETLKW */
+	/*
+	 * Reads and writes at an offset: never on a pipe or a socket, so only
+	 * the waits on files look at them (bpf/vfs.bpf.h, from the registers
+	 * a blocked call saved); no call event is attached for them.
+	 */
+	ARGUS_SYS_PREAD,
+	ARGUS_SYS_PWRITE,
 };
 
 /* syscall_roles is indexed by the call's number: numbers at or above this are no call's. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * The scheduler (kernel_scheduler): runqueue waits and who held the CPU,
- * wakeups (who ended a futex wait), blocking (a fault's sleep, iowait),
+ * wakeups (who ended a wait), blocking (a fault's sleep, iowait, a wait on
+ * the file system: vfs.bpf.h),
  * migrations, the target's processes followed through fork and exit.
  * Part of the multiplexed probe: included by paths.bpf.c, after the
  * shared state (thread_state, account(), task_state(), spans) it uses.
@@ -148,6 +149,10 @@ static __always_inline void mark_runnable(struct task_struct *p)
 		ts->sched.slept_total += now - ts->sched.sleep_start;
 		ts->sched.sleep_start = 0;
 	}
+	/* a wait seen at the switch ends with its wakeup */
+	if (calls_at_switch)
+		call_end(ts);
+	vfs_wait_end(ts, now);
 	if (!ts->sched.runq_start)
 		runq_enter(ts, task_cpu_of(p), now);
 	/* its iowait ends with the wakeup: the wait for a CPU after it is runqueue time */
@@ -232,7 +237,8 @@ int BPF_PROG(handle_sched_waking, struct task_struct *p)
 	struct task_struct *waker;
 	bool own;
 
-	if (!ts || !(ts->sync.futex.start | ts->file_call.span.start) || in_timer())
+	if (!ts || !(ts->sync.futex.start | ts->file_call.span.start | ts->sync.vfs_since) ||
+	    in_timer())
 		return 0;
 	ws = current_state();
 	own = ws != NULL;
@@ -283,6 +289,17 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	 */
 	if (in_fault && !ts->mem.reclaim.start && !ts->mem.compact.start && !ts->sync.lock.start)
 		ts->fault.flags |= F_SLEPT;
+	/*
+	 * A sleep that no path counts as its own may be a call the probe tells
+	 * apart (seen here when no call event is attached), or else a wait on
+	 * the file system.
+	 */
+	if (in_fault || ts->sched.io_block_start || ts->mem.reclaim.start ||
+	    ts->mem.compact.start || ts->sync.lock.start || ts->sync.futex.start ||
+	    ts->file_call.span.start)
+		return;
+	if (!(calls_at_switch && call_at_switch(ts, prev)))
+		vfs_wait_begin(ts, prev, now);
 }
 
 /*
@@ -360,12 +377,15 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	if (occ)
 		occ->target.since = now;
 	ts->sched.runq_start = 0;
-	/* its wakeup went unseen: the sleep ends here at the latest */
+	/* its wakeup went unseen: the sleep, and a wait seen at the switch, end here at the latest */
 	if (ts->sched.sleep_start) {
 		if (now > ts->sched.sleep_start)
 			ts->sched.slept_total += now - ts->sched.sleep_start;
 		ts->sched.sleep_start = 0;
 	}
+	if (calls_at_switch)
+		call_end(ts);
+	vfs_wait_end(ts, now);
 	if (ts->sched.block_start) {
 		/* blocked inside a fault: the fault lasted at least until now */
 		if (fault_open(ts, next))

@@ -32,7 +32,7 @@ void config_defaults(struct config *c)
 	c->min_slowdown = CONFIG_DEFAULT_MIN_SLOWDOWN;
 	c->window_s = 5;
 	c->warmup_runs = 1;
-	c->raw_syscalls = true;
+	c->syscall_events = SYSCALL_EVENTS_RAW;
 	backend_order_default(&c->backends);
 	c->api_group = xstrdup("argus");
 	c->queue_per_submitter = 4;
@@ -128,11 +128,9 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_bool(&c->allow_stale_reference, value);
 	else if (!strcmp(key, "probe_stats"))
 		r = set_bool(&c->probe_stats, value);
-	else if (!strcmp(key, "syscall_events")) {
-		r = !strcmp(value, "calls") || !strcmp(value, "raw") ? 0 : -EINVAL;
-		if (!r)
-			c->raw_syscalls = !strcmp(value, "raw");
-	} else if (!strcmp(key, "backends"))
+	else if (!strcmp(key, "syscall_events"))
+		r = syscall_events_parse(value, &c->syscall_events);
+	else if (!strcmp(key, "backends"))
 		r = backend_order_parse(value, &c->backends);
 	else if (!strcmp(key, "listen_unix"))
 		r = value[0] == '/' || !value[0] ? set_str(&c->listen_unix, value) : -EINVAL;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "daemon/resolve.h"
+#include "daemon/syscalls.h"
 
 /*
  * The decision's defaults an admin may change (argusd.conf): the one place
@@ -43,14 +44,10 @@ struct config {
 	 */
 	bool probe_stats;
 	/*
-	 * How the probe follows system calls: raw sys_enter and sys_exit
-	 * ("raw", the default), which every call of every task runs, or the
-	 * events of the calls it tells apart ("calls", where tracefs can be
-	 * read), which cost other processes nothing on the calls the probe does
-	 * not follow, more on those it follows, and each probe seconds to
-	 * close (README "Probe cost").
+	 * How the probe follows system calls (syscall_events: raw, calls or
+	 * none; what each costs and sees: daemon/syscalls.h, README "Probe cost").
 	 */
-	bool raw_syscalls;
+	enum syscall_events syscall_events;
 	struct backend_order backends; /* resolution tries these, in order: fentry kprobe tracepoint */
 
 	/* access (the API's security model: README "Security") */

@@ -125,7 +125,9 @@ static int load_tree(const struct config *cfg, struct tree **ret)
 		 "unavailable %d; system calls followed through %s",
 		 t->version, order, t->n_nodes, by[BACKEND_FENTRY], by[BACKEND_KPROBE],
 		 by[BACKEND_TRACEPOINT], unavailable,
-		 syscall_events_per_call() ? "their own events" : "raw sys_enter and sys_exit");
+		 syscall_events_none()	   ? "no event (a call is seen when it sleeps)"
+		 : syscall_events_per_call() ? "their own events"
+					     : "raw sys_enter and sys_exit");
 	*ret = t;
 	return 0;
 }
@@ -217,7 +219,7 @@ static int parse_args(int argc, char **argv, struct config *cfg, bool *ret_check
 		}
 	}
 	/* for the whole process, before any probe loads */
-	syscall_events_set_raw(cfg->raw_syscalls);
+	syscall_events_set(cfg->syscall_events);
 	return 0;
 }
 

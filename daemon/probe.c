@@ -82,6 +82,7 @@ static void kernel_here_ask(void)
 	    btf && btf__find_by_name_kind(btf, "task_rss_stat", BTF_KIND_STRUCT) > 0;
 	kernel_here.faults_by_kprobe = btf && !kernel_has_tracepoint(btf, "page_fault_user");
 	kernel_here.syscall_per_call = syscall_events_per_call();
+	kernel_here.syscall_none = syscall_events_none();
 	btf__free(btf);
 }
 
@@ -270,6 +271,10 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 			}
 			continue;
 		}
+		/* syscall_events = none: the calls are seen at the switch, with no event */
+		if ((strcmp(tps[i], "sys_enter") == 0 || strcmp(tps[i], "sys_exit") == 0) &&
+		    syscall_events_none())
+			continue;
 		/* where the calls' own events can be attached, those of the calls it follows */
 		if (strcmp(tps[i], "sys_enter") == 0 && syscall_events_per_call()) {
 			bpf_program__set_autoload(p->skel->progs.handle_call_enter, true);
@@ -365,6 +370,7 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 		p->skel->rodata->class_slot[c] = -1;
 	for (i = 0; i < ARGUS_FENTRY_PAIRS; i++)
 		p->skel->rodata->fentry_slot[i] = -1;
+	p->skel->rodata->calls_at_switch = syscall_events_none();
 
 	r = autoload_tracepoints(t, p, ret_err);
 	if (r < 0)
@@ -478,8 +484,9 @@ static int attach_trace_event(struct probe *p, struct bpf_program *prog, int id)
 
 /*
  * The calls' own enter and exit events, for each call of the table the
- * kernel has: the calls on a file get the program that reads their first
- * two arguments, the others the one that reads none (bpf/syscalls.bpf.h).
+ * kernel has but those at an offset: the calls on a file get the program
+ * that reads their first two arguments, the others the one that reads none
+ * (bpf/syscalls.bpf.h).
  */
 static int attach_call_events(struct probe *p, char **ret_err)
 {
@@ -494,7 +501,9 @@ static int attach_call_events(struct probe *p, char **ret_err)
 		bool on_file = calls[i].role != ARGUS_SYS_FUTEX && calls[i].role != ARGUS_SYS_CREATE;
 		const char *what = "sys_enter";
 
-		if (enter[i] < 0 || exit[i] < 0)
+		/* the waits on files read the calls at an offset from the registers they saved */
+		if (enter[i] < 0 || exit[i] < 0 || calls[i].role == ARGUS_SYS_PREAD ||
+		    calls[i].role == ARGUS_SYS_PWRITE)
 			continue;
 		r = 0;
 		if (p->call_enter)

@@ -384,6 +384,11 @@ void probe_plan_programs_on(const struct probe_kernel *k, const struct backend_o
 		const struct probe_stand_in *si = NULL;
 		const char *call = NULL;
 
+		if (k->syscall_none &&
+		    (strcmp(prog, "tp_btf/sys_enter") == 0 || strcmp(prog, "tp_btf/sys_exit") == 0)) {
+			json_array_remove(programs, i);
+			continue;
+		}
 		if (strncmp(prog, "tp_btf/", plen) == 0) {
 			/* one the order refuses is named as the plan has it: the loader refuses it */
 			if (probe_plan_stand_in(k, order, prog + plen, &si) < 0)

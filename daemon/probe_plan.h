@@ -80,6 +80,8 @@ struct probe_kernel {
 	bool splits_rss;
 	/* the system calls' own tracepoints stand for sys_enter and sys_exit (syscalls.h) */
 	bool syscall_per_call;
+	/* syscall_events = none: nothing stands for them, the switch sees the calls (syscalls.h) */
+	bool syscall_none;
 };
 
 /* The programs that stand for one of the fault classifier's tracepoints on a kernel. */
@@ -112,7 +114,7 @@ int probe_plan_stand_in(const struct probe_kernel *k, const struct backend_order
  * A plan's programs (probe_plan_describe's "programs") as the loader
  * attaches them on kernel k under order: stand-ins in place of the
  * tracepoints they stand for, the calls' own events for sys_enter and
- * sys_exit.
+ * sys_exit, or neither under syscall_events = none.
  */
 void probe_plan_programs_on(const struct probe_kernel *k, const struct backend_order *order,
 			    json_t *programs);

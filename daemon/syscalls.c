@@ -128,22 +128,40 @@ size_t syscall_event_ids(const int **ret_enter, const int **ret_exit)
 	return n_with_events;
 }
 
-static bool raw_chosen = true;
+static enum syscall_events chosen = SYSCALL_EVENTS_RAW;
 
-void syscall_events_set_raw(bool raw)
+int syscall_events_parse(const char *name, enum syscall_events *ret)
 {
-	__atomic_store_n(&raw_chosen, raw, __ATOMIC_RELAXED);
+	if (!strcmp(name, "raw"))
+		*ret = SYSCALL_EVENTS_RAW;
+	else if (!strcmp(name, "calls"))
+		*ret = SYSCALL_EVENTS_CALLS;
+	else if (!strcmp(name, "none"))
+		*ret = SYSCALL_EVENTS_NONE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void syscall_events_set(enum syscall_events how)
+{
+	__atomic_store_n(&chosen, how, __ATOMIC_RELAXED);
 }
 
 bool syscall_events_per_call(void)
 {
 	const int *enter, *exit;
 
-	return !__atomic_load_n(&raw_chosen, __ATOMIC_RELAXED) &&
+	return __atomic_load_n(&chosen, __ATOMIC_RELAXED) == SYSCALL_EVENTS_CALLS &&
 	       syscall_event_ids(&enter, &exit) > 0;
+}
+
+bool syscall_events_none(void)
+{
+	return __atomic_load_n(&chosen, __ATOMIC_RELAXED) == SYSCALL_EVENTS_NONE;
 }
 
 const char *syscall_events_name(void)
 {
-	return syscall_events_per_call() ? "calls" : "raw";
+	return syscall_events_none() ? "none" : syscall_events_per_call() ? "calls" : "raw";
 }

@@ -32,13 +32,29 @@ int syscall_roles_write(struct bpf_map *map);
 size_t syscall_event_ids(const int **ret_enter, const int **ret_exit);
 
 /*
- * The syscall_events setting, for the whole process: raw true (the
- * default) follows system calls through raw sys_enter and sys_exit, false
- * through the calls' own events where they can be attached. Set before the
- * first probe loads.
+ * The syscall_events setting, for the whole process (set before the first
+ * probe loads): how the probe follows the calls it tells apart.
+ *  - raw (the default): raw sys_enter and sys_exit, which every call of
+ *    every task on the host runs;
+ *  - calls: the calls' own events where they can be attached (else raw);
+ *  - none: no system call event. A call is seen only when it sleeps, at the
+ *    switch, from the registers it saved (bpf/calls.bpf.h): its wait runs
+ *    from the switch to the wakeup, a call that does not sleep is not
+ *    counted, and creation is counted without the parent's time. Every
+ *    other task's calls run at the kernel's full speed.
  */
-void syscall_events_set_raw(bool raw);
+enum syscall_events {
+	SYSCALL_EVENTS_RAW,
+	SYSCALL_EVENTS_CALLS,
+	SYSCALL_EVENTS_NONE,
+};
+
+/* The setting by its name in argusd.conf; 0, or -EINVAL for another name. */
+int syscall_events_parse(const char *name, enum syscall_events *ret);
+void syscall_events_set(enum syscall_events how);
 /* Does the probe follow system calls through their own events here (the setting and tracefs)? */
 bool syscall_events_per_call(void);
-/* What the probe follows system calls through here: "calls" or "raw" (references record it). */
+/* Does it follow them through no event at all (none)? */
+bool syscall_events_none(void);
+/* What the probe follows system calls through here: "calls", "raw" or "none" (references record it). */
 const char *syscall_events_name(void);

@@ -719,6 +719,8 @@ static void test_fork(void)
  * follows are counted as on raw (the pipe test, again).
  */
 #define NCALLS 20000
+static void work_own_waits(void);
+static void work_vfs_wait(void);
 static void work_getppid(void)
 {
 	int i;
@@ -740,7 +742,7 @@ static void test_foreign_calls(void)
 	for (raw = 1; raw >= 0; raw--) {
 		struct probe_counts c = {};
 
-		syscall_events_set_raw(raw);
+		syscall_events_set(raw ? SYSCALL_EVENTS_RAW : SYSCALL_EVENTS_CALLS);
 		if (!raw && !events) {
 			fprintf(stderr, "# foreign calls: no system call events here (tracefs), raw only\n");
 			break;
@@ -764,7 +766,85 @@ static void test_foreign_calls(void)
 			       cls(&c, ARGUS_CLS_PIPE), NPIPE, NPIPE);
 		}
 	}
-	syscall_events_set_raw(true);
+	syscall_events_set(SYSCALL_EVENTS_RAW);
+	close(stats);
+}
+
+/*
+ * syscall_events = none: no system call event is attached, so a call the
+ * probe does not follow runs none of its programs, and the calls it tells
+ * apart are seen when they sleep, from the switch to the wakeup: each
+ * pipe read that waited for its byte (the writes, which find room, are
+ * not seen), each lock wait, each wait for events (all of it idle, none
+ * the call's own work), each futex wait; a creation is counted without
+ * the parent's time. The waits on files are the same under every setting.
+ */
+static void test_no_call_events(void)
+{
+	int stats = probe_stats_enable(), r;
+	struct probe_counts c = {};
+	const struct probe_task *w = NULL;
+	size_t i;
+
+	CHECKF(stats >= 0, "bpf stats: %s", strerror(-stats));
+	if (stats < 0)
+		return;
+	syscall_events_set(SYSCALL_EVENTS_NONE);
+	r = run_probed(work_getppid, &c);
+	CHECKF(r == 0 && c.run_cnt < NCALLS, "none: %llu program runs for %d getppid calls",
+	       c.run_cnt, NCALLS);
+	fprintf(stderr, "no call events: %llu program runs for %d getppid calls\n", c.run_cnt,
+		NCALLS);
+
+	memset(&c, 0, sizeof(c));
+	r = run_probed(work_pipe, &c);
+	CHECKF(r == 0 && cls(&c, ARGUS_CLS_PIPE) >= NPIPE / 2 && cls(&c, ARGUS_CLS_PIPE) <= NPIPE + 1,
+	       "pipe waits %llu for %d reads that wait", cls(&c, ARGUS_CLS_PIPE), NPIPE);
+	CHECKF(c.cls[ARGUS_CLS_PIPE].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
+	       "pipe time %llu ns", c.cls[ARGUS_CLS_PIPE].time_ns);
+	for (i = 0; i < c.n_wakers; i++)
+		if (strcmp(c.wakers[i].comm, "argus-writer") == 0)
+			w = &c.wakers[i];
+	CHECKF(w && w->own && w->cls == ARGUS_CLS_PIPE && w->waits >= NPIPE / 2,
+	       "waker %s: %llu waits", w ? w->comm : "(none)", w ? w->waits : 0);
+	fprintf(stderr, "no call events: %llu pipe waits, %.0f us each\n", cls(&c, ARGUS_CLS_PIPE),
+		(double)c.cls[ARGUS_CLS_PIPE].time_ns / 1000 / (cls(&c, ARGUS_CLS_PIPE) ?: 1));
+
+	memset(&c, 0, sizeof(c));
+	r = run_probed(work_epoll, &c);
+	CHECKF(r == 0 && cls(&c, ARGUS_CLS_EPOLL) >= NPIPE / 2 &&
+		   cls(&c, ARGUS_CLS_EPOLL) <= NPIPE + 1 && c.cls[ARGUS_CLS_EPOLL].time_ns == 0,
+	       "epoll waits %llu, %llu ns", cls(&c, ARGUS_CLS_EPOLL), c.cls[ARGUS_CLS_EPOLL].time_ns);
+	CHECKF(c.cls[ARGUS_CLS_WAIT_IDLE].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
+	       "idle time %llu ns", c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
+
+	memset(&c, 0, sizeof(c));
+	r = run_probed(work_file_lock, &c);
+	CHECKF(r == 0 && cls(&c, ARGUS_CLS_FILE_LOCK) >= NPIPE &&
+		   cls(&c, ARGUS_CLS_FILE_LOCK) <= 2 * NPIPE,
+	       "lock waits %llu", cls(&c, ARGUS_CLS_FILE_LOCK));
+	CHECKF(c.cls[ARGUS_CLS_FILE_LOCK].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
+	       "lock wait time %llu ns", c.cls[ARGUS_CLS_FILE_LOCK].time_ns);
+
+	memset(&c, 0, sizeof(c));
+	r = run_probed(work_own_waits, &c);
+	CHECKF(r == 0 && cls(&c, ARGUS_CLS_FUTEX_OWN) >= 1 &&
+		   c.cls[ARGUS_CLS_FUTEX_OWN].time_ns >= 50 * 1000000ull,
+	       "futex_own %llu waits, %llu ns", cls(&c, ARGUS_CLS_FUTEX_OWN),
+	       c.cls[ARGUS_CLS_FUTEX_OWN].time_ns);
+
+	memset(&c, 0, sizeof(c));
+	r = run_probed(work_forks, &c);
+	CHECKF(r == 0 && cls(&c, ARGUS_CLS_FORK) == NFORKS && c.cls[ARGUS_CLS_FORK].time_ns == 0,
+	       "fork %llu for %d forks, %llu ns", cls(&c, ARGUS_CLS_FORK), NFORKS,
+	       c.cls[ARGUS_CLS_FORK].time_ns);
+
+	memset(&c, 0, sizeof(c));
+	r = run_probed(work_vfs_wait, &c);
+	CHECKF(r == 0 && cls(&c, ARGUS_CLS_VFS_WAIT) >= NPIPE / 4, "vfs waits %llu",
+	       cls(&c, ARGUS_CLS_VFS_WAIT));
+
+	syscall_events_set(SYSCALL_EVENTS_RAW);
 	close(stats);
 }
 
@@ -829,6 +909,8 @@ static void test_pipe(void)
 	/* each read waited for its byte: most of PIPE_GAP_US */
 	CHECKF(c.cls[ARGUS_CLS_PIPE].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
 	       "pipe time %llu ns", c.cls[ARGUS_CLS_PIPE].time_ns);
+	/* a wait on a pipe is not one on the file system; nor is a read of a cached file */
+	CHECK_EQ(cls(&c, ARGUS_CLS_VFS_WAIT), 0, "vfs waits beside the pipe's");
 	/*
 	 * The causal chain: the writer thread, one of the target's own, is
 	 * among the wakers; it ended the reads' waits, and they are most of the
@@ -1543,6 +1625,88 @@ static void pin_cpu0_lowest(void)
 		_exit(4);
 }
 
+/*
+ * Waits on the file system (kernel_sync.vfs_wait): NPIPE one-byte writes,
+ * PIPE_GAP_US apart, to a file that another of the target's threads
+ * ("argus-bigwrite") keeps rewriting VFS_BIG bytes at a time, both on CPU 0.
+ * A small write that comes while a big one is in progress sleeps on the
+ * file's inode lock until the big one ends: the big writer is not running,
+ * so the lock's waiter does not spin. Neither writer sleeps otherwise: the
+ * pages stay in the page cache.
+ */
+#define VFS_BIG (8u << 20)
+
+static const char *vfs_file;
+static volatile int vfs_done;
+
+static void *big_writer(void *arg)
+{
+	int fd = *(const int *)arg;
+	char *buf = malloc(VFS_BIG);
+
+	prctl(PR_SET_NAME, "argus-bigwrite");
+	if (!buf)
+		_exit(4);
+	memset(buf, 'w', VFS_BIG);
+	while (!vfs_done)
+		if (pwrite(fd, buf, VFS_BIG, 0) != (ssize_t)VFS_BIG)
+			_exit(6);
+	free(buf);
+	return NULL;
+}
+
+WORKLOAD static void work_vfs_wait(void)
+{
+	int fd = open(vfs_file, O_RDWR | O_CREAT | O_TRUNC, 0600), i;
+	pthread_t th;
+
+	if (fd < 0)
+		_exit(3);
+	pin_cpu0(); /* the thread below inherits it */
+	if (pthread_create(&th, NULL, big_writer, &fd))
+		_exit(5);
+	for (i = 0; i < NPIPE; i++) {
+		usleep(PIPE_GAP_US);
+		if (pwrite(fd, "x", 1, (off_t)VFS_BIG + i) != 1)
+			_exit(7);
+	}
+	vfs_done = 1;
+	pthread_join(th, NULL);
+	close(fd);
+}
+
+/*
+ * The small writes' waits count in vfs_wait, ended by the big writer, one
+ * of the target's own; how many of the writes came while a big one was in
+ * progress is the scheduler's, most of them where the big writes fill the
+ * CPU. The waits are not block I/O, nor any call the syscall programs
+ * follow.
+ */
+static void test_vfs_wait(void)
+{
+	struct probe_counts c = {};
+	const struct probe_task *w = NULL;
+	int r = run_probed(work_vfs_wait, &c);
+	size_t i;
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(cls(&c, ARGUS_CLS_VFS_WAIT) >= NPIPE / 4, "vfs waits %llu for %d small writes",
+	       cls(&c, ARGUS_CLS_VFS_WAIT), NPIPE);
+	CHECKF(c.cls[ARGUS_CLS_VFS_WAIT].time_ns > 0, "vfs wait time %llu ns",
+	       c.cls[ARGUS_CLS_VFS_WAIT].time_ns);
+	CHECK_EQ(cls(&c, ARGUS_CLS_PIPE) > 1 ? cls(&c, ARGUS_CLS_PIPE) : 0, 0, "pipe calls");
+	for (i = 0; i < c.n_wakers; i++)
+		if (strcmp(c.wakers[i].comm, "argus-bigwrite") == 0 &&
+		    c.wakers[i].cls == ARGUS_CLS_VFS_WAIT)
+			w = &c.wakers[i];
+	CHECKF(w && w->own && w->waits >= 1, "waker %s (own %d): %llu waits, %llu ns",
+	       w ? w->comm : "(none)", w ? w->own : 0, w ? w->waits : 0, w ? w->wait_ns : 0);
+	fprintf(stderr, "vfs_wait: %llu waits, %.0f us each; %llu ended by argus-bigwrite\n",
+		cls(&c, ARGUS_CLS_VFS_WAIT),
+		(double)c.cls[ARGUS_CLS_VFS_WAIT].time_ns / 1000 / (cls(&c, ARGUS_CLS_VFS_WAIT) ?: 1),
+		w ? w->waits : 0);
+}
+
 #define NSYNCS 100
 
 static const char *sync_file;
@@ -1933,7 +2097,7 @@ int main(int argc, char **argv)
 	const char *forced = getenv("ARGUS_BACKENDS");
 	struct backend_order order = {};
 	char tmpl[] = "/var/tmp/argus-test-probe-XXXXXX";
-	_cleanup_free_ char *file = NULL, *sync_path = NULL, *lock_path = NULL;
+	_cleanup_free_ char *file = NULL, *sync_path = NULL, *lock_path = NULL, *vfs_path = NULL;
 	char *err = NULL;
 
 	only_argc = argc;
@@ -1953,6 +2117,8 @@ int main(int argc, char **argv)
 	sync_file = sync_path;
 	lock_path = xasprintf("%s/lock", tmpl);
 	lock_file = lock_path;
+	vfs_path = xasprintf("%s/vfs", tmpl);
+	vfs_file = vfs_path;
 
 	RUN(resolution);
 	RUN(anon_minor);
@@ -1966,6 +2132,7 @@ int main(int argc, char **argv)
 	RUN(socket);
 	RUN(epoll);
 	RUN(file_lock);
+	RUN(vfs_wait);
 	RUN(file);
 	RUN(file_private_write);
 	RUN(file_readahead);
@@ -1980,10 +2147,12 @@ int main(int argc, char **argv)
 	RUN(faults_behind_hog);
 	RUN(futex_then_runq);
 	RUN(cgroup_join);
+	RUN(no_call_events);
 
 	unlink(file);
 	unlink(sync_path);
 	unlink(lock_path);
+	unlink(vfs_path);
 	rmdir(tmpl);
 	tree_free(tree);
 	return tap_done("test-probe");

@@ -41,7 +41,7 @@ static void test_table(void)
 
 	CHECK_EQ(n, sizeof(names) / sizeof(names[0]), "rows");
 	for (i = 0; i < n; i++) {
-		CHECKF(v[i].role > ARGUS_SYS_NONE && v[i].role <= ARGUS_SYS_FCNTL, "%s: role %u",
+		CHECKF(v[i].role > ARGUS_SYS_NONE && v[i].role <= ARGUS_SYS_PWRITE, "%s: role %u",
 		       v[i].name, v[i].role);
 		CHECKF(v[i].nr >= -1 && v[i].nr < ARGUS_SYSCALL_NR_MAX, "%s: %ld", v[i].name,
 		       v[i].nr);
@@ -54,6 +54,9 @@ static void test_table(void)
 	CHECK(find(v, n, "read") && find(v, n, "read")->nr == SYS_read);
 	CHECK(find(v, n, "epoll_pwait") && find(v, n, "epoll_pwait")->nr == SYS_epoll_pwait);
 	CHECK(find(v, n, "fcntl") && find(v, n, "fcntl")->role == ARGUS_SYS_FCNTL);
+	CHECK(find(v, n, "pread64") && find(v, n, "pread64")->nr == SYS_pread64 &&
+	      find(v, n, "pread64")->role == ARGUS_SYS_PREAD);
+	CHECK(find(v, n, "pwritev2") && find(v, n, "pwritev2")->role == ARGUS_SYS_PWRITE);
 }
 
 static bool kernel_at_least(int major, int minor)
