@@ -223,14 +223,11 @@ static __always_inline void call_begin(struct thread_state *ts, __u32 role, long
 	}
 }
 
-/* The thread leaves a system call: the call it was in, if the probe follows it, ends. */
-static __always_inline void call_end(struct thread_state *ts)
+/* The thread leaves a system call at now: the call it was in, if the probe follows it, ends. */
+static __always_inline void call_end(struct thread_state *ts, __u64 now)
 {
-	__u64 now;
-
 	if (!(ts->sync.futex.start | ts->sched.fork.start | ts->file_call.span.start))
 		return;
-	now = bpf_ktime_get_ns();
 	if (ts->sync.futex.start) {
 		__u32 cls = ts->sync.futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX;
 		__u64 t = span_end(ts, &ts->sync.futex, now);
@@ -263,11 +260,13 @@ static __always_inline void call_end(struct thread_state *ts)
  * syscall_events = none: target thread ts, task t (current), blocks at now
  * outside every path that counts its own sleep. If it is in a call the
  * probe tells apart, the call begins here, and ends at the wakeup
- * (call_end): the wait is what such a call loses, and the call is counted
- * once for each sleep. A call that does not sleep is not seen, nor the
- * parent's time in a creation. Returns whether it was such a call.
+ * (call_end, with the wakeup's clock): the wait is what such a call
+ * loses, and the call is counted once for each sleep. A call that does not
+ * sleep is not seen, nor the parent's time in a creation. Returns whether
+ * it was such a call.
  */
-static __always_inline bool call_at_switch(struct thread_state *ts, struct task_struct *t)
+static __always_inline bool call_at_switch(struct thread_state *ts, struct task_struct *t,
+					   __u64 now)
 {
 	long nr, arg0, arg1;
 	__u32 role;
@@ -278,6 +277,11 @@ static __always_inline bool call_at_switch(struct thread_state *ts, struct task_
 	if (role == ARGUS_SYS_NONE || role == ARGUS_SYS_CREATE)
 		return false;
 	call_begin(ts, role, arg0, arg1);
+	/* the wait is the sleep, to the ns: it starts where the sleep does */
+	if (ts->sync.futex.start)
+		ts->sync.futex.start = now;
+	if (ts->file_call.span.start)
+		ts->file_call.span.start = now;
 	return ts->sync.futex.start || ts->file_call.span.start;
 }
 

@@ -151,7 +151,7 @@ static __always_inline void mark_runnable(struct task_struct *p)
 	}
 	/* a wait seen at the switch ends with its wakeup */
 	if (calls_at_switch)
-		call_end(ts);
+		call_end(ts, now);
 	vfs_wait_end(ts, now);
 	if (!ts->sched.runq_start)
 		runq_enter(ts, task_cpu_of(p), now);
@@ -298,7 +298,7 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	    ts->mem.compact.start || ts->sync.lock.start || ts->sync.futex.start ||
 	    ts->file_call.span.start)
 		return;
-	if (!(calls_at_switch && call_at_switch(ts, prev)))
+	if (!(calls_at_switch && call_at_switch(ts, prev, now)))
 		vfs_wait_begin(ts, prev, now);
 }
 
@@ -384,7 +384,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		ts->sched.sleep_start = 0;
 	}
 	if (calls_at_switch)
-		call_end(ts);
+		call_end(ts, now);
 	vfs_wait_end(ts, now);
 	if (ts->sched.block_start) {
 		/* blocked inside a fault: the fault lasted at least until now */

@@ -39,7 +39,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	struct thread_state *ts = current_state();
 
 	if (ts)
-		call_end(ts);
+		call_end(ts, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -83,7 +83,7 @@ int handle_call_exit(void *ctx)
 	struct thread_state *ts = current_state();
 
 	if (ts)
-		call_end(ts);
+		call_end(ts, bpf_ktime_get_ns());
 	return 0;
 }
 
