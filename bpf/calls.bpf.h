@@ -257,23 +257,17 @@ static __always_inline void call_end(struct thread_state *ts, __u64 now)
 }
 
 /*
- * syscall_events = none: target thread ts, task t (current), blocks at now
- * outside every path that counts its own sleep. If it is in a call the
- * probe tells apart, the call begins here, and ends at the wakeup
- * (call_end, with the wakeup's clock): the wait is what such a call
- * loses, and the call is counted once for each sleep. A call that does not
- * sleep is not seen, nor the parent's time in a creation. Returns whether
- * it was such a call.
+ * syscall_events = none: target thread ts (current) blocks at now outside
+ * every path that counts its own sleep, in a call of this role with these
+ * first two arguments (blocked_call). If the probe tells such calls apart,
+ * the call begins here, and ends at the wakeup (call_end, with the
+ * wakeup's clock): the wait is what such a call loses, and the call is
+ * counted once for each sleep. A call that does not sleep is not seen, nor
+ * the parent's time in a creation. Returns whether it was such a call.
  */
-static __always_inline bool call_at_switch(struct thread_state *ts, struct task_struct *t,
-					   __u64 now)
+static __always_inline bool call_at_switch(struct thread_state *ts, __u32 role, long arg0,
+					   long arg1, __u64 now)
 {
-	long nr, arg0, arg1;
-	__u32 role;
-
-	if (!blocked_call(t, &nr, &arg0, &arg1))
-		return false;
-	role = syscall_role(nr);
 	if (role == ARGUS_SYS_NONE || role == ARGUS_SYS_CREATE)
 		return false;
 	call_begin(ts, role, arg0, arg1);

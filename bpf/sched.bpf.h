@@ -269,7 +269,9 @@ int BPF_PROG(handle_sched_wakeup_new, struct task_struct *p)
 static __always_inline void switched_out(struct thread_state *ts, struct task_struct *prev,
 					 bool runnable, __u64 now)
 {
+	long nr, arg0, arg1;
 	bool in_fault;
+	__u32 role;
 
 	if (runnable) {
 		runq_enter(ts, bpf_get_smp_processor_id(), now);
@@ -290,16 +292,18 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	if (in_fault && !ts->mem.reclaim.start && !ts->mem.compact.start && !ts->sync.lock.start)
 		ts->fault.flags |= F_SLEPT;
 	/*
-	 * A sleep that no path counts as its own may be a call the probe tells
+	 * A sleep that no path counts as its own, in a system call (its saved
+	 * registers say which, read once here), may be a call the probe tells
 	 * apart (seen here when no call event is attached), or else a wait on
 	 * the file system.
 	 */
 	if (in_fault || ts->sched.io_block_start || ts->mem.reclaim.start ||
 	    ts->mem.compact.start || ts->sync.lock.start || ts->sync.futex.start ||
-	    ts->file_call.span.start)
+	    ts->file_call.span.start || !blocked_call(prev, &nr, &arg0, &arg1))
 		return;
-	if (!(calls_at_switch && call_at_switch(ts, prev, now)))
-		vfs_wait_begin(ts, prev, now);
+	role = syscall_role(nr);
+	if (!(calls_at_switch && call_at_switch(ts, role, arg0, arg1, now)))
+		vfs_wait_begin(ts, role, arg0, now);
 }
 
 /*

@@ -10,29 +10,25 @@
  * it is noted as for any wait (the causal chain).
  *
  * No system call event is needed, so none of the host's calls pays for it:
- * the call is read from the registers it saved (blocked_call).
+ * the call is read from the registers it saved (blocked_call, once per
+ * blocking switch, in sched.bpf.h).
  * Part of the multiplexed probe: included by paths.bpf.c, after calls.bpf.h
- * (blocked_call, the calls' roles, the file type behind a descriptor,
- * note_waker).
+ * (the calls' roles, the file type behind a descriptor, note_waker).
  */
 #ifndef ARGUS_VFS_BPF_H
 #define ARGUS_VFS_BPF_H
 
 #define REGULAR_FILE_TYPE 0100000 /* S_IFREG */
+
 /*
- * Target thread ts, task t (current: the switch is on its way out), blocks
- * at now outside every path that counts its own sleep: if it is in a read
- * or write of a regular file, a wait on the file system begins.
+ * Target thread ts (current: the switch is on its way out) blocks at now,
+ * outside every path that counts its own sleep, in a call of this role
+ * whose first argument is fd (blocked_call): if it is a read or write of a
+ * regular file, a wait on the file system begins.
  */
-static __always_inline void vfs_wait_begin(struct thread_state *ts, struct task_struct *t,
+static __always_inline void vfs_wait_begin(struct thread_state *ts, __u32 role, long fd,
 					   __u64 now)
 {
-	long nr, fd, arg1;
-	__u32 role;
-
-	if (!blocked_call(t, &nr, &fd, &arg1))
-		return;
-	role = syscall_role(nr);
 	if (role != ARGUS_SYS_READ && role != ARGUS_SYS_WRITE && role != ARGUS_SYS_PREAD &&
 	    role != ARGUS_SYS_PWRITE)
 		return;
