@@ -26,6 +26,12 @@ run_ctest() {
 	# tee hides ctest's status in a plain sh pipeline: read it from the summary.
 	grep -q '^100% tests passed' "$out" || rc=1
 	./scripts/check-skips.sh "$dir" "$out" || rc=1
+	# A log that is cut in the middle keeps its end: the failures again, last.
+	if [ $rc -ne 0 ]; then
+		echo "== what failed in $dir"
+		grep -E '^(FAIL|FATAL) |^SUMMARY: |^(free|malloc|realloc)\(\)|^double free|^corrupted|Sanitizer|runtime error|\(\+0x[0-9a-f]+\)\[0x|\*\*\*|^[[:space:]]+[0-9]+ - ' \
+			"$out" | head -n 80 || true
+	fi
 	rm -f "$out"
 	return $rc
 }

@@ -27,6 +27,8 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -536,11 +538,20 @@ static void fake_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 	}
 }
 
+/* libmicrohttpd's fatal errors (it aborts after them) said before the abort, with their place. */
+static void fake_panic(void *cls, const char *file, unsigned int line, const char *reason)
+{
+	fprintf(stderr, "FATAL fake-llm: libmicrohttpd panic at %s:%u: %s\n", file ?: "?", line,
+		reason ?: "(no reason)");
+	abort();
+}
+
 static inline int fake_llm_start(struct fake_llm *f, const char *model, const char *key,
 				 const char *template_path)
 {
 	const union MHD_DaemonInfo *info;
 
+	MHD_set_panic_func(fake_panic, NULL);
 	memset(f, 0, sizeof(*f));
 	pthread_mutex_init(&f->lock, NULL);
 	snprintf(f->model, sizeof(f->model), "%s", model);

@@ -8,15 +8,50 @@
  */
 #pragma once
 
+#include <execinfo.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int tap_failures;
 static int tap_checks;
 static int tap_skips;
 static const char *tap_subtest_name; /* the subtest running, named in failures */
+
+/*
+ * A test binary that dies on a signal says which, in which subtest, and
+ * its stack (addresses for addr2line), before it dies of it: the test
+ * runner reports only "aborted" or "SEGFAULT". Under AddressSanitizer its
+ * own report says more, and its handlers stay.
+ */
+#ifndef __SANITIZE_ADDRESS__
+static void tap_fatal_signal(int sig)
+{
+	void *frames[64];
+	char head[192];
+	int n = backtrace(frames, 64), len;
+
+	len = snprintf(head, sizeof(head), "FATAL signal %d%s%s, the stack:\n", sig,
+		       tap_subtest_name ? " in subtest " : "",
+		       tap_subtest_name ? tap_subtest_name : "");
+	(void)!write(2, head, len > 0 && len < (int)sizeof(head) ? len : 0);
+	backtrace_symbols_fd(frames, n, 2);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+__attribute__((constructor)) static void tap_catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], tap_fatal_signal);
+}
+#endif
 
 /* Start the subtest called name (no spaces): later failures name it. */
 static inline void tap_subtest(const char *name)

@@ -735,7 +735,7 @@ int main(void)
 	{
 		char def[1024];
 
-		REQUIRE(sequence_make(&paced, &d, "paced", true) == 0);
+		REQUIRE(sequence_make(&paced, &d, "paced", "sleep") == 0);
 		snprintf(def, sizeof(def),
 			 "{\"name\": \"paced\", \"argv\": [\"/bin/sh\", \"%s\", \"%s\"], "
 			 "\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 10}",

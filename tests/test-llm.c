@@ -7,13 +7,16 @@
  * in the kernel afterwards, and the API key nowhere but in the request
  * header: not in the log, the traces or argusd's command line.
  *
- * The good scenario runs on a real perturbation (the page cache dropped in
- * a loop on the other CPU) and must reach kernel_paging.file_fault.major;
- * the others run one level of an unperturbed small workload. Every run of
- * an honest authored probe must pass the witness; on the perturbed cell, a
- * probe that reports ten times the faults and one that reports a kernel
- * pointer's value are dropped at every level, and the job's verdict and
- * path are the builtin agent's on the same cell and reference.
+ * The good scenario runs on a cell whose cause is the same on every host:
+ * the target writes four times as many fresh anonymous 4 KiB pages as in
+ * its reference (MADV_NOHUGEPAGE, so the THP mode does not matter), and
+ * must reach kernel_paging.anon_fault.minor through all three levels; the
+ * others run one level of an unperturbed small workload. Every run of an
+ * honest authored probe must pass the witness. On a real perturbation (the
+ * page cache dropped in a loop on the other CPU), a probe that reports ten
+ * times the faults and one that reports a kernel pointer's value are
+ * dropped at every level, and the job's verdict and path are the builtin
+ * agent's on the same cell and reference.
  */
 #include "tests/daemon-harness.h"
 #include "tests/fake-llm.h"
@@ -33,7 +36,11 @@
 
 static struct daemon d;
 static struct fake_llm fake;
-static struct sequence paced;
+static struct sequence paced, more;
+
+/* The good cell's rounds of 64 MiB: its reference's, then the diagnosed runs'. */
+#define MORE_ROUNDS_REFERENCE "3\n"
+#define MORE_ROUNDS_DIAGNOSED "12\n"
 
 static json_t *run_job(const char *path, const char *body, int timeout_s)
 {
@@ -383,34 +390,20 @@ static void record_reference(const char *workload)
 static void test_good(void)
 {
 	json_t *job, *steps, *s;
-	pid_t pert;
 	size_t i;
 	double seconds = 0;
 	long long calls = 0, tokens = 0;
+	_cleanup_free_ char *result = NULL;
 
 	fake_llm_set(&fake, "good");
-	for (i = 0; i < 2; i++) {
-		pert = start_perturber("cache_dropper", "1");
-		job = run_job("/diagnose", "{\"workload\": \"pc\", \"agent\": \"llm\"}", 600);
-		kill(pert, SIGTERM);
-		waitpid(pert, NULL, 0);
-		REQUIRE(job);
-		/* the agent agreed with the calibration that the target was not slower: noise */
-		if (i == 0 && !strcmp(state_of(job), "succeeded") &&
-		    strstr(json_string_value(json_object_get(json_object_get(job, "result"),
-							     "reason")) ?: "",
-			   "not slower")) {
-			fprintf(stderr, "# good: the perturbed run was not slower; once more\n");
-			json_decref(job);
-			continue;
-		}
-		break;
-	}
+	REQUIRE(sequence_start(&more, MORE_ROUNDS_DIAGNOSED) == 0);
+	job = run_job("/diagnose", "{\"workload\": \"more\", \"agent\": \"llm\"}", 600);
+	REQUIRE(job);
+	result = json_dumps(json_object_get(job, "result") ?: json_object_get(job, "error"),
+			    JSON_COMPACT);
 	CHECKF(!strcmp(state_of(job), "succeeded") &&
-		       !strcmp(result_leaf(job) ?: "", "kernel_paging.file_fault.major"),
-	       "good: %s %s", state_of(job),
-	       json_dumps(json_object_get(job, "result") ?: json_object_get(job, "error"),
-			  JSON_COMPACT));
+		       !strcmp(result_leaf(job) ?: "", "kernel_paging.anon_fault.minor"),
+	       "good: %s %s", state_of(job), result ?: "?");
 	CHECKF(!strcmp(json_string_value(json_object_get(json_object_get(job, "result"), "agent")) ?: "",
 		       "llm"),
 	       "good: agent not llm");
@@ -422,7 +415,7 @@ static void test_good(void)
 	 */
 	CHECK(count_steps(steps, "fallback", NULL, NULL) == 0);
 	CHECK(count_bool(steps, "verifier", "ok", true) == 3);
-	CHECK(count_steps(steps, "confirm", "node", "kernel_paging.file_fault.major") == 1);
+	CHECK(count_steps(steps, "confirm", "node", "kernel_paging.anon_fault.minor") == 1);
 	CHECK(count_steps(steps, "llm_tool", "result", "accepted") == 4);
 	/* each of the four runs measured with the authored probe, witnessed and kept */
 	CHECKF(count_bool(steps, "witness", "agree", true) == 4 &&
@@ -649,7 +642,20 @@ int main(void)
 	setenv("CREDENTIALS_DIRECTORY", creds, 1);
 	daemon_add_workload(&d, "pc", PC_WORKLOAD);
 	daemon_add_workload(&d, "pcs", PCS_WORKLOAD);
-	REQUIRE(sequence_make(&paced, &d, "paced", true) == 0);
+	REQUIRE(sequence_make(&paced, &d, "paced", "sleep") == 0);
+	{
+		char def[1024], cmd[512];
+
+		snprintf(cmd, sizeof(cmd), "%s/programs/pf_anon_write --mb 64 --no-thp --rounds",
+			 d.dir);
+		REQUIRE(sequence_make(&more, &d, "more", cmd) == 0);
+
+		snprintf(def, sizeof(def),
+			 "{\"name\": \"more\", \"argv\": [\"/bin/sh\", \"%s\", \"%s\"], "
+			 "\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 120}",
+			 more.script, more.dir);
+		daemon_add_workload(&d, "more", def);
+	}
 	{
 		char def[1024];
 
@@ -663,6 +669,8 @@ int main(void)
 
 	record_reference("pcs");
 	record_reference("pc");
+	REQUIRE(sequence_start(&more, MORE_ROUNDS_REFERENCE) == 0);
+	record_reference("more");
 	CHECK(argusd_bpf_fds() == 0);
 
 	test_scenarios();
