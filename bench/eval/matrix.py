@@ -29,6 +29,7 @@ Writes DIR/results.json, DIR/report.md and DIR/matrix.svg, and prints the totals
 
     bench/eval/matrix.py [--build build] [--cells all|V:P,...] [--reps 3]
                          [--calibration on|off|both] [--out DIR] [--repeats 5]
+                         [--syscall-events calls|raw|none]
 """
 
 import argparse
@@ -202,6 +203,8 @@ def main():
     ap.add_argument("--calibration", choices=("on", "off", "both"), default="on",
                     help="off: the ablation (every rule, the reference runs' spread left out); both: the two tables")
     ap.add_argument("--out", default=None, help="output directory (default bench/eval/out/DATE)")
+    ap.add_argument("--syscall-events", choices=("calls", "raw", "none"), default=None,
+                    help="argusd's syscall_events for the whole run (default: argusd's own)")
     ap.add_argument("--quiet-limit", type=float, default=0.15,
                     help="wait before each run until no CPU is busier than this (shared machines)")
     ap.add_argument("--harness-cpu", type=int, default=1,
@@ -251,6 +254,7 @@ def main():
     results = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "host": os.uname().nodename, "kernel": os.uname().release,
                "cells": keys, "reps": a.reps, "repeats": a.repeats,
+               "syscall_events": a.syscall_events or "argusd's default",
                "modes": ["calibrated" if m else "ablation" for m in modes],
                "references": {}, "references_again": {}, "runs": [], "unprobed": {}}
     t_start = time.monotonic()
@@ -340,6 +344,8 @@ def main():
                 with open(os.path.join(wdir, name), "w") as f:
                     json.dump(w, f, indent=1)
             extra = "workloads_dir = %s\n" % wdir
+        if a.syscall_events:
+            extra += "syscall_events = %s\n" % a.syscall_events
         d = Argusd(a.build, work, extra, job_timeout_s=int(600 * max(a.timeout_scale, 1.0)))
         if a.harness_cpu >= 0:
             # After argusd started: it keeps every CPU, since it places each victim on its
