@@ -10,6 +10,7 @@ generator measures in each window (each class below says what it runs):
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
 
     services.py --build BUILD [--service nginx|redis|postgres] [--reps N] [--out DIR] [--cells a,b]
+                [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
 The cells (CELLS) and each service's truth in them (COMMON_TRUTHS and the
@@ -592,14 +593,17 @@ def diagnose_cells(runner, argusd, svc, truth, reps):
 def evaluate(a, svc, cg_path, top, out):
     """Truth, then argusd's reference and diagnoses; services.json in out, also on a failure."""
     results = {"kind": svc.kind, "cells": {}, "truth": {}, "service": None, "reference": None,
-               "min_slower": MIN_SLOWER, "reps": a.reps}
+               "min_slower": MIN_SLOWER, "reps": a.reps,
+               "syscall_events": a.syscall_events or "argusd's default"}
     runner = CellRunner(os.path.abspath(a.build), svc, out)
     argusd = None
     try:
         results["truth"] = measure_truth(runner, svc, a.cells, a.reps)
         results["service"] = define_service(os.path.join(top, "argusd"), svc, cg_path)
-        argusd = Argusd(os.path.abspath(a.build), os.path.join(top, "argusd"),
-                        extra="services_dir = %s/argusd/services\n" % top)
+        extra = "services_dir = %s/argusd/services\n" % top
+        if a.syscall_events:
+            extra += "syscall_events = %s\n" % a.syscall_events
+        argusd = Argusd(os.path.abspath(a.build), os.path.join(top, "argusd"), extra=extra)
         results["reference"] = record_reference(argusd, svc)
         results["cells"] = diagnose_cells(runner, argusd, svc, results["truth"], a.reps)
     finally:
@@ -655,6 +659,8 @@ def parse_args():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", default=None)
     ap.add_argument("--cells", default=",".join(CELLS))
+    ap.add_argument("--syscall-events", choices=("calls", "raw", "none"), default=None,
+                    help="argusd's syscall_events for the whole run (default: argusd's own)")
     ap.add_argument("--spread", type=int, default=0, metavar="N",
                     help="only run the SLI N times on the quiet system and print each form's spread")
     a = ap.parse_args()
