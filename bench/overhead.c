@@ -14,11 +14,11 @@
  * its processes over pipes) on the other CPU; the cost of each, unprobed
  * and under each probe, alternated the same way.
  *
- * The reference probe runs three times: as argusd loads it by default
- * (syscall_events "raw": raw sys_enter and sys_exit, which every call of
- * every task runs), with syscall_events "calls" (each followed call's own
- * events) and with "none" (no system call event: a call is seen when it
- * sleeps); level 1 runs with raw and with none.
+ * The reference probe runs three times: with syscall_events "raw" (raw
+ * sys_enter and sys_exit, which every call of every task runs), with
+ * "calls" (each followed call's own events) and with "none", argusd's
+ * default (no system call event: a call is seen when it sleeps); level 1
+ * runs with raw and with none. Every other probed row runs with raw.
  *
  * Two more configurations put the figures in scale: the floor, a program
  * that does nothing on each tracepoint the reference attaches (what any

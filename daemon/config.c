@@ -32,7 +32,7 @@ void config_defaults(struct config *c)
 	c->min_slowdown = CONFIG_DEFAULT_MIN_SLOWDOWN;
 	c->window_s = 5;
 	c->warmup_runs = 1;
-	c->syscall_events = SYSCALL_EVENTS_RAW;
+	c->syscall_events = SYSCALL_EVENTS_DEFAULT;
 	backend_order_default(&c->backends);
 	c->api_group = xstrdup("argus");
 	c->queue_per_submitter = 4;

@@ -114,7 +114,9 @@ int probe_plan_stand_in(const struct probe_kernel *k, const struct backend_order
  * A plan's programs (probe_plan_describe's "programs") as the loader
  * attaches them on kernel k under order: stand-ins in place of the
  * tracepoints they stand for, the calls' own events for sys_enter and
- * sys_exit, or neither under syscall_events = none.
+ * sys_exit, or under syscall_events = none the scheduler's two programs
+ * that see such a call instead (sched_switch opens it, sched_wakeup ends
+ * it; both always attached), each named once.
  */
 void probe_plan_programs_on(const struct probe_kernel *k, const struct backend_order *order,
 			    json_t *programs);

@@ -34,20 +34,25 @@ size_t syscall_event_ids(const int **ret_enter, const int **ret_exit);
 /*
  * The syscall_events setting, for the whole process (set before the first
  * probe loads): how the probe follows the calls it tells apart.
- *  - raw (the default): raw sys_enter and sys_exit, which every call of
- *    every task on the host runs;
+ *  - raw: raw sys_enter and sys_exit, which every call of every task on
+ *    the host runs (the process's setting until one is set: the tests of
+ *    what single calls cost the target use it);
  *  - calls: the calls' own events where they can be attached (else raw);
  *  - none: no system call event. A call is seen only when it sleeps, at the
  *    switch, from the registers it saved (bpf/calls.bpf.h): its wait runs
  *    from the switch to the wakeup, a call that does not sleep is not
  *    counted, and creation is counted without the parent's time. Every
- *    other task's calls run at the kernel's full speed.
+ *    other task's calls run at the kernel's full speed. argusd's default
+ *    (SYSCALL_EVENTS_DEFAULT).
  */
 enum syscall_events {
 	SYSCALL_EVENTS_RAW,
 	SYSCALL_EVENTS_CALLS,
 	SYSCALL_EVENTS_NONE,
 };
+
+/* argusd.conf's syscall_events when it names none (README, "Configuration" and "Probe cost"). */
+#define SYSCALL_EVENTS_DEFAULT SYSCALL_EVENTS_NONE
 
 /* The setting by its name in argusd.conf; 0, or -EINVAL for another name. */
 int syscall_events_parse(const char *name, enum syscall_events *ret);

@@ -137,7 +137,7 @@ static void test_min_slowdown(void)
 	expect_refused("min_slowdown = nan\n", "line 1", "nan");
 }
 
-/* syscall_events: "raw" (the default), "calls" or "none"; anything else is refused. */
+/* syscall_events: "none" (the default), "raw" or "calls"; anything else is refused. */
 static void test_syscall_events(void)
 {
 	struct config c;
@@ -145,13 +145,13 @@ static void test_syscall_events(void)
 
 	tap_subtest("syscall_events");
 	CHECK(load("tau = 3\n", &c, &err) == 0);
-	CHECK(c.syscall_events == SYSCALL_EVENTS_RAW);
+	CHECK(c.syscall_events == SYSCALL_EVENTS_NONE);
 	config_free(&c);
 	CHECK(load("syscall_events = calls\n", &c, &err) == 0);
 	CHECK(c.syscall_events == SYSCALL_EVENTS_CALLS);
 	config_free(&c);
-	CHECK(load("syscall_events = raw\nsyscall_events = none\n", &c, &err) == 0);
-	CHECK(c.syscall_events == SYSCALL_EVENTS_NONE);
+	CHECK(load("syscall_events = none\nsyscall_events = raw\n", &c, &err) == 0);
+	CHECK(c.syscall_events == SYSCALL_EVENTS_RAW);
 	config_free(&c);
 	free(err);
 	expect_refused("syscall_events = sleeps\n", "syscall_events", NULL);

@@ -479,7 +479,8 @@ static void test_fault_stand_ins(void)
 	const struct probe_kernel x86 = {}, x86_61 = { .splits_rss = true },
 				  arm64_61 = { .faults_by_kprobe = true, .splits_rss = true },
 				  arm64_new = { .faults_by_kprobe = true },
-				  per_call = { .syscall_per_call = true };
+				  per_call = { .syscall_per_call = true },
+				  no_events = { .syscall_none = true };
 	const char *const kprobes[] = { "kprobe+kretprobe/handle_mm_fault", "kprobe/do_wp_page",
 					"kprobe/do_huge_pmd_wp_page", "kretprobe/wp_page_copy" };
 	struct tree *t = load(BACKEND_TRACEPOINT);
@@ -575,6 +576,28 @@ static void test_fault_stand_ins(void)
 	CHECK(program_at(v, "tp_btf/sys_enter") < 0 &&
 	      program_at(v, "tracepoint/syscalls/sys_enter_*") ==
 		  program_at(plain, "tp_btf/sys_enter"));
+	json_decref(v);
+
+	/*
+	 * syscall_events = none: the scheduler's programs that see such a call
+	 * stand for the two raw tracepoints, once each, in a node that has
+	 * only those (kernel_sync.pipe's hooks) and in one that has them too
+	 */
+	v = programs_on(t, &no_events);
+	CHECK(program_at(v, "tp_btf/sys_enter") < 0 && program_at(v, "tp_btf/sys_exit") < 0 &&
+	      program_at(v, "tp_btf/sched_switch") >= 0 && program_at(v, "tp_btf/sched_wakeup") >= 0);
+	json_decref(v);
+	v = json_pack("[s,s]", "tp_btf/sys_enter", "tp_btf/sys_exit");
+	probe_plan_programs_on(&no_events, NULL, v);
+	CHECKF(json_array_size(v) == 2 && program_at(v, "tp_btf/sched_switch") == 0 &&
+		       program_at(v, "tp_btf/sched_wakeup") == 1,
+	       "none, a call's node: %zu programs", json_array_size(v));
+	json_decref(v);
+	v = json_pack("[s,s,s]", "tp_btf/sched_switch", "tp_btf/sys_enter", "tp_btf/sys_exit");
+	probe_plan_programs_on(&no_events, NULL, v);
+	CHECKF(json_array_size(v) == 2 && program_at(v, "tp_btf/sched_switch") == 0 &&
+		       program_at(v, "tp_btf/sched_wakeup") == 1,
+	       "none, with the switch: %zu programs", json_array_size(v));
 	json_decref(v);
 
 	json_decref(plain);
