@@ -13,7 +13,10 @@ its twin), and two equal trees of 5000 small files for cp and diff. Set 5 (--set
 /var/tmp/argus-heldout5: JSON lines for jq, a 128 MB file that dd reads past the page
 cache, text for split, and a zip archive of 5000 small files for unzip. Set 6 (--set 6) in
 /var/tmp/argus-heldout6: a small C project for make, text for lzip and, compressed,
-for gzip -d, two equal 384 MB files for cmp, and a tree of 120000 empty files for du. Deterministic (a fixed seed per
+for gzip -d, two equal 384 MB files for cmp, and a tree of 120000 empty files for du. Set 7 (--set 7) in
+/var/tmp/argus-heldout7: a 256 MB file for md5sum and another for python3 to map, a tar archive of
+2000 files and the directory it is extracted into, and 48 MB of lines for shuf and tac.
+Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
 
@@ -24,7 +27,8 @@ import random
 import subprocess
 
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
-        4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6"}
+        4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
+        7: "/var/tmp/argus-heldout7"}
 DIR = DIRS[1]
 
 
@@ -180,6 +184,27 @@ def set6(nobody):
     subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
 
 
+def set7(nobody):
+    rng = random.Random(20261204)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    # two 256 MB files: md5sum reads one, python3 maps the other
+    for name in ("blob.dat", "map.dat"):
+        write(name, rng.randbytes(64 << 20) * 4, nobody.pw_uid, nobody.pw_gid)
+    # 2000 files of about 8 KB in one archive, and the directory tar -x writes them into
+    src = os.path.join(DIR, "tree")
+    subprocess.run(["rm", "-rf", src, os.path.join(DIR, "out")], check=True)
+    write_tree("tree", 20, block, nobody)
+    subprocess.run(["tar", "-cf", os.path.join(DIR, "tree.tar"), "-C", src, "."], check=True)
+    subprocess.run(["rm", "-rf", src], check=True)
+    # 48 MB of lines for shuf and tac
+    lines = [block[rng.randrange(len(block))] for _ in range(600000)]
+    write("lines.dat", "".join("%s %d\n" % (l, rng.randrange(1 << 30)) for l in lines),
+          nobody.pw_uid, nobody.pw_gid)
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -190,8 +215,8 @@ def main():
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6):
-        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6}[a.set](nobody)
+    if a.set in (2, 3, 4, 5, 6, 7):
+        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
