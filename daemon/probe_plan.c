@@ -373,18 +373,6 @@ int probe_plan_stand_in(const struct probe_kernel *k, const struct backend_order
 	return si && !backend_order_has(order, si->backend) ? -EPERM : 0;
 }
 
-/* Does the array of strings hold s? */
-static bool has_string(const json_t *strings, const char *s)
-{
-	const json_t *v;
-	size_t i;
-
-	json_array_foreach(strings, i, v)
-		if (strcmp(json_string_value(v) ?: "", s) == 0)
-			return true;
-	return false;
-}
-
 void probe_plan_programs_on(const struct probe_kernel *k, const struct backend_order *order,
 			    json_t *programs)
 {
@@ -401,7 +389,7 @@ void probe_plan_programs_on(const struct probe_kernel *k, const struct backend_o
 			const char *by = strcmp(prog, "tp_btf/sys_enter") == 0 ? "tp_btf/sched_switch"
 									   : "tp_btf/sched_wakeup";
 
-			if (has_string(programs, by))
+			if (json_strings_have(programs, by))
 				json_array_remove(programs, i);
 			else
 				json_array_set_new(programs, i++, json_string(by));

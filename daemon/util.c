@@ -216,6 +216,17 @@ const char *json_plain_string(const json_t *v, size_t max)
 	return s;
 }
 
+bool json_strings_have(const json_t *a, const char *s)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (strcmp(json_string_value(v) ?: "", s) == 0)
+			return true;
+	return false;
+}
+
 void strv_push(char ***v, size_t *n, char *s)
 {
 	char **e = realloc(*v, (*n + 1) * sizeof(char *));

@@ -94,6 +94,8 @@ bool valid_name(const char *s, size_t max);
 bool valid_user_name(const char *s);
 /* A JSON string without embedded NUL bytes and at most max bytes long, or NULL. */
 const char *json_plain_string(const json_t *v, size_t max);
+/* Does the JSON array a hold the string s? */
+bool json_strings_have(const json_t *a, const char *s);
 /* Append s (owned from now) to the array *v of *n strings; aborts on OOM. */
 void strv_push(char ***v, size_t *n, char *s);
 /*

@@ -150,31 +150,21 @@ static inline void write_text(const char *path, const char *text)
 /*
  * A sequence: a script (/bin/sh SCRIPT DIR) that, call by call, takes the
  * next line of DIR/values (the last one from then on), counts its calls in
- * DIR/count, and prints the value, or runs a command with the value's
- * words as its last arguments. A test sets the values (sequence_start), and
- * so what an SLI says window by window, how long a workload's runs take
- * ("sleep"), or how much work they do. DIR belongs to nobody, who runs the
- * script.
+ * DIR/count, and prints the value or sleeps for it. A test sets the values
+ * (sequence_start), and so what an SLI says window by window, or how long a
+ * workload's runs take. DIR belongs to nobody, who runs the script.
  */
 struct sequence {
 	char dir[256], script[256];
 };
 
-/*
- * Make the sequence NAME in d's directory, which runs command (shell words,
- * the value's words appended) or, when it is NULL, prints the value; 0 or
- * a negative errno.
- */
+/* Make the sequence NAME in d's directory; 0 or a negative errno. */
 static inline int sequence_make(struct sequence *q, const struct daemon *d, const char *name,
-				const char *command)
+				bool sleeps)
 {
 	struct passwd *nobody = getpwnam("nobody");
-	char text[1024], run[512];
+	char text[512];
 
-	if (command)
-		snprintf(run, sizeof(run), "exec %s $v", command); /* $v's words as arguments */
-	else
-		snprintf(run, sizeof(run), "echo \"$v\"");
 	snprintf(q->dir, sizeof(q->dir), "%s/%s", d->dir, name);
 	snprintf(q->script, sizeof(q->script), "%s/%s.sh", d->dir, name);
 	if (!nobody)
@@ -189,7 +179,7 @@ static inline int sequence_make(struct sequence *q, const struct daemon *d, cons
 		 "[ \"$n\" -le \"$last\" ] || n=$last\n"
 		 "v=$(sed -n \"${n}p\" \"$1/values\")\n"
 		 "%s\n",
-		 run);
+		 sleeps ? "exec sleep \"$v\"" : "echo \"$v\"");
 	write_text(q->script, text);
 	return 0;
 }

@@ -48,17 +48,6 @@ static json_t *run_job(const char *path, const char *body, int timeout_s)
 	return id ? wait_job(&d, id, timeout_s) : NULL;
 }
 
-/* Does the JSON array of strings hold s? */
-static bool has_string(const json_t *a, const char *s)
-{
-	const json_t *v;
-	size_t i;
-
-	json_array_foreach(a, i, v)
-		if (strcmp(json_string_value(v) ?: "", s) == 0)
-			return true;
-	return false;
-}
 
 /*
  * A minor fault's programs as this kernel gets them (probe_plan_stand_in):
@@ -73,13 +62,14 @@ static void check_minor_programs(const json_t *progs)
 
 	CHECK(uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2);
 	split = major < 6 || (major == 6 && minor < 2);
-	CHECKF(has_string(progs, "tp_btf/page_fault_user") ||
-		       has_string(progs, "kprobe+kretprobe/handle_mm_fault"),
+	CHECKF(json_strings_have(progs, "tp_btf/page_fault_user") ||
+		       json_strings_have(progs, "kprobe+kretprobe/handle_mm_fault"),
 	       "anon_fault.minor: no program opens its faults");
-	if (has_string(progs, "tp_btf/page_fault_user"))
-		CHECKF(has_string(progs, split ? "fentry+fexit/handle_mm_fault" : "tp_btf/rss_stat") &&
-			       !has_string(progs, split ? "tp_btf/rss_stat"
-							: "fentry+fexit/handle_mm_fault"),
+	if (json_strings_have(progs, "tp_btf/page_fault_user"))
+		CHECKF(json_strings_have(progs, split ? "fentry+fexit/handle_mm_fault"
+						      : "tp_btf/rss_stat") &&
+			       !json_strings_have(progs, split ? "tp_btf/rss_stat"
+							       : "fentry+fexit/handle_mm_fault"),
 		       "anon_fault.minor on %s: not the fault end this kernel gives", u.release);
 }
 
@@ -735,7 +725,7 @@ int main(void)
 	{
 		char def[1024];
 
-		REQUIRE(sequence_make(&paced, &d, "paced", "sleep") == 0);
+		REQUIRE(sequence_make(&paced, &d, "paced", true) == 0);
 		snprintf(def, sizeof(def),
 			 "{\"name\": \"paced\", \"argv\": [\"/bin/sh\", \"%s\", \"%s\"], "
 			 "\"user\": \"nobody\", \"cpus\": \"0\", \"timeout_s\": 10}",

@@ -11,12 +11,11 @@
  * any host: a CPU hog pinned to the target's CPU, which takes half of it,
  * and the diagnosis must reach kernel_scheduler.runqueue_wait through both
  * of its levels; the others run one level of an unperturbed small
- * workload. Every run of an
- * honest authored probe must pass the witness. On a real perturbation (the
- * page cache dropped in a loop on the other CPU), a probe that reports ten
- * times the faults and one that reports a kernel pointer's value are
- * dropped at every level, and the job's verdict and path are the builtin
- * agent's on the same cell and reference.
+ * workload. Every run of an honest authored probe must pass the witness.
+ * On a real perturbation (the page cache dropped in a loop on the other
+ * CPU), a probe that reports ten times the faults and one that reports a
+ * kernel pointer's value are dropped at every level, and the job's verdict
+ * and path are the builtin agent's on the same cell and reference.
  */
 #include "tests/daemon-harness.h"
 #include "tests/fake-llm.h"
@@ -641,7 +640,7 @@ int main(void)
 	setenv("CREDENTIALS_DIRECTORY", creds, 1);
 	daemon_add_workload(&d, "pc", PC_WORKLOAD);
 	daemon_add_workload(&d, "pcs", PCS_WORKLOAD);
-	REQUIRE(sequence_make(&paced, &d, "paced", "sleep") == 0);
+	REQUIRE(sequence_make(&paced, &d, "paced", true) == 0);
 	{
 		char def[1024];
 

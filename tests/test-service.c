@@ -512,7 +512,7 @@ static void test_daemon(void)
 		 cg_path, script);
 	daemon_add_service(&d, "garbage", def);
 	/* an SLI that says what the test wants, window by window */
-	REQUIRE(sequence_make(&seq, &d, "seq", NULL) == 0);
+	REQUIRE(sequence_make(&seq, &d, "seq", false) == 0);
 	snprintf(def, sizeof(def),
 		 "{\"name\": \"seq\", \"cgroup\": \"%s\", \"window_s\": 1, \"sli\": "
 		 "{\"command\": [\"/bin/sh\", \"%s\", \"%s\"], \"better\": \"lower\", "

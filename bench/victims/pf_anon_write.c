@@ -3,9 +3,8 @@
  * pf_anon_write: anonymous write faults. Each round maps a fresh private
  * anonymous region and writes one byte per 4 KiB page, so every page is a
  * minor fault that allocates and zeroes a page (do_anonymous_page); with
- * --thp the region asks for huge pages (MADV_HUGEPAGE) instead, with
- * --no-thp it refuses them (MADV_NOHUGEPAGE). Without either, huge pages
- * depend on the system's THP mode, which perturbers change.
+ * --thp the region asks for huge pages (MADV_HUGEPAGE) instead. Without
+ * it, huge pages depend on the system's THP mode, which perturbers change.
  */
 #include "bench/common.h"
 
@@ -16,20 +15,16 @@ static const char *prog = "pf_anon_write";
 int main(int argc, char **argv)
 {
 	uint64_t mb = 128, rounds = 2, round, i, pages, sum = 0, start;
-	bool thp = false, no_thp = false;
+	bool thp = false;
 	const struct bench_flag flags[] = {
 	    {"mb", "N", "region size per round in MiB", &mb, 1, 1 << 20},
 	    {"rounds", "N", "rounds, a fresh region each", &rounds, 1, 1 << 20},
 	    {"thp", NULL, "madvise(MADV_HUGEPAGE) on the region", .on = &thp},
-	    {"no-thp", NULL, "madvise(MADV_NOHUGEPAGE) on the region: 4 KiB pages in every THP mode",
-	     .on = &no_thp},
 	    {},
 	};
 
 	bench_parse_flags(prog, "Anonymous write faults on fresh private regions.", flags, argc,
 			  argv);
-	if (thp && no_thp)
-		bench_die(prog, "--thp and --no-thp together");
 	pages = mb * MIB / PAGE_SIZE_4K;
 
 	start = bench_now_ns();
@@ -42,8 +37,6 @@ int main(int argc, char **argv)
 				  strerror(errno));
 		if (thp && madvise((void *)p, mb * MIB, MADV_HUGEPAGE) < 0)
 			bench_die(prog, "madvise(MADV_HUGEPAGE): %s", strerror(errno));
-		if (no_thp && madvise((void *)p, mb * MIB, MADV_NOHUGEPAGE) < 0)
-			bench_die(prog, "madvise(MADV_NOHUGEPAGE): %s", strerror(errno));
 		for (i = 0; i < pages; i++)
 			p[i * PAGE_SIZE_4K] = (char)(i + round);
 		for (i = 0; i < pages; i += 4096)
