@@ -21,7 +21,10 @@
  * call. When a bound is hit or the endpoint fails, the level falls back to
  * the builtin probe or decision, and the trace ("fallback") and the
  * report's warnings say why; after a transport failure the endpoint is not
- * asked again in this job. Everything the model saw and said goes to the
+ * asked again in this job. Under syscall_events = none a level with a node
+ * measured through system calls is the builtin probe's by design (the
+ * trace's "probe" step says why under "builtin"; no warning): an authored probe could see
+ * the calls only through the events that setting keeps off the host. Everything the model saw and said goes to the
  * trace ("llm_prompt", "llm_call", "llm_tool", "compile", "gate",
  * "verifier"), with the API key scrubbed.
  */
@@ -31,6 +34,7 @@
 #include "daemon/gate.h"
 #include "daemon/llm_client.h"
 #include "daemon/probe_authored.h"
+#include "daemon/syscalls.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -116,6 +120,7 @@ struct llm_agent {
 	size_t object_len;
 	char *source;
 	bool plan_builtin;   /* this level measures with the builtin probe */
+	bool plan_fallback;  /* ... because authoring failed (else by design: syscall_events = none) */
 	char *probe_note;    /* why, for the decide message */
 	char *pending_reject; /* the measurement refused the object: the log */
 	int intro_level;     /* the level whose nodes were sent */
@@ -574,13 +579,16 @@ static bool try_source(struct llm_agent *g, const struct agent_level *lvl,
 }
 
 static int builtin_plan(struct llm_agent *g, const struct agent_level *lvl, const char *why,
-			struct probe_plan *ret_plan, json_t **ret_note)
+			bool fallback, struct probe_plan *ret_plan, json_t **ret_note)
 {
 	int r;
 
-	trace(g, "fallback", json_pack("{s:i,s:s,s:s}", "level", lvl->level, "what", "probe",
-				       "reason", why));
-	warn(g, "level %d: measured with the builtin probe: %s", lvl->level, why);
+	if (fallback) {
+		trace(g, "fallback", json_pack("{s:i,s:s,s:s}", "level", lvl->level, "what",
+					       "probe", "reason", why));
+		warn(g, "level %d: measured with the builtin probe: %s", lvl->level, why);
+	}
+	g->plan_fallback = fallback;
 	free(g->probe_note);
 	g->probe_note = xasprintf("argusd measured this level with its builtin probe: %s", why);
 	g->plan_builtin = true;
@@ -588,7 +596,7 @@ static int builtin_plan(struct llm_agent *g, const struct agent_level *lvl, cons
 	r = probe_plan_for(lvl->tree, lvl->active, lvl->n_active, ret_plan);
 	if (r < 0)
 		return r;
-	*ret_note = json_pack("{s:s,s:o}", "fallback", why, "plan",
+	*ret_note = json_pack("{s:s,s:o}", fallback ? "fallback" : "builtin", why, "plan",
 			      probe_plan_describe(lvl->tree, ret_plan));
 	return 0;
 }
@@ -689,8 +697,9 @@ static int author_again(struct llm_agent *g, const struct agent_level *lvl,
 		r = probe_plan_for(lvl->tree, lvl->active, lvl->n_active, ret_plan);
 		if (r < 0)
 			return r;
-		*ret_note = json_pack("{s:s,s:b,s:o}", "fallback", g->probe_note ?: "", "again",
-				      true, "plan", probe_plan_describe(lvl->tree, ret_plan));
+		*ret_note = json_pack("{s:s,s:b,s:o}", g->plan_fallback ? "fallback" : "builtin",
+				      g->probe_note ?: "", "again", true, "plan",
+				      probe_plan_describe(lvl->tree, ret_plan));
 		return 1;
 	}
 	return 0;
@@ -738,7 +747,7 @@ static int llm_author(struct agent *a, const struct agent_level *lvl, struct pro
 	struct author_state st = { .pol = &pol };
 	_cleanup_free_ char *why = NULL;
 	bool accepted;
-	int r;
+	int r, call_node;
 
 	*ret_note = NULL;
 	r = author_again(g, lvl, ret_plan, ret_note);
@@ -749,10 +758,29 @@ static int llm_author(struct agent *a, const struct agent_level *lvl, struct pro
 	free(g->probe_note);
 	g->probe_note = NULL;
 	if (g->disabled)
-		return builtin_plan(g, lvl, g->disabled, ret_plan, ret_note);
+		return builtin_plan(g, lvl, g->disabled, true, ret_plan, ret_note);
+	/*
+	 * A node measured through system calls, under syscall_events = none:
+	 * an authored probe could see the calls only through the events that
+	 * setting keeps off the host, so the level is argusd's probe's, by
+	 * design (no fallback, no warning); the model still decides it.
+	 */
+	call_node = syscall_events_none()
+			    ? gate_level_call_node(lvl->tree, lvl->active, lvl->n_active)
+			    : -1;
+	if (call_node >= 0) {
+		_cleanup_free_ char *by_design = xasprintf(
+			"%s is measured through system calls; under syscall_events = none argusd "
+			"attaches no system call event (every task on the host would run it) and "
+			"only its builtin probe sees the calls, at the switch",
+			lvl->tree->nodes[call_node].id);
+
+		g->intro_level = lvl->level;
+		return builtin_plan(g, lvl, by_design, false, ret_plan, ret_note);
+	}
 	r = gate_policy_for_level(lvl->tree, lvl->active, lvl->n_active,
 				  libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1,
-				  &pol);
+				  syscall_events_none(), &pol);
 	if (r < 0)
 		return r;
 
@@ -760,7 +788,7 @@ static int llm_author(struct agent *a, const struct agent_level *lvl, struct pro
 	accepted = run_conversation(&author_phase, g, lvl, &st, &why);
 	gate_policy_free(&pol);
 	if (!accepted)
-		return builtin_plan(g, lvl, why ?: "no probe", ret_plan, ret_note);
+		return builtin_plan(g, lvl, why ?: "no probe", true, ret_plan, ret_note);
 	authored_plan(g, lvl, ret_plan);
 	*ret_note = json_pack("{s:s,s:i,s:I,s:s}", "object", "authored", "tries", (int)st.tries,
 			      "object_bytes", (json_int_t)g->object_len, "source", g->source);

@@ -8,6 +8,7 @@
 #include "daemon/gate.h"
 #include "daemon/btf_check.h"
 #include "daemon/probe_plan.h"
+#include "daemon/syscalls.h"
 #include "daemon/util.h"
 #include "bpf/argus_authored.h"
 #include "bpf/paths.h"
@@ -128,15 +129,22 @@ static void policy_add(struct gate_policy *p, const char *prefix, const char *na
 
 static void policy_add_tracepoint(struct gate_policy *p, const char *tp, size_t len)
 {
+	_cleanup_free_ char *name = strndup(tp, len);
+
+	if (!name)
+		abort();
+	/* every task on the host would run the probe on them (gate_policy_for_level) */
+	if (p->no_call_events && syscall_event_raw(name))
+		return;
 	policy_add(p, "tp_btf", tp, len);
 	policy_add(p, "raw_tp", tp, len);
 	policy_add(p, "raw_tracepoint", tp, len);
 }
 
 int gate_policy_for_level(const struct tree *t, const int *active, size_t n_active,
-			  unsigned ncpu, struct gate_policy *ret)
+			  unsigned ncpu, bool no_call_events, struct gate_policy *ret)
 {
-	struct gate_policy p = { .ncpu = ncpu };
+	struct gate_policy p = { .ncpu = ncpu, .no_call_events = no_call_events };
 	const char *comp[64];
 	unsigned classes = 0;
 	size_t i, n_comp;
@@ -181,6 +189,25 @@ int gate_policy_for_level(const struct tree *t, const int *active, size_t n_acti
 		policy_add_tracepoint(&p, comp[i], strlen(comp[i]));
 	*ret = p;
 	return 0;
+}
+
+int gate_level_call_node(const struct tree *t, const int *active, size_t n_active)
+{
+	size_t i, h;
+
+	for (i = 0; i < n_active; i++) {
+		const struct tree_node *n;
+
+		if (active[i] < 0 || (size_t)active[i] >= t->n_nodes)
+			continue;
+		n = &t->nodes[active[i]];
+		if (n->backend != BACKEND_TRACEPOINT)
+			continue;
+		for (h = 0; h < n->chosen.n; h++)
+			if (syscall_event_raw(n->chosen.v[h].name))
+				return active[i];
+	}
+	return -1;
 }
 
 void gate_policy_free(struct gate_policy *p)

@@ -54,15 +54,27 @@ struct gate_policy {
 	char **sections; /* allowed attach points as section names: "tp_btf/page_fault_user", ... */
 	size_t n_sections;
 	unsigned ncpu;	 /* for the memory bound of per-CPU maps; 0 counts as 1 */
+	bool no_call_events; /* the raw system call events are left out */
 };
 
 /*
  * The policy for one level: the attach points of the active nodes as they
  * resolved on this kernel (node->hook split on '+', by backend), the
- * companions, fork/exit. Pure.
+ * companions, fork/exit. With no_call_events (syscall_events = none) the
+ * raw sys_enter and sys_exit are left out, hooks and companions alike:
+ * every task on the host would run the probe's programs on each of its
+ * system calls, which is the cost that setting removes. Pure.
  */
 int gate_policy_for_level(const struct tree *t, const int *active, size_t n_active,
-			  unsigned ncpu, struct gate_policy *ret);
+			  unsigned ncpu, bool no_call_events, struct gate_policy *ret);
+/*
+ * The first active node (its index in t) measured through the raw system
+ * call events on this kernel, or -1. Under syscall_events = none only the
+ * builtin probe measures such a node: it reads the call a thread sleeps in
+ * from the registers the thread saved (bpf/calls.bpf.h), a read the gate
+ * refuses authored code. Pure.
+ */
+int gate_level_call_node(const struct tree *t, const int *active, size_t n_active);
 void gate_policy_free(struct gate_policy *p);
 /* The allowed attach points, for the model and the trace: ["tp_btf/...", ...]. */
 json_t *gate_policy_to_json(const struct gate_policy *p);

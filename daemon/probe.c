@@ -272,8 +272,7 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 			continue;
 		}
 		/* syscall_events = none: the calls are seen at the switch, with no event */
-		if ((strcmp(tps[i], "sys_enter") == 0 || strcmp(tps[i], "sys_exit") == 0) &&
-		    syscall_events_none())
+		if (syscall_event_raw(tps[i]) && syscall_events_none())
 			continue;
 		/* where the calls' own events can be attached, those of the calls it follows */
 		if (strcmp(tps[i], "sys_enter") == 0 && syscall_events_per_call()) {

@@ -7,6 +7,7 @@
  */
 #include "daemon/probe_plan.h"
 #include "daemon/resolve.h"
+#include "daemon/syscalls.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -384,8 +385,8 @@ void probe_plan_programs_on(const struct probe_kernel *k, const struct backend_o
 		const struct probe_stand_in *si = NULL;
 		const char *call = NULL;
 
-		if (k->syscall_none &&
-		    (strcmp(prog, "tp_btf/sys_enter") == 0 || strcmp(prog, "tp_btf/sys_exit") == 0)) {
+		if (k->syscall_none && strncmp(prog, "tp_btf/", plen) == 0 &&
+		    syscall_event_raw(prog + plen)) {
 			const char *by = strcmp(prog, "tp_btf/sys_enter") == 0 ? "tp_btf/sched_switch"
 									   : "tp_btf/sched_wakeup";
 

@@ -161,6 +161,11 @@ bool syscall_events_none(void)
 	return __atomic_load_n(&chosen, __ATOMIC_RELAXED) == SYSCALL_EVENTS_NONE;
 }
 
+bool syscall_event_raw(const char *tracepoint)
+{
+	return strcmp(tracepoint, "sys_enter") == 0 || strcmp(tracepoint, "sys_exit") == 0;
+}
+
 const char *syscall_events_name(void)
 {
 	return syscall_events_none() ? "none" : syscall_events_per_call() ? "calls" : "raw";

@@ -61,5 +61,7 @@ void syscall_events_set(enum syscall_events how);
 bool syscall_events_per_call(void);
 /* Does it follow them through no event at all (none)? */
 bool syscall_events_none(void);
+/* Is tracepoint (a name without prefix: "sys_enter") one of the raw system call events? */
+bool syscall_event_raw(const char *tracepoint);
 /* What the probe follows system calls through here: "calls", "raw" or "none" (references record it). */
 const char *syscall_events_name(void);

@@ -72,7 +72,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (elf_version(EV_CURRENT) == EV_NONE || tree_resolve(t, &p) < 0)
 		abort();
 	n = tree_active(t, -1, active, ARRAY_SIZE(active));
-	if (gate_policy_for_level(t, active, n, 2, &policy) < 0 || policy.n_sections == 0)
+	if (gate_policy_for_level(t, active, n, 2, false, &policy) < 0 || policy.n_sections == 0)
 		abort();
 	return 0;
 }

@@ -166,7 +166,7 @@ static void check_resolved(struct tree *t)
 		}
 	}
 	n = tree_active(t, -1, active, ARRAY_SIZE(active));
-	FUZZ_CHECK(gate_policy_for_level(t, active, n, 2, &pol) == 0, "gate policy");
+	FUZZ_CHECK(gate_policy_for_level(t, active, n, 2, (size & 1) != 0, &pol) == 0, "gate policy");
 	gate_policy_free(&pol);
 	j = tree_to_json(t);
 	FUZZ_CHECK(j && json_array_size(json_object_get(j, "nodes")) == t->n_nodes, "tree_to_json");

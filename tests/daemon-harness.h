@@ -147,6 +147,16 @@ static inline void write_text(const char *path, const char *text)
 	}
 }
 
+static inline void append_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 /*
  * A sequence: a script (/bin/sh SCRIPT DIR) that, call by call, takes the
  * next line of DIR/values (the last one from then on), counts its calls in

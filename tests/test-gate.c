@@ -86,6 +86,81 @@ static void expect_refused(const char *what, const char *src, const char *needle
 	free(err);
 }
 
+static bool policy_has(const struct gate_policy *p, const char *section)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_sections; i++)
+		if (strcmp(p->sections[i], section) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Under syscall_events = none an authored probe may not attach the raw
+ * system call events (every task on the host would run it on each of its
+ * calls): not as a node's hooks, not as the creation companions; and the
+ * level whose node is measured through them is named as one only the
+ * builtin probe measures.
+ */
+static void test_call_events(void)
+{
+	struct gate_policy saved = policy, raw = {}, none = {};
+	struct hook_list hooks;
+	int level[3], files[2];
+	char *err = NULL;
+
+	level[0] = tree_find(tree, "kernel_sync.futex");
+	level[1] = tree_find(tree, "kernel_sync.mmap_lock");
+	level[2] = tree_find(tree, "kernel_scheduler.fork");
+	REQUIRE(level[0] >= 0 && level[1] >= 0 && level[2] >= 0);
+	REQUIRE(hook_list_parse("sys_enter+sys_exit", HOOK_TRACEPOINT, &hooks) == 0);
+	tree_node_choose(&tree->nodes[level[0]], BACKEND_TRACEPOINT, &hooks);
+	REQUIRE(hook_list_parse("mmap_lock_start_locking+mmap_lock_acquire_returned",
+				HOOK_TRACEPOINT, &hooks) == 0);
+	tree_node_choose(&tree->nodes[level[1]], BACKEND_TRACEPOINT, &hooks);
+	REQUIRE(hook_list_parse("sched_process_fork", HOOK_TRACEPOINT, &hooks) == 0);
+	tree_node_choose(&tree->nodes[level[2]], BACKEND_TRACEPOINT, &hooks);
+
+	REQUIRE(gate_policy_for_level(tree, level, 3, 2, false, &raw) == 0);
+	REQUIRE(gate_policy_for_level(tree, level, 3, 2, true, &none) == 0);
+	CHECK(policy_has(&raw, "tp_btf/sys_enter") && policy_has(&raw, "raw_tp/sys_exit"));
+	CHECKF(!policy_has(&none, "tp_btf/sys_enter") && !policy_has(&none, "tp_btf/sys_exit") &&
+		       !policy_has(&none, "raw_tp/sys_enter") &&
+		       !policy_has(&none, "raw_tracepoint/sys_exit"),
+	       "%zu sections under none", none.n_sections);
+	/* the rest of the level stays: its own hooks, the scheduler's, fork and exit */
+	CHECK(policy_has(&none, "tp_btf/mmap_lock_start_locking") &&
+	      policy_has(&none, "tp_btf/sched_switch") &&
+	      policy_has(&none, "tp_btf/sched_process_fork"));
+	CHECK(none.n_sections + 6 == raw.n_sections);
+
+	policy = none;
+	expect_refused("sys_enter under none",
+		       "#include \"argus_authored.h\"\n"
+		       "SEC(\"tp_btf/sys_enter\")\n"
+		       "int BPF_PROG(p, struct pt_regs *regs, long id)\n"
+		       "{ if (argus_current_is_target()) argus_account(0, 1, 0); return 0; }\n",
+		       "outside this level");
+	policy = raw;
+	CHECKF(gated("#include \"argus_authored.h\"\n"
+		     "SEC(\"tp_btf/sys_enter\")\n"
+		     "int BPF_PROG(p, struct pt_regs *regs, long id)\n"
+		     "{ if (argus_current_is_target()) argus_account(0, 1, 0); return 0; }\n",
+		     &err),
+	       "sys_enter under raw: %s", err ?: "");
+	free(err);
+	policy = saved;
+
+	CHECK(gate_level_call_node(tree, level, 3) == level[0]);
+	CHECK(gate_level_call_node(tree, level + 1, 2) == -1);
+	files[0] = tree_find(tree, "kernel_paging.file_fault.page_cache");
+	files[1] = tree_find(tree, "kernel_paging.file_fault.major");
+	CHECK(gate_level_call_node(tree, files, 2) == -1);
+	gate_policy_free(&raw);
+	gate_policy_free(&none);
+}
+
 static void test_compile(void)
 {
 	size_t len = 0;
@@ -649,9 +724,10 @@ int main(void)
 	REQUIRE(hook_list_parse("page_fault_user+sched_switch+mm_filemap_add_to_page_cache",
 				HOOK_TRACEPOINT, &hooks) == 0);
 	tree_node_choose(&tree->nodes[active[1]], BACKEND_TRACEPOINT, &hooks);
-	REQUIRE(gate_policy_for_level(tree, active, 2, 2, &policy) == 0);
+	REQUIRE(gate_policy_for_level(tree, active, 2, 2, false, &policy) == 0);
 
 	test_compile();
+	test_call_events();
 	test_gate();
 	test_constructs();
 	test_good_template();

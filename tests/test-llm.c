@@ -10,8 +10,11 @@
  * The good scenario runs on the cell whose cause is the least disputed on
  * any host: a CPU hog pinned to the target's CPU, which takes half of it,
  * and the diagnosis must reach kernel_scheduler.runqueue_wait through both
- * of its levels; the others run one level of an unperturbed small
- * workload. Every run of an honest authored probe must pass the witness.
+ * of its levels, under argusd's default syscall_events = none: level 1
+ * (kernel_sync is measured through system calls) with the builtin probe by
+ * design, level 2 with the model's. The others run first, with
+ * syscall_events = raw, where the model authors level 1 too: one level of
+ * an unperturbed small workload. Every run of an honest authored probe must pass the witness.
  * On a real perturbation (the page cache dropped in a loop on the other
  * CPU), a probe that reports ten times the faults and one that reports a
  * kernel pointer's value are dropped at every level, and the job's verdict
@@ -382,6 +385,27 @@ static void record_reference(const char *workload)
 	reply_free(&r);
 }
 
+/*
+ * Did the trace's probe step of this level say the builtin probe measured it
+ * by design, because syscall_events = none keeps the system call events off?
+ */
+static bool builtin_by_design(json_t *steps, int level)
+{
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(steps, i, s) {
+		const char *why = json_string_value(
+			json_object_get(json_object_get(s, "probe"), "builtin"));
+
+		if (!strcmp(json_string_value(json_object_get(s, "kind")) ?: "", "probe") &&
+		    json_integer_value(json_object_get(s, "level")) == level && why &&
+		    strstr(why, "syscall_events = none"))
+			return true;
+	}
+	return false;
+}
+
 static void test_good(void)
 {
 	json_t *job, *steps, *s;
@@ -407,16 +431,20 @@ static void test_good(void)
 	       "good: agent not llm");
 	steps = get_trace(job);
 	/*
-	 * Two levels, each authored and decided; the leaf is named on a
-	 * second run of its level, measured with the same probe and decided
-	 * again: five calls, three decisions.
+	 * Two levels, each decided by the model: level 1 measured with the
+	 * builtin probe by design (no fallback, no warning), level 2 authored;
+	 * the leaf is named on a second run of its level, measured with the
+	 * same probe and decided again: four calls, three decisions.
 	 */
 	CHECK(count_steps(steps, "fallback", NULL, NULL) == 0);
-	CHECK(count_bool(steps, "verifier", "ok", true) == 2);
+	CHECKF(builtin_by_design(steps, 1) && !builtin_by_design(steps, 2),
+	       "good: level 1 not the builtin probe's by design, or level 2 not authored");
+	CHECK(!warned(job, "builtin probe"));
+	CHECK(count_bool(steps, "verifier", "ok", true) == 1);
 	CHECK(count_steps(steps, "confirm", "node", "kernel_scheduler.runqueue_wait") == 1);
 	CHECK(count_steps(steps, "llm_tool", "result", "accepted") == 3);
-	/* each of the three runs measured with the authored probe, witnessed and kept */
-	CHECKF(count_bool(steps, "witness", "agree", true) == 3 &&
+	/* each of level 2's two runs measured with the authored probe, witnessed and kept */
+	CHECKF(count_bool(steps, "witness", "agree", true) == 2 &&
 		       count_bool(steps, "witness", "agree", false) == 0,
 	       "good: %zu witnessed runs agree, %zu disagree", count_bool(steps, "witness", "agree", true),
 	       count_bool(steps, "witness", "agree", false));
@@ -434,7 +462,7 @@ static void test_good(void)
 			tokens = json_integer_value(json_object_get(s, "tokens"));
 			seconds = json_number_value(json_object_get(s, "seconds"));
 		}
-	CHECKF(calls == 5, "good: %lld calls", calls);
+	CHECKF(calls == 4, "good: %lld calls", calls);
 	fprintf(stderr,
 		"# good: %s, %lld calls, %lld tokens (as the endpoint reported), %.1f s of agent "
 		"time, %.1f s in total\n",
@@ -629,7 +657,7 @@ int main(void)
 	snprintf(conf, sizeof(conf),
 		 "llm_url = http://127.0.0.1:%u/v1/\nllm_model = fake-model\nllm_key_file = "
 		 "llm-key\nllm_timeout_s = 2\nbpf_clang = %s\nbpf_include_dir = "
-		 "%s/bpf/authored-include\n",
+		 "%s/bpf/authored-include\nsyscall_events = raw\n",
 		 fake.port, ARGUS_TEST_CLANG, getenv("ARGUS_BUILD_DIR"));
 	REQUIRE(daemon_prepare(&d, conf) == 0);
 	snprintf(creds, sizeof(creds), "%s/creds", d.dir);
@@ -657,10 +685,16 @@ int main(void)
 	CHECK(argusd_bpf_fds() == 0);
 
 	test_scenarios();
-	test_good();
 	test_witness();
 	test_key_hidden();
 	test_look_again();
+
+	/* the default again, for the good scenario: a later line of the file wins */
+	REQUIRE(daemon_stop(&d, SIGTERM) == 0);
+	append_text(d.conf, "syscall_events = none\n");
+	REQUIRE(daemon_start(&d) == 0);
+	record_reference("pc");
+	test_good();
 
 	daemon_cleanup(&d);
 	fake_llm_stop(&fake);
