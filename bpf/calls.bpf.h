@@ -42,6 +42,21 @@ static __always_inline __u32 syscall_role(long id)
 
 #define FILE_TYPE_MASK 0170000 /* S_IFMT */
 
+/* The current task's open file behind descriptor fd; NULL when there is none. */
+static __always_inline struct file *fd_file(long fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *f = NULL;
+
+	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) < 0)
+		return NULL;
+	return f;
+}
+
 /*
  * The type of the file behind the current task's descriptor fd, as the
  * class table's file type column has it (ARGUS_FTYPE_*: the S_IFMT bits,
@@ -49,17 +64,12 @@ static __always_inline __u32 syscall_role(long id)
  */
 static __always_inline __u32 fd_file_type(long fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds, *f = NULL;
+	struct file *f = fd_file(fd);
 	struct socket *sock;
 	__u32 type;
 	short kind;
 
-	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
-		return 0;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) < 0 || !f)
+	if (!f)
 		return 0;
 	type = BPF_CORE_READ(f, f_inode, i_mode) & FILE_TYPE_MASK;
 	if (type != (ARGUS_FTYPE_STREAM & FILE_TYPE_MASK))

@@ -488,6 +488,7 @@ static __always_inline __u64 span_end(const struct thread_state *ts, struct span
 #include "sync.bpf.h"
 #include "calls.bpf.h"
 #include "vfs.bpf.h"
+#include "transmit.bpf.h"
 #include "sched.bpf.h"
 #include "syscalls.bpf.h"
 #include "functions.bpf.h"

@@ -58,6 +58,8 @@
 	X(STREAM_SEND, stream_send, WAKE, MAX, STREAM, OUT) /* sends on a stream socket */         \
 	X(DGRAM_RECV, dgram_recv, WAKE, MAX, DGRAM, IN) /* receives on a datagram socket */        \
 	X(DGRAM_SEND, dgram_send, WAKE, MAX, DGRAM, OUT) /* sends on a datagram socket */          \
+	/* sends that slept on the network's transmit path (transmit.bpf.h) */                   \
+	X(TRANSMIT, transmit, WAKE, MAX, NONE, NONE)                                               \
 	/* waits for events or connections, the sleep for them apart (wait_idle) */                \
 	X(EPOLL, epoll, WAKE, WAIT_IDLE, ANY, POLL)                                                \
 	X(FILE_LOCK, file_lock, WAKE, MAX, ANY, LOCK) /* flock, fcntl F_SETLKW waits */            \

@@ -291,6 +291,9 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	 */
 	if (in_fault && !ts->mem.reclaim.start && !ts->mem.compact.start && !ts->sync.lock.start)
 		ts->fault.flags |= F_SLEPT;
+	/* a send the call events follow, asleep outside a fault: on the transmit path? */
+	if (ts->file_call.span.start && !in_fault && !ts->sched.io_block_start)
+		transmit_at_sleep(ts, prev);
 	/*
 	 * A sleep that no path counts as its own, in a system call (its saved
 	 * registers say which, read once here), may be a call the probe tells
@@ -302,7 +305,9 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	    ts->file_call.span.start || !blocked_call(prev, &nr, &arg0, &arg1))
 		return;
 	role = syscall_role(nr);
-	if (!(calls_at_switch && call_at_switch(ts, role, arg0, arg1, now)))
+	if (calls_at_switch && call_at_switch(ts, role, arg0, arg1, now))
+		transmit_at_sleep(ts, prev);
+	else
 		vfs_wait_begin(ts, role, arg0, now);
 }
 

@@ -12,6 +12,7 @@
  */
 #include "daemon/gate.h"
 #include "daemon/resolve.h"
+#include "daemon/syscalls.h"
 #include "daemon/util.h"
 #include "fuzz/fuzz.h"
 
@@ -166,7 +167,15 @@ static void check_resolved(struct tree *t)
 		}
 	}
 	n = tree_active(t, -1, active, ARRAY_SIZE(active));
-	FUZZ_CHECK(gate_policy_for_level(t, active, n, 2, (size & 1) != 0, &pol) == 0, "gate policy");
+	FUZZ_CHECK(gate_policy_for_level(t, active, n, 2, false, &pol) == 0, "gate policy");
+	gate_policy_free(&pol);
+	FUZZ_CHECK(gate_policy_for_level(t, active, n, 2, true, &pol) == 0, "gate policy, none");
+	for (i = 0; i < pol.n_sections; i++) {
+		const char *tp = strchr(pol.sections[i], '/');
+
+		FUZZ_CHECK(tp && !syscall_event_raw(tp + 1), "%s under syscall_events none",
+			   pol.sections[i]);
+	}
 	gate_policy_free(&pol);
 	j = tree_to_json(t);
 	FUZZ_CHECK(j && json_array_size(json_object_get(j, "nodes")) == t->n_nodes, "tree_to_json");

@@ -8,11 +8,12 @@ set -eu
 # debhelper and lintian: the Debian packages (debian/), built and checked by
 # tests/test-systemd-boot.sh; python3-yaml and python3-jsonschema: the check of
 # schema/openapi.yaml (test-openapi); chromium: the trace page rendered
-# headless (test-trace-page).
+# headless (test-trace-page); iproute2: tc, the rate limit on a test's own
+# loopback (test-probe transmit).
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-dev llvm bpftool libbpf-dev \
 libelf-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
 sqlite3 curl jq systemd debootstrap python3 util-linux qemu-system-x86 debhelper lintian \
-python3-yaml python3-jsonschema chromium"
+python3-yaml python3-jsonschema chromium iproute2"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root" >&2

@@ -22,6 +22,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -213,6 +215,100 @@ WORKLOAD static void work_socket(void)
 			_exit(7);
 	}
 	pthread_join(th, NULL);
+}
+
+/*
+ * TCP over the loopback of the child's own network namespace (the host's
+ * is untouched): a sender writes TRANSMIT_BYTES to a receiver thread. On
+ * the network's transmit path: the loopback limited by a token bucket
+ * (tbf, TRANSMIT_RATE, a queue deep enough to drop nothing), the receiver
+ * reading all it gets at once; the sender's sends sleep while the queue
+ * holds its data. On the peer: no limit, the receiver starts reading only
+ * after PEER_LATE_MS; the sender's sends sleep on the peer's window.
+ */
+#define TRANSMIT_BYTES (3 << 20)
+#define TRANSMIT_RATE "48mbit" /* 6 MB/s: TRANSMIT_BYTES in about half a second */
+#define PEER_LATE_MS 400
+#define TRANSMIT_SNDBUF (128 << 10)
+static bool transmit_limited;
+
+static void *transmit_reader(void *arg)
+{
+	int lsn = *(int *)arg, fd = accept(lsn, NULL, NULL);
+	static char buf[1 << 16];
+	ssize_t n;
+
+	if (fd < 0)
+		return (void *)1;
+	if (!transmit_limited)
+		usleep(PEER_LATE_MS * 1000);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	close(fd);
+	return NULL;
+}
+
+/* The same bytes as datagrams, on the rate-limited loopback, to a socket that reads none. */
+WORKLOAD static void work_transmit_udp(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	static char datagram[60000];
+	int sink, fd;
+	size_t sent = 0;
+
+	if (unshare(CLONE_NEWNET) < 0 || system("ip link set lo up") != 0 ||
+	    system("tc qdisc add dev lo root tbf rate " TRANSMIT_RATE " burst 256kb limit 8mb") != 0)
+		_exit(10);
+	sink = socket(AF_INET, SOCK_DGRAM, 0);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (sink < 0 || fd < 0 || bind(sink, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(sink, (struct sockaddr *)&sa, &len) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){TRANSMIT_SNDBUF}, sizeof(int)) < 0)
+		_exit(12);
+	while (sent < TRANSMIT_BYTES) {
+		if (sendto(fd, datagram, sizeof(datagram), 0, (struct sockaddr *)&sa, len) !=
+		    sizeof(datagram))
+			_exit(14);
+		sent += sizeof(datagram);
+	}
+}
+
+WORKLOAD static void work_transmit(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	static char chunk[1 << 16];
+	int lsn, fd;
+	size_t sent = 0;
+	pthread_t th;
+	void *res;
+
+	if (unshare(CLONE_NEWNET) < 0 || system("ip link set lo up") != 0)
+		_exit(10);
+	if (transmit_limited &&
+	    system("tc qdisc add dev lo root tbf rate " TRANSMIT_RATE " burst 256kb limit 8mb") != 0)
+		_exit(11);
+	lsn = socket(AF_INET, SOCK_STREAM, 0);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lsn < 0 || fd < 0 || bind(lsn, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(lsn, 1) < 0 || getsockname(lsn, (struct sockaddr *)&sa, &len) < 0 ||
+	    pthread_create(&th, NULL, transmit_reader, &lsn))
+		_exit(12);
+	/* a send buffer that TRANSMIT_BYTES fills many times over, whatever tcp_wmem says */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){TRANSMIT_SNDBUF}, sizeof(int)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		_exit(13);
+	while (sent < TRANSMIT_BYTES) {
+		ssize_t n = write(fd, chunk, sizeof(chunk));
+
+		if (n <= 0)
+			_exit(14);
+		sent += (size_t)n;
+	}
+	close(fd);
+	if (pthread_join(th, &res) || res)
+		_exit(15);
 }
 
 /*
@@ -1046,6 +1142,59 @@ static void test_socket(void)
 	CHECKF(c.cls[ARGUS_CLS_STREAM_RECV].time_ns > NPIPE * (PIPE_GAP_US / 2) * 1000ull,
 	       "stream receive time %llu ns", c.cls[ARGUS_CLS_STREAM_RECV].time_ns);
 	CHECK_EQ(cls(&c, ARGUS_CLS_EPOLL) + cls(&c, ARGUS_CLS_FILE_LOCK), 0, "epoll and lock calls");
+}
+
+/*
+ * A send that sleeps while the network's transmit path holds the socket's
+ * data is a transmit wait; one that sleeps on a slow peer stays a stream
+ * send. Both ways the sender's time asleep is most of the run, and almost
+ * all of it goes to the one class.
+ */
+static void transmit_case(bool limited, bool none)
+{
+	const char *how = limited ? "rate-limited loopback" : "late peer";
+	unsigned long long want_ns = limited ? 200000000ull : PEER_LATE_MS / 2 * 1000000ull;
+	enum argus_class yes = limited ? ARGUS_CLS_TRANSMIT : ARGUS_CLS_STREAM_SEND,
+			 no = limited ? ARGUS_CLS_STREAM_SEND : ARGUS_CLS_TRANSMIT;
+	struct probe_counts c = {};
+	int r;
+
+	transmit_limited = limited;
+	if (none)
+		syscall_events_set(SYSCALL_EVENTS_NONE);
+	r = run_probed(work_transmit, &c);
+	syscall_events_set(SYSCALL_EVENTS_RAW);
+	CHECKF(r == 0, "%s: run: %s", how, strerror(-r));
+	fprintf(stderr, "transmit, %s%s: transmit %llu calls %.1f ms, stream_send %llu calls %.1f ms\n",
+		how, none ? " (no call events)" : "", cls(&c, ARGUS_CLS_TRANSMIT),
+		c.cls[ARGUS_CLS_TRANSMIT].time_ns / 1e6, cls(&c, ARGUS_CLS_STREAM_SEND),
+		c.cls[ARGUS_CLS_STREAM_SEND].time_ns / 1e6);
+	CHECKF(c.cls[yes].time_ns >= want_ns, "%s: %s %llu ns, expected at least %llu", how,
+	       probe_class_name(yes), c.cls[yes].time_ns, want_ns);
+	CHECKF(c.cls[no].time_ns * 10 <= c.cls[yes].time_ns, "%s: %s %llu ns beside %s %llu ns",
+	       how, probe_class_name(no), c.cls[no].time_ns, probe_class_name(yes),
+	       c.cls[yes].time_ns);
+}
+
+static void test_transmit(void)
+{
+	struct probe_counts c = {};
+	int r;
+
+	transmit_case(true, false);
+	transmit_case(false, false);
+	transmit_case(true, true);
+	transmit_case(false, true);
+
+	/* a UDP send sleeps only for room its queued datagrams hold: the transmit path */
+	r = run_probed(work_transmit_udp, &c);
+	fprintf(stderr, "transmit, datagrams: transmit %llu calls %.1f ms, dgram_send %llu calls %.1f ms\n",
+		cls(&c, ARGUS_CLS_TRANSMIT), c.cls[ARGUS_CLS_TRANSMIT].time_ns / 1e6,
+		cls(&c, ARGUS_CLS_DGRAM_SEND), c.cls[ARGUS_CLS_DGRAM_SEND].time_ns / 1e6);
+	CHECKF(r == 0 && c.cls[ARGUS_CLS_TRANSMIT].time_ns >= 200000000ull &&
+		       c.cls[ARGUS_CLS_DGRAM_SEND].time_ns * 10 <= c.cls[ARGUS_CLS_TRANSMIT].time_ns,
+	       "datagrams: transmit %llu ns, dgram_send %llu ns", c.cls[ARGUS_CLS_TRANSMIT].time_ns,
+	       c.cls[ARGUS_CLS_DGRAM_SEND].time_ns);
 }
 
 /*
@@ -2131,6 +2280,7 @@ int main(int argc, char **argv)
 	RUN(pipe);
 	RUN(chain);
 	RUN(socket);
+	RUN(transmit);
 	RUN(epoll);
 	RUN(file_lock);
 	RUN(vfs_wait);
