@@ -97,6 +97,8 @@ static __always_inline __u32 call_group(__u32 role, long arg1)
 	case ARGUS_SYS_SEND:
 		return ARGUS_CALLS_SEND;
 	case ARGUS_SYS_POLL:
+	case ARGUS_SYS_POLL_FDS:
+	case ARGUS_SYS_SELECT:
 		return ARGUS_CALLS_POLL;
 	case ARGUS_SYS_FLOCK:
 		/* taking a lock that may wait; not a release, not a try */
@@ -173,7 +175,7 @@ struct pt_regs___argus_arm64 {
 
 /*
  * The system call the task t (current, switching out) is blocked in, and
- * its first two arguments, from the user registers its entry into the
+ * its first three arguments, from the user registers its entry into the
  * kernel saved (bpf_task_pt_regs), which the kernel keeps until the call
  * returns; false when it entered the kernel otherwise (a fault, an
  * interrupt) or the architecture does not say. On x86-64 an entry by the
@@ -183,7 +185,7 @@ struct pt_regs___argus_arm64 {
  * call number the entry saved (-1 for any other entry).
  */
 static __always_inline bool blocked_call(struct task_struct *t, long *ret_nr, long *ret_arg0,
-					 long *ret_arg1)
+					 long *ret_arg1, long *ret_arg2)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 
@@ -197,6 +199,7 @@ static __always_inline bool blocked_call(struct task_struct *t, long *ret_nr, lo
 	*ret_nr = (long)BPF_CORE_READ(regs, orig_ax);
 	*ret_arg0 = (long)BPF_CORE_READ(regs, di);
 	*ret_arg1 = (long)BPF_CORE_READ(regs, si);
+	*ret_arg2 = (long)BPF_CORE_READ(regs, dx);
 	return *ret_nr >= 0;
 #elif defined(__TARGET_ARCH_arm64)
 	struct pt_regs___argus_arm64 *r = (struct pt_regs___argus_arm64 *)regs;
@@ -204,6 +207,7 @@ static __always_inline bool blocked_call(struct task_struct *t, long *ret_nr, lo
 	*ret_nr = (long)BPF_CORE_READ(r, syscallno);
 	*ret_arg0 = (long)BPF_CORE_READ(r, orig_x0);
 	*ret_arg1 = (long)BPF_CORE_READ(r, regs[1]);
+	*ret_arg2 = (long)BPF_CORE_READ(r, regs[2]);
 	return *ret_nr >= 0;
 #else
 	return false;

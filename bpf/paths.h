@@ -138,10 +138,10 @@ enum argus_class {
 	X(sendto, SEND)                                                                            \
 	X(sendmsg, SEND)                                                                           \
 	X(sendmmsg, SEND)                                                                          \
-	X(poll, POLL)                                                                              \
-	X(ppoll, POLL)                                                                             \
-	X(select, POLL)                                                                            \
-	X(pselect6, POLL)                                                                          \
+	X(poll, POLL_FDS)                                                                          \
+	X(ppoll, POLL_FDS)                                                                         \
+	X(select, SELECT)                                                                          \
+	X(pselect6, SELECT)                                                                        \
 	X(epoll_wait, POLL)                                                                        \
 	X(epoll_pwait, POLL)                                                                       \
 	X(epoll_pwait2, POLL)                                                                      \
@@ -168,6 +168,16 @@ enum argus_sys_role {
 	 */
 	ARGUS_SYS_PREAD,
 	ARGUS_SYS_PWRITE,
+	/*
+	 * Waits for events on a list of descriptors the call names: poll and
+	 * ppoll (an array of struct pollfd, its length), select and pselect6
+	 * (the number of descriptors, then the read, write and exception
+	 * sets). Waits for events like ARGUS_SYS_POLL; a wait to write on a
+	 * socket whose data the transmit path holds is not idle
+	 * (bpf/transmit.bpf.h).
+	 */
+	ARGUS_SYS_POLL_FDS,
+	ARGUS_SYS_SELECT,
 };
 
 /* syscall_roles is indexed by the call's number: numbers at or above this are no call's. */

@@ -269,7 +269,7 @@ int BPF_PROG(handle_sched_wakeup_new, struct task_struct *p)
 static __always_inline void switched_out(struct thread_state *ts, struct task_struct *prev,
 					 bool runnable, __u64 now)
 {
-	long nr, arg0, arg1;
+	long nr, arg0, arg1, arg2;
 	bool in_fault;
 	__u32 role;
 
@@ -302,7 +302,7 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 	 */
 	if (in_fault || ts->sched.io_block_start || ts->mem.reclaim.start ||
 	    ts->mem.compact.start || ts->sync.lock.start || ts->sync.futex.start ||
-	    ts->file_call.span.start || !blocked_call(prev, &nr, &arg0, &arg1))
+	    ts->file_call.span.start || !blocked_call(prev, &nr, &arg0, &arg1, &arg2))
 		return;
 	role = syscall_role(nr);
 	if (calls_at_switch && call_at_switch(ts, role, arg0, arg1, now))

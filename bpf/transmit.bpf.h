@@ -15,14 +15,20 @@
  * the device already sent (a long round trip, losses), finds neither and
  * stays a stream send. For UDP, a send sleeps only for send buffer room, which
  * packets in the transmit path hold until the device frees them. Other
- * families (Unix sockets) wait on their peer, never on a device.
+ * families (Unix sockets) wait on their peer, never on a device. Programs
+ * that write through poll or select (socat, nc, iperf3, rsync) sleep
+ * there, not in the send: such a wait for events is a transmit wait when
+ * one of the sockets it waits to write on is held so (their descriptors
+ * read from the call's arguments in user memory), and is then not idle.
+ * An epoll wait's descriptors are in the kernel's epoll instance and are
+ * not looked into: an epoll server's waits to write stay idle.
  *
  * The call is read from the registers it saved (blocked_call), once per
- * sleep of a send, whatever follows system calls (syscall_events): with
+ * sleep of a send or a wait, whatever follows system calls (syscall_events): with
  * call events the whole call counts as a transmit wait once one of its
  * sleeps was, without them each such sleep is one.
  * Part of the multiplexed probe: included by paths.bpf.c, after calls.bpf.h
- * (fd_file, blocked_call, the call's class).
+ * (fd_file, blocked_call, syscall_role, the call's class).
  */
 #ifndef ARGUS_TRANSMIT_BPF_H
 #define ARGUS_TRANSMIT_BPF_H
@@ -33,8 +39,12 @@
 #define TCP_PROTOCOL 6
 #define UDP_PROTOCOL 17
 
-/* Does the socket behind the current task's descriptor fd wait for the transmit path? */
-static __always_inline bool transmit_holds(long fd)
+/*
+ * Does the socket behind the current task's descriptor fd wait for the
+ * transmit path? A subprogram: a wait for events asks it for several
+ * descriptors.
+ */
+static __noinline bool transmit_holds(long fd)
 {
 	struct file *f = fd_file(fd);
 	struct socket *sock;
@@ -64,17 +74,78 @@ static __always_inline bool transmit_holds(long fd)
 	return queued > 0 && 2ll * below >= queued;
 }
 
+#define POLLOUT_EVENT 0x4
+#define TRANSMIT_SOCKETS 4 /* descriptors asked at most for one sleep */
+
+struct pollfd___argus {
+	int fd;
+	short events;
+	short revents;
+};
+
+/* The index of a 64-bit word's only set bit: a de Bruijn sequence's table, no loop. */
+static const __u8 bit_index[64] = {
+	0,  1,	48, 2,	57, 49, 28, 3,	61, 58, 50, 42, 38, 29, 17, 4,	62, 55, 59, 36, 53, 51,
+	43, 22, 45, 39, 33, 30, 24, 18, 12, 5,	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21,
+	44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,	13, 8,	7,  6,
+};
+
+/*
+ * Does a wait for events of this role, with these arguments, wait to write
+ * on a socket whose data the transmit path holds? Asked of the first
+ * TRANSMIT_SOCKETS descriptors it waits to write on: the first entries of
+ * poll and ppoll's array, the lowest of select and pselect6's write set
+ * (descriptors 0 to 63). False for epoll, whose descriptors are not looked
+ * into, and when user memory cannot be read.
+ */
+static __always_inline bool wait_holds(__u32 role, long arg0, long arg1, long arg2)
+{
+	struct pollfd___argus p[TRANSMIT_SOCKETS] = {};
+	__u64 set = 0, low;
+	long i, cnt;
+
+	if (role == ARGUS_SYS_POLL_FDS) {
+		cnt = arg1 < TRANSMIT_SOCKETS ? arg1 : TRANSMIT_SOCKETS;
+		if (cnt <= 0 || bpf_probe_read_user(p, cnt * sizeof(p[0]), (void *)arg0) < 0)
+			return false;
+		for (i = 0; i < TRANSMIT_SOCKETS && i < cnt; i++)
+			if ((p[i].events & POLLOUT_EVENT) && transmit_holds(p[i].fd))
+				return true;
+		return false;
+	}
+	if (role != ARGUS_SYS_SELECT || !arg2 ||
+	    bpf_probe_read_user(&set, sizeof(set), (void *)arg2) < 0)
+		return false;
+	if (arg0 < 64)
+		set &= (1ull << (arg0 > 0 ? arg0 : 0)) - 1;
+	for (i = 0; i < TRANSMIT_SOCKETS && set; i++) {
+		low = set & -set;
+		if (transmit_holds(bit_index[((low * 0x03f79d71b4cb0a89ull) >> 58) & 63]))
+			return true;
+		set ^= low;
+	}
+	return false;
+}
+
 /*
  * Target thread ts (prev, switching out) sleeps in the call it is in: a
- * send whose socket waits for the transmit path becomes a transmit wait.
+ * send whose socket waits for the transmit path, or a wait for events to
+ * write on such a socket (then not idle: the network holds what it would
+ * write), becomes a transmit wait.
  */
 static __always_inline void transmit_at_sleep(struct thread_state *ts, struct task_struct *prev)
 {
-	long nr, fd, arg1;
+	__u32 cls = ts->file_call.cls;
+	long nr, arg0, arg1, arg2;
+	bool held;
 
-	if (ts->file_call.cls != ARGUS_CLS_STREAM_SEND && ts->file_call.cls != ARGUS_CLS_DGRAM_SEND)
+	if (cls != ARGUS_CLS_STREAM_SEND && cls != ARGUS_CLS_DGRAM_SEND && cls != ARGUS_CLS_EPOLL)
 		return;
-	if (blocked_call(prev, &nr, &fd, &arg1) && transmit_holds(fd))
+	if (!blocked_call(prev, &nr, &arg0, &arg1, &arg2))
+		return;
+	held = cls == ARGUS_CLS_EPOLL ? wait_holds(syscall_role(nr), arg0, arg1, arg2)
+				      : transmit_holds(arg0);
+	if (held)
 		ts->file_call.cls = ARGUS_CLS_TRANSMIT;
 }
 

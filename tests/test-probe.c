@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <poll.h>
+#include <sys/select.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -231,6 +232,25 @@ WORKLOAD static void work_socket(void)
 #define PEER_LATE_MS 400
 #define TRANSMIT_SNDBUF (128 << 10)
 static bool transmit_limited;
+/* how the sender waits for room: in its blocking writes, or in poll or select before each write */
+static enum { SEND_BLOCKING, SEND_POLL, SEND_SELECT } transmit_wait;
+
+/* Wait until fd (non-blocking) takes more, as programs that write through poll or select do. */
+static void wait_writable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	fd_set w;
+
+	if (transmit_wait == SEND_POLL) {
+		if (poll(&p, 1, -1) != 1)
+			_exit(16);
+		return;
+	}
+	FD_ZERO(&w);
+	FD_SET(fd, &w);
+	if (select(fd + 1, NULL, &w, NULL, NULL) != 1)
+		_exit(16);
+}
 
 static void *transmit_reader(void *arg)
 {
@@ -299,13 +319,21 @@ WORKLOAD static void work_transmit(void)
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){TRANSMIT_SNDBUF}, sizeof(int)) < 0 ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		_exit(13);
+	if (transmit_wait != SEND_BLOCKING && fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		_exit(13);
 	while (sent < TRANSMIT_BYTES) {
 		ssize_t n = write(fd, chunk, sizeof(chunk));
 
+		if (n < 0 && errno == EAGAIN && transmit_wait != SEND_BLOCKING) {
+			wait_writable(fd);
+			continue;
+		}
 		if (n <= 0)
 			_exit(14);
 		sent += (size_t)n;
 	}
+	if (transmit_wait != SEND_BLOCKING && fcntl(fd, F_SETFL, 0) < 0)
+		_exit(13);
 	close(fd);
 	if (pthread_join(th, &res) || res)
 		_exit(15);
@@ -1185,6 +1213,25 @@ static void test_transmit(void)
 	transmit_case(false, false);
 	transmit_case(true, true);
 	transmit_case(false, true);
+
+	/* writing through poll and select: the wait for room is the transmit wait, not idle */
+	for (transmit_wait = SEND_POLL; transmit_wait <= SEND_SELECT; transmit_wait++) {
+		memset(&c, 0, sizeof(c));
+		transmit_limited = true;
+		r = run_probed(work_transmit, &c);
+		fprintf(stderr, "transmit through %s: transmit %llu calls %.1f ms, epoll %llu calls, "
+				"idle %.1f ms\n",
+			transmit_wait == SEND_POLL ? "poll" : "select", cls(&c, ARGUS_CLS_TRANSMIT),
+			c.cls[ARGUS_CLS_TRANSMIT].time_ns / 1e6, cls(&c, ARGUS_CLS_EPOLL),
+			c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1e6);
+		CHECKF(r == 0 && c.cls[ARGUS_CLS_TRANSMIT].time_ns >= 200000000ull &&
+			       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns * 10 <=
+				       c.cls[ARGUS_CLS_TRANSMIT].time_ns,
+		       "through %s: transmit %llu ns, idle %llu ns",
+		       transmit_wait == SEND_POLL ? "poll" : "select",
+		       c.cls[ARGUS_CLS_TRANSMIT].time_ns, c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
+	}
+	transmit_wait = SEND_BLOCKING;
 
 	/* a UDP send sleeps only for room its queued datagrams hold: the transmit path */
 	r = run_probed(work_transmit_udp, &c);

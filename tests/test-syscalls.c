@@ -41,7 +41,7 @@ static void test_table(void)
 
 	CHECK_EQ(n, sizeof(names) / sizeof(names[0]), "rows");
 	for (i = 0; i < n; i++) {
-		CHECKF(v[i].role > ARGUS_SYS_NONE && v[i].role <= ARGUS_SYS_PWRITE, "%s: role %u",
+		CHECKF(v[i].role > ARGUS_SYS_NONE && v[i].role <= ARGUS_SYS_SELECT, "%s: role %u",
 		       v[i].name, v[i].role);
 		CHECKF(v[i].nr >= -1 && v[i].nr < ARGUS_SYSCALL_NR_MAX, "%s: %ld", v[i].name,
 		       v[i].nr);
