@@ -138,6 +138,7 @@ enum argus_class {
 	X(sendto, SEND)                                                                            \
 	X(sendmsg, SEND)                                                                           \
 	X(sendmmsg, SEND)                                                                          \
+	X(sendfile, SEND) /* its first argument is the socket (or file) written to */             \
 	X(poll, POLL_FDS)                                                                          \
 	X(ppoll, POLL_FDS)                                                                         \
 	X(select, SELECT)                                                                          \

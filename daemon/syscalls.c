@@ -90,6 +90,12 @@ int syscall_roles_write(struct bpf_map *map)
 static int enter_ids[N_CALLS], exit_ids[N_CALLS];
 static size_t n_with_events;
 
+/* The name of a call's events in tracefs: the call's own, but sendfile's are sendfile64's. */
+static const char *event_name(const char *call)
+{
+	return strcmp(call, "sendfile") == 0 ? "sendfile64" : call;
+}
+
 static void event_ids_ask(void)
 {
 	char names[2 * N_CALLS][64];
@@ -99,8 +105,10 @@ static void event_ids_ask(void)
 	int r;
 
 	for (i = 0; i < N_CALLS; i++) {
-		snprintf(names[2 * i], sizeof(names[0]), "syscalls/sys_enter_%s", table[i].name);
-		snprintf(names[2 * i + 1], sizeof(names[0]), "syscalls/sys_exit_%s", table[i].name);
+		snprintf(names[2 * i], sizeof(names[0]), "syscalls/sys_enter_%s",
+			 event_name(table[i].name));
+		snprintf(names[2 * i + 1], sizeof(names[0]), "syscalls/sys_exit_%s",
+			 event_name(table[i].name));
 		events[2 * i] = names[2 * i];
 		events[2 * i + 1] = names[2 * i + 1];
 	}

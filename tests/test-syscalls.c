@@ -57,6 +57,8 @@ static void test_table(void)
 	CHECK(find(v, n, "pread64") && find(v, n, "pread64")->nr == SYS_pread64 &&
 	      find(v, n, "pread64")->role == ARGUS_SYS_PREAD);
 	CHECK(find(v, n, "pwritev2") && find(v, n, "pwritev2")->role == ARGUS_SYS_PWRITE);
+	CHECK(find(v, n, "sendfile") && find(v, n, "sendfile")->nr == SYS_sendfile &&
+	      find(v, n, "sendfile")->role == ARGUS_SYS_SEND);
 }
 
 static bool kernel_at_least(int major, int minor)

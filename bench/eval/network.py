@@ -118,7 +118,9 @@ class Network:
                       "--port=%d" % RSYNC_PORT, "--address=" + PEER_IP],
                      ["redis-server", "--port", str(REDIS_PORT), "--bind", PEER_IP, "--save", "",
                       "--appendonly", "no", "--protected-mode", "no"]):
-            self.sinks.append(subprocess.Popen(["ip", "netns", "exec", NS] + argv,
+            # on the other CPU: a sink on the senders' CPU would hold it (set 8's first run)
+            self.sinks.append(subprocess.Popen(["ip", "netns", "exec", NS, "taskset", "-c",
+                                                str(1 - SENDER_CPU)] + argv,
                                                stdout=subprocess.DEVNULL,
                                                stderr=subprocess.DEVNULL))
         time.sleep(1.0)
