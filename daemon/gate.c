@@ -113,14 +113,22 @@ static int refuse(char **ret_err, int r, const char *fmt, ...)
 
 /* ---- policy ---- */
 
-static void policy_add(struct gate_policy *p, const char *prefix, const char *name, size_t len)
+bool gate_policy_allows(const struct gate_policy *p, const char *section)
 {
-	_cleanup_free_ char *s = xasprintf("%s/%.*s", prefix, (int)len, name);
 	size_t i;
 
 	for (i = 0; i < p->n_sections; i++)
-		if (strcmp(p->sections[i], s) == 0)
-			return;
+		if (strcmp(p->sections[i], section) == 0)
+			return true;
+	return false;
+}
+
+static void policy_add(struct gate_policy *p, const char *prefix, const char *name, size_t len)
+{
+	_cleanup_free_ char *s = xasprintf("%s/%.*s", prefix, (int)len, name);
+
+	if (gate_policy_allows(p, s))
+		return;
 	p->sections = realloc(p->sections, (p->n_sections + 1) * sizeof(char *));
 	if (!p->sections)
 		abort();
@@ -232,16 +240,6 @@ json_t *gate_policy_to_json(const struct gate_policy *p)
 		if (strncmp(p->sections[i], "raw_tp", 6) != 0)
 			json_array_append_new(a, json_string(p->sections[i]));
 	return a;
-}
-
-static bool policy_allows(const struct gate_policy *p, const char *sec)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_sections; i++)
-		if (strcmp(p->sections[i], sec) == 0)
-			return true;
-	return false;
 }
 
 /* ---- instructions and symbols (libelf) ---- */
@@ -735,7 +733,7 @@ static int check_program(struct bpf_program *prog, const struct gate_policy *p, 
 	    (k->check_attach && bpf_program__expected_attach_type(prog) != k->attach))
 		return refuse(ret_err, -EPERM, "program %.64s: unexpected program type for %.128s",
 			      name, sec);
-	if (!policy_allows(p, sec))
+	if (!gate_policy_allows(p, sec))
 		return refuse(ret_err, -EPERM,
 			      "program %.64s attaches to %.128s, which is outside this level: the "
 			      "allowed attach points are the hooks listed for this level",

@@ -76,6 +76,8 @@ int gate_policy_for_level(const struct tree *t, const int *active, size_t n_acti
  */
 int gate_level_call_node(const struct tree *t, const int *active, size_t n_active);
 void gate_policy_free(struct gate_policy *p);
+/* Is section ("tp_btf/page_fault_user") one of the policy's attach points? */
+bool gate_policy_allows(const struct gate_policy *p, const char *section);
 /* The allowed attach points, for the model and the trace: ["tp_btf/...", ...]. */
 json_t *gate_policy_to_json(const struct gate_policy *p);
 

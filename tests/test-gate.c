@@ -86,16 +86,6 @@ static void expect_refused(const char *what, const char *src, const char *needle
 	free(err);
 }
 
-static bool policy_has(const struct gate_policy *p, const char *section)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_sections; i++)
-		if (strcmp(p->sections[i], section) == 0)
-			return true;
-	return false;
-}
-
 /*
  * Under syscall_events = none an authored probe may not attach the raw
  * system call events (every task on the host would run it on each of its
@@ -124,15 +114,15 @@ static void test_call_events(void)
 
 	REQUIRE(gate_policy_for_level(tree, level, 3, 2, false, &raw) == 0);
 	REQUIRE(gate_policy_for_level(tree, level, 3, 2, true, &none) == 0);
-	CHECK(policy_has(&raw, "tp_btf/sys_enter") && policy_has(&raw, "raw_tp/sys_exit"));
-	CHECKF(!policy_has(&none, "tp_btf/sys_enter") && !policy_has(&none, "tp_btf/sys_exit") &&
-		       !policy_has(&none, "raw_tp/sys_enter") &&
-		       !policy_has(&none, "raw_tracepoint/sys_exit"),
+	CHECK(gate_policy_allows(&raw, "tp_btf/sys_enter") && gate_policy_allows(&raw, "raw_tp/sys_exit"));
+	CHECKF(!gate_policy_allows(&none, "tp_btf/sys_enter") && !gate_policy_allows(&none, "tp_btf/sys_exit") &&
+		       !gate_policy_allows(&none, "raw_tp/sys_enter") &&
+		       !gate_policy_allows(&none, "raw_tracepoint/sys_exit"),
 	       "%zu sections under none", none.n_sections);
 	/* the rest of the level stays: its own hooks, the scheduler's, fork and exit */
-	CHECK(policy_has(&none, "tp_btf/mmap_lock_start_locking") &&
-	      policy_has(&none, "tp_btf/sched_switch") &&
-	      policy_has(&none, "tp_btf/sched_process_fork"));
+	CHECK(gate_policy_allows(&none, "tp_btf/mmap_lock_start_locking") &&
+	      gate_policy_allows(&none, "tp_btf/sched_switch") &&
+	      gate_policy_allows(&none, "tp_btf/sched_process_fork"));
 	CHECK(none.n_sections + 6 == raw.n_sections);
 
 	policy = none;
