@@ -233,6 +233,9 @@ struct thread_state {
 		struct span span; /* in a system call of one kind (syscalls.bpf.h) */
 		__u32 cls;	  /* its class, from file_call_class() */
 		__u64 slept0;	  /* sched.slept_total when it began */
+		/* an epoll wait's last look at the process's sockets (transmit.bpf.h), what it found */
+		__u64 scan_at;
+		__s32 held_fd; /* the descriptor plus one; 0: none */
 	} file_call;
 };
 

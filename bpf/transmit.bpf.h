@@ -20,8 +20,12 @@
  * there, not in the send: such a wait for events is a transmit wait when
  * one of the sockets it waits to write on is held so (their descriptors
  * read from the call's arguments in user memory), and is then not idle.
- * An epoll wait's descriptors are in the kernel's epoll instance and are
- * not looked into: an epoll server's waits to write stay idle.
+ * An epoll wait's descriptors are in the kernel's epoll instance, and a
+ * server registers EPOLLOUT on every connection whether it has anything
+ * to write or not (nginx): there, the process's own descriptors are asked
+ * instead, for a socket that takes no more by the kernel's own rule for
+ * waking a writer (not writeable) while the transmit path holds its data
+ * (epoll_holds).
  *
  * The call is read from the registers it saved (blocked_call), once per
  * sleep of a send or a wait, whatever follows system calls (syscall_events): with
@@ -40,17 +44,19 @@
 #define UDP_PROTOCOL 17
 
 /*
- * Does the socket behind the current task's descriptor fd wait for the
- * transmit path? A subprogram: a wait for events asks it for several
- * descriptors.
+ * Does this socket file wait for the transmit path? With full, only when it
+ * also takes no more, as the kernel judges before it wakes a writer: a TCP
+ * socket whose free send buffer is less than half of what it holds
+ * (sk_stream_is_writeable), a UDP socket whose datagrams below hold half
+ * its buffer (sock_writeable). A subprogram: waits for events ask it for
+ * several descriptors.
  */
-static __noinline bool transmit_holds(long fd)
+static __noinline bool file_transmit_held(struct file *f, bool full)
 {
-	struct file *f = fd_file(fd);
 	struct socket *sock;
 	struct sock *sk;
 	__u16 family, protocol;
-	int below, queued;
+	int below, queued, sndbuf;
 
 	if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & FILE_TYPE_MASK) != SOCKET_FILE_TYPE)
 		return false;
@@ -62,16 +68,25 @@ static __noinline bool transmit_holds(long fd)
 	if (family != AF_INET_FAMILY && family != AF_INET6_FAMILY)
 		return false;
 	protocol = BPF_CORE_READ(sk, sk_protocol);
+	/* the refcount is one more than the bytes charged; queued counts all it has not had acked */
+	below = BPF_CORE_READ(sk, sk_wmem_alloc.refs.counter) - 1;
+	sndbuf = full ? BPF_CORE_READ(sk, sk_sndbuf) : 0;
 	if (protocol == UDP_PROTOCOL)
-		return true;
+		return !full || 2ll * below >= sndbuf;
 	if (protocol != TCP_PROTOCOL)
+		return false;
+	queued = BPF_CORE_READ(sk, sk_wmem_queued);
+	if (full && 2ll * (sndbuf - queued) >= queued)
 		return false;
 	if (BPF_CORE_READ(sk, sk_tsq_flags) & ((1ul << TSQ_THROTTLED) | (1ul << TSQ_QUEUED)))
 		return true;
-	/* the refcount is one more than the bytes charged; queued counts all it has not had acked */
-	below = BPF_CORE_READ(sk, sk_wmem_alloc.refs.counter) - 1;
-	queued = BPF_CORE_READ(sk, sk_wmem_queued);
 	return queued > 0 && 2ll * below >= queued;
+}
+
+/* Does the socket behind the current task's descriptor fd wait for the transmit path? */
+static __always_inline bool transmit_holds(long fd)
+{
+	return file_transmit_held(fd_file(fd), false);
 }
 
 #define POLLOUT_EVENT 0x4
@@ -90,13 +105,20 @@ static const __u8 bit_index[64] = {
 	44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,	13, 8,	7,  6,
 };
 
+static __always_inline bool fd_is_socket(long fd)
+{
+	struct file *f = fd_file(fd);
+
+	return f && (BPF_CORE_READ(f, f_inode, i_mode) & FILE_TYPE_MASK) == SOCKET_FILE_TYPE;
+}
+
 /*
  * Does a wait for events of this role, with these arguments, wait to write
  * on a socket whose data the transmit path holds? Asked of the first
  * TRANSMIT_SOCKETS descriptors it waits to write on: the first entries of
  * poll and ppoll's array, the lowest of select and pselect6's write set
- * (descriptors 0 to 63). False for epoll, whose descriptors are not looked
- * into, and when user memory cannot be read.
+ * (descriptors 0 to 63). False for other roles (epoll: epoll_holds), and
+ * when user memory cannot be read.
  */
 static __always_inline bool wait_holds(__u32 role, long arg0, long arg1, long arg2)
 {
@@ -128,6 +150,47 @@ static __always_inline bool wait_holds(__u32 role, long arg0, long arg1, long ar
 }
 
 /*
+ * An epoll wait of target thread ts, asleep: does its process have a socket
+ * that takes no more while the transmit path holds its data? Asked of its
+ * first EPOLL_SCAN_FDS descriptors, at most once every EPOLL_SCAN_GAP_NS
+ * per thread (a busy server sleeps in epoll thousands of times a second),
+ * the socket last found so asked first at every sleep. A process with many
+ * connections is asked about the first ones: when the network holds its
+ * writes back it holds most of them.
+ */
+#define EPOLL_SCAN_FDS 64
+#define EPOLL_SCAN_GAP_NS 10000000ull
+static __always_inline bool epoll_holds(struct thread_state *ts, __u64 now)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *f;
+	long i, max;
+
+	if (!fdt)
+		return false;
+	if (ts->file_call.held_fd > 0 &&
+	    file_transmit_held(fd_file(ts->file_call.held_fd - 1), true))
+		return true;
+	if (now - ts->file_call.scan_at < EPOLL_SCAN_GAP_NS)
+		return false;
+	ts->file_call.scan_at = now;
+	ts->file_call.held_fd = 0;
+	max = BPF_CORE_READ(fdt, max_fds);
+	fds = BPF_CORE_READ(fdt, fd);
+	for (i = 0; i < EPOLL_SCAN_FDS && i < max; i++) {
+		f = NULL;
+		if (bpf_probe_read_kernel(&f, sizeof(f), &fds[i]) < 0)
+			return false;
+		if (f && file_transmit_held(f, true)) {
+			ts->file_call.held_fd = i + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Target thread ts (prev, switching out) sleeps in the call it is in: a
  * send whose socket waits for the transmit path, or a wait for events to
  * write on such a socket (then not idle: the network holds what it would
@@ -137,14 +200,20 @@ static __always_inline void transmit_at_sleep(struct thread_state *ts, struct ta
 {
 	__u32 cls = ts->file_call.cls;
 	long nr, arg0, arg1, arg2;
+	__u32 role;
 	bool held;
 
 	if (cls != ARGUS_CLS_STREAM_SEND && cls != ARGUS_CLS_DGRAM_SEND && cls != ARGUS_CLS_EPOLL)
 		return;
 	if (!blocked_call(prev, &nr, &arg0, &arg1, &arg2))
 		return;
-	held = cls == ARGUS_CLS_EPOLL ? wait_holds(syscall_role(nr), arg0, arg1, arg2)
-				      : transmit_holds(arg0);
+	role = syscall_role(nr);
+	if (cls != ARGUS_CLS_EPOLL)
+		held = transmit_holds(arg0);
+	else if (role == ARGUS_SYS_POLL) /* epoll's instance is no socket; accept's is */
+		held = !fd_is_socket(arg0) && epoll_holds(ts, bpf_ktime_get_ns());
+	else
+		held = wait_holds(role, arg0, arg1, arg2);
 	if (held)
 		ts->file_call.cls = ARGUS_CLS_TRANSMIT;
 }

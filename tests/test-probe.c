@@ -234,19 +234,40 @@ WORKLOAD static void work_socket(void)
 #define TRANSMIT_SNDBUF (128 << 10)
 static bool transmit_limited;
 /*
- * how the sender waits for room: in its blocking writes, in poll or select before each write, or
- * in sendfile(2) from a file in memory
+ * how the sender waits for room: in its blocking writes, in poll, select or epoll before each
+ * write, or in sendfile(2) from a file in memory
  */
-static enum { SEND_BLOCKING, SEND_POLL, SEND_SELECT, SEND_SENDFILE } transmit_wait;
+static enum { SEND_BLOCKING, SEND_POLL, SEND_SELECT, SEND_EPOLL, SEND_SENDFILE } transmit_wait;
 
-/* Wait until fd (non-blocking) takes more, as programs that write through poll or select do. */
+/*
+ * Wait until fd (non-blocking) takes more, as programs that write through poll, select or
+ * epoll do; through epoll as a server does it (nginx): the connection registered once, edge
+ * triggered, for reading and writing, beside a listening socket that nobody connects to.
+ */
 static void wait_writable(int fd)
 {
+	static int ep = -1;
 	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLET, .data.fd = fd};
 	fd_set w;
 
 	if (transmit_wait == SEND_POLL) {
 		if (poll(&p, 1, -1) != 1)
+			_exit(16);
+		return;
+	}
+	if (transmit_wait == SEND_EPOLL) {
+		if (ep < 0) {
+			int idle = socket(AF_INET, SOCK_STREAM, 0);
+			struct epoll_event iev = {.events = EPOLLIN, .data.fd = idle};
+
+			ep = epoll_create1(0);
+			if (ep < 0 || idle < 0 || listen(idle, 1) < 0 ||
+			    epoll_ctl(ep, EPOLL_CTL_ADD, idle, &iev) < 0 ||
+			    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+				_exit(16);
+		}
+		if (epoll_wait(ep, &ev, 1, -1) != 1)
 			_exit(16);
 		return;
 	}
@@ -334,7 +355,7 @@ WORKLOAD static void work_transmit(void)
 				_exit(14);
 		sent = TRANSMIT_BYTES;
 	}
-	if (transmit_wait == SEND_POLL || transmit_wait == SEND_SELECT)
+	if (transmit_wait == SEND_POLL || transmit_wait == SEND_SELECT || transmit_wait == SEND_EPOLL)
 		if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
 			_exit(13);
 	while (sent < TRANSMIT_BYTES) {
@@ -1236,27 +1257,58 @@ static void test_transmit(void)
 	transmit_case(true, true);
 	transmit_case(false, true);
 
-	/* writing through poll and select: the wait for room is the transmit wait, not idle */
-	for (transmit_wait = SEND_POLL; transmit_wait <= SEND_SELECT; transmit_wait++) {
-		memset(&c, 0, sizeof(c));
+	/*
+	 * writing through poll, select and epoll: the wait for room is the transmit wait, not
+	 * idle; through epoll, with and without call events
+	 */
+	static const struct {
+		int wait;
+		bool none;
+		const char *name;
+	} waits[] = {
+		{SEND_POLL, false, "poll"},
+		{SEND_SELECT, false, "select"},
+		{SEND_EPOLL, false, "epoll"},
+		{SEND_EPOLL, true, "epoll (no call events)"},
+	};
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		transmit_wait = waits[i].wait;
 		transmit_limited = true;
+		if (waits[i].none)
+			syscall_events_set(SYSCALL_EVENTS_NONE);
+		memset(&c, 0, sizeof(c));
 		r = run_probed(work_transmit, &c);
+		syscall_events_set(SYSCALL_EVENTS_RAW);
 		fprintf(stderr, "transmit through %s: transmit %llu calls %.1f ms, epoll %llu calls, "
 				"idle %.1f ms\n",
-			transmit_wait == SEND_POLL ? "poll" : "select", cls(&c, ARGUS_CLS_TRANSMIT),
+			waits[i].name, cls(&c, ARGUS_CLS_TRANSMIT),
 			c.cls[ARGUS_CLS_TRANSMIT].time_ns / 1e6, cls(&c, ARGUS_CLS_EPOLL),
 			c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1e6);
 		CHECKF(r == 0 && c.cls[ARGUS_CLS_TRANSMIT].time_ns >= 200000000ull &&
 			       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns * TRANSMIT_MOSTLY <=
 				       c.cls[ARGUS_CLS_TRANSMIT].time_ns,
-		       "through %s: transmit %llu ns, idle %llu ns",
-		       transmit_wait == SEND_POLL ? "poll" : "select",
+		       "through %s: transmit %llu ns, idle %llu ns", waits[i].name,
 		       c.cls[ARGUS_CLS_TRANSMIT].time_ns, c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
 	}
+
+	/* through epoll to a late peer: the wait is the peer's (idle here), not the network's */
+	memset(&c, 0, sizeof(c));
+	transmit_wait = SEND_EPOLL;
+	transmit_limited = false;
+	r = run_probed(work_transmit, &c);
+	fprintf(stderr, "transmit through epoll, late peer: transmit %llu calls %.1f ms, idle %.1f ms\n",
+		cls(&c, ARGUS_CLS_TRANSMIT), c.cls[ARGUS_CLS_TRANSMIT].time_ns / 1e6,
+		c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1e6);
+	CHECKF(r == 0 && c.cls[ARGUS_CLS_WAIT_IDLE].time_ns >= PEER_LATE_MS / 2 * 1000000ull &&
+		       c.cls[ARGUS_CLS_TRANSMIT].time_ns * TRANSMIT_MOSTLY <=
+			       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns,
+	       "through epoll, late peer: transmit %llu ns, idle %llu ns",
+	       c.cls[ARGUS_CLS_TRANSMIT].time_ns, c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
 
 	/* sendfile(2), as servers send files: its socket is its first argument */
 	memset(&c, 0, sizeof(c));
 	transmit_wait = SEND_SENDFILE;
+	transmit_limited = true;
 	r = run_probed(work_transmit, &c);
 	fprintf(stderr, "transmit through sendfile: transmit %llu calls %.1f ms, stream_send %llu calls "
 			"%.1f ms\n",
