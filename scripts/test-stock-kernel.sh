@@ -28,7 +28,7 @@
 #                          node's programs use a backend O leaves out
 #     resolve[tracepoint-alone]  (part tracepoint) the same for "tracepoint"
 #     test-probe[B]        tests/test-probe.c with ARGUS_BACKENDS=O
-#     test-probe-pidns[B]  the same in a new PID namespace (as CTest runs it)
+#     test-probe-pidns[B]  all of it again in a new PID namespace (CTest runs its pid parts)
 #   part default, the backends argusd chooses by itself:
 #     resolve[default]     as above, "backends = fentry kprobe tracepoint"
 #     test-daemon          the daemon integration test

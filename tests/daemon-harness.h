@@ -431,6 +431,20 @@ static inline void level_runs(json_t *steps, json_int_t level, size_t *ret_measu
 	}
 }
 
+/*
+ * A JSON value as compact text for a failure message; the text lives until
+ * the next call (kept, not leaked, so that a failed check under the leak
+ * sanitizer reports the failure alone). "(none)" for NULL.
+ */
+static inline const char *json_text(const json_t *j)
+{
+	static char *text;
+
+	free(text);
+	text = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	return text ?: "(none)";
+}
+
 static inline const char *job_state(const json_t *job)
 {
 	return json_string_value(json_object_get(job, "state"));

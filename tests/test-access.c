@@ -751,7 +751,7 @@ static json_int_t record_quick_reference(void)
 	answer_clear(&a);
 	job = id ? wait_job(&d, id, 240) : NULL;
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "quick reference: %s",
-	       job ? json_dumps(job, JSON_COMPACT) : "timeout");
+	       job ? json_text(job) : "timeout");
 	if (job)
 		ref = json_integer_value(
 		    json_object_get(json_object_get(job, "result"), "reference"));
@@ -871,7 +871,7 @@ static void test_ownership_and_quota(json_int_t ref)
 			      ?: "",
 			  "target_not_owned") == 0,
 	       "member's job after a root process joined: %s",
-	       job ? json_dumps(job, JSON_COMPACT) : "timeout");
+	       job ? json_text(job) : "timeout");
 	json_decref(job);
 
 	kill_wait(joiner);

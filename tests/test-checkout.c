@@ -97,7 +97,7 @@ static void test_unreachable(const char *hidden_build)
 	msg = json_string_value(json_object_get(json_object_get(job, "error"), "message"));
 	CHECKF(strcmp(job_state(job), "failed") == 0 && code &&
 		       strcmp(code, "workload_unusable") == 0,
-	       "%s", json_dumps(job, JSON_COMPACT));
+	       "%s", json_text(job));
 	CHECKF(msg && strstr(msg, "victims_dir") && strstr(msg, "\"user\""), "message: %s",
 	       msg ?: "(none)");
 	/* at once: no run of the workload was started */
@@ -134,7 +134,7 @@ static void check_reference_trace(json_int_t id, json_int_t kept, json_int_t rep
 		CHECKF(json_object_size(rmv) > 0 &&
 			       json_real_value(json_object_get(rmv, "target/wall_ns")) > 0 &&
 			       json_is_number(json_object_get(rmv, "kernel_paging/count")),
-		       "run %zu: rmv %s", runs, rmv ? json_dumps(rmv, JSON_COMPACT) : "(none)");
+		       "run %zu: rmv %s", runs, json_text(rmv));
 	}
 	CHECKF(runs == (size_t)repeats && (repeats == 3 || repeats == 10),
 	       "%zu measure steps for %lld runs in %.300s", runs, (long long)repeats, r.body ?: "");
@@ -168,7 +168,7 @@ static void test_staged(const char *hidden_build)
 	CHECKF(strcmp(job_state(job), "succeeded") == 0 &&
 		       json_integer_value(json_object_get(res, "reference")) > 0 &&
 		       json_real_value(json_object_get(res, "mean_wall_s")) > 0,
-	       "%s", json_dumps(job, JSON_COMPACT));
+	       "%s", json_text(job));
 	check_reference_trace(json_integer_value(json_object_get(job, "id")),
 			      json_integer_value(json_object_get(res, "kept_attempt")),
 			      json_integer_value(json_object_get(res, "repeats")));

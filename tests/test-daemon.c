@@ -234,7 +234,7 @@ static void test_diagnosis(void)
 		job = run_job("/references", "{\"workload\": \"pc\", \"repeats\": 3}", 300);
 		REQUIRE(job);
 		CHECKF(strcmp(job_state(job), "succeeded") == 0, "reference: %s",
-		       json_dumps(job, JSON_COMPACT));
+		       json_text(job));
 		ref = json_integer_value(json_object_get(json_object_get(job, "result"), "reference"));
 		extended = json_integer_value(
 		    json_object_get(json_object_get(job, "result"), "extended_runs"));
@@ -261,7 +261,7 @@ static void test_diagnosis(void)
 	REQUIRE(job);
 	CHECKF(strcmp(job_state(job), "succeeded") == 0 &&
 		       strcmp(result_verdict(job) ?: "", "no_bottleneck") == 0,
-	       "unperturbed: %s", json_dumps(json_object_get(job, "result"), JSON_COMPACT));
+	       "unperturbed: %s", json_text(json_object_get(job, "result")));
 	{
 		/*
 		 * and says why in a word. When level 1 already named nothing: not
@@ -292,15 +292,22 @@ static void test_diagnosis(void)
 	}
 	json_decref(job);
 
-	/* the page cache dropped in a loop on the other CPU */
+	/*
+	 * the page cache dropped in a loop on the other CPU: the file faults,
+	 * read from storage. Their major leaf, or the file-fault node when in
+	 * level 3's runs the major faults' added time fell under the share a
+	 * cause must have (the dropper's rhythm against the run's: seen under
+	 * the sanitizers, 0.24 s of 2.46 s added); never another path.
+	 */
 	pert = start_perturber("cache_dropper", "1");
 	job = run_job("/diagnose", "{\"workload\": \"pc\"}", 300);
 	stop_perturber(pert);
 	REQUIRE(job);
 	CHECKF(strcmp(job_state(job), "succeeded") == 0 &&
 		       strcmp(result_verdict(job) ?: "", "bottleneck") == 0 &&
-		       strcmp(result_leaf(job) ?: "", "kernel_paging.file_fault.major") == 0,
-	       "perturbed: %s", json_dumps(json_object_get(job, "result"), JSON_COMPACT));
+		       (strcmp(result_leaf(job) ?: "", "kernel_paging.file_fault.major") == 0 ||
+			strcmp(result_leaf(job) ?: "", "kernel_paging.file_fault") == 0),
+	       "perturbed: %s", json_text(json_object_get(job, "result")));
 	CHECK(json_array_size(json_object_get(json_object_get(job, "result"), "evidence")) > 0);
 	CHECK(!json_object_get(json_object_get(job, "result"), "reason_code"));
 
@@ -361,7 +368,7 @@ static void expect_stale(json_int_t ref, const char *want)
 	code = json_string_value(json_object_get(json_object_get(job, "error"), "code"));
 	msg = json_string_value(json_object_get(json_object_get(job, "error"), "message"));
 	CHECKF(strcmp(job_state(job), "failed") == 0 && code && !strcmp(code, "stale_reference"),
-	       "stale reference: %s", json_dumps(job, JSON_COMPACT));
+	       "stale reference: %s", json_text(job));
 	CHECKF(msg && strstr(msg, want), "the message names %s: %s", want, msg ?: "");
 	json_decref(job);
 }
@@ -445,7 +452,7 @@ static void expect_failure(const char *body, const char *code)
 	REQUIRE(job);
 	c = json_string_value(json_object_get(json_object_get(job, "error"), "code"));
 	CHECKF(strcmp(job_state(job), "failed") == 0 && c && strcmp(c, code) == 0,
-	       "%s: %s", body, json_dumps(job, JSON_COMPACT));
+	       "%s: %s", body, json_text(job));
 	json_decref(job);
 }
 
@@ -478,12 +485,12 @@ static void test_pid_target(void)
 	job = run_job("/references", body, 120);
 	REQUIRE(job);
 	CHECKF(strcmp(job_state(job), "succeeded") == 0, "pid reference: %s",
-	       json_dumps(job, JSON_COMPACT));
+	       json_text(job));
 	json_decref(job);
 	job = run_job("/diagnose", body, 120);
 	REQUIRE(job);
 	CHECKF(strcmp(job_state(job), "succeeded") == 0 && result_verdict(job),
-	       "pid diagnosis: %s", json_dumps(job, JSON_COMPACT));
+	       "pid diagnosis: %s", json_text(job));
 	json_decref(job);
 	/* another window than the reference's: observed for the reference's, and said so */
 	snprintf(body, sizeof(body), "{\"target\": {\"pid\": %d}, \"window_s\": 2}", (int)busy);
@@ -510,7 +517,7 @@ static void test_pid_target(void)
 	waitpid(brief, NULL, 0);
 	REQUIRE(job);
 	CHECKF(strcmp(job_state(job), "failed") == 0, "exited pid: %s",
-	       json_dumps(job, JSON_COMPACT));
+	       json_text(job));
 	json_decref(job);
 }
 
@@ -679,7 +686,7 @@ static void test_look_again(void)
 	res = json_object_get(job, "result");
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0 &&
 		   json_array_size(json_object_get(res, "warnings")) == 0,
-	       "paced reference: %s", job ? json_dumps(job, JSON_COMPACT) : "(none)");
+	       "paced reference: %s", json_text(job));
 	CHECK_EQ(json_integer_value(json_object_get(res, "extended_runs")), 5,
 		 "a reference whose runs vary is extended");
 	CHECK_EQ(json_integer_value(json_object_get(res, "repeats")), 10, "to ten runs");
@@ -689,7 +696,7 @@ static void test_look_again(void)
 	job = run_job("/diagnose", "{\"workload\": \"paced\"}", 120);
 	REQUIRE(job);
 	CHECKF(strcmp(job_state(job), "succeeded") == 0, "paced diagnosis: %s",
-	       json_dumps(job, JSON_COMPACT));
+	       json_text(job));
 	snprintf(path, sizeof(path), "/jobs/%lld/trace",
 		 (long long)json_integer_value(json_object_get(job, "id")));
 	json_decref(job);

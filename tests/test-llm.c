@@ -195,7 +195,7 @@ static json_t *scenario(const char *name, json_t **steps)
 	job = run_job("/diagnose", "{\"workload\": \"pcs\", \"agent\": \"llm\", \"max_depth\": 1}",
 		      240);
 	CHECKF(job && !strcmp(state_of(job), "succeeded"), "%s: %s %s", name, state_of(job),
-	       job ? json_dumps(json_object_get(job, "error"), JSON_COMPACT) : "");
+	       json_text(json_object_get(job, "error")));
 	*steps = job ? get_trace(job) : NULL;
 	CHECKF(argusd_bpf_fds() == 0, "%s: argusd still holds BPF programs or links", name);
 	/* every measured authored probe was witnessed, and the honest ones all agree */
@@ -606,14 +606,14 @@ static void test_look_again(void)
 	CHECKF(job && !strcmp(state_of(job), "succeeded") &&
 		       json_integer_value(json_object_get(json_object_get(job, "result"),
 							  "repeats")) == 10,
-	       "paced reference: %s", job ? json_dumps(job, JSON_COMPACT) : "(none)");
+	       "paced reference: %s", json_text(job));
 	json_decref(job);
 
 	REQUIRE(sequence_start(&paced, "0.100\n0.135\n") == 0);
 	job = run_job("/diagnose", "{\"workload\": \"paced\", \"agent\": \"llm\"}", 300);
 	REQUIRE(job);
 	CHECKF(!strcmp(state_of(job), "succeeded"), "paced diagnosis: %s",
-	       json_dumps(job, JSON_COMPACT));
+	       json_text(job));
 	steps = get_trace(job);
 	level_runs(steps, 1, &measures, &remeasures, &reason);
 	fprintf(stderr, "# look_again (llm): level 1 in %zu runs; %s\n", measures, reason);

@@ -157,7 +157,7 @@ int main(void)
 		json_array_foreach(json_object_get(reg, "errors"), i, e)
 			named |= strstr(json_string_value(e) ?: "", "broken.json") != NULL;
 		CHECKF(named, "the bad file is among the errors: %s",
-		       json_dumps(json_object_get(reg, "errors"), JSON_COMPACT));
+		       json_text(json_object_get(reg, "errors")));
 	}
 	json_decref(reg);
 	CHECK(log_has("reload: 2 workloads"));
@@ -172,11 +172,11 @@ int main(void)
 	job = wait_job(&d, running, 240);
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0,
 	       "the job running across the reload: %s",
-	       job ? json_dumps(job, JSON_COMPACT) : "timeout");
+	       job ? json_text(job) : "timeout");
 	json_decref(job);
 	job = later > 0 ? wait_job(&d, later, 240) : NULL;
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "the job on the new workload: %s",
-	       job ? json_dumps(job, JSON_COMPACT) : "timeout");
+	       job ? json_text(job) : "timeout");
 	json_decref(job);
 
 	tap_subtest("a directory that cannot be read");

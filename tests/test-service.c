@@ -654,7 +654,7 @@ static void test_daemon(void)
 	job = run_job("/references", "{\"service\": \"seq\"}", 120);
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0 &&
 		   json_integer_value(json_object_get(json_object_get(job, "result"), "repeats")) == 10,
-	       "varying reference: %s", job ? json_dumps(json_object_get(job, "result"), JSON_COMPACT) : "(none)");
+	       "varying reference: %s", json_text(json_object_get(job, "result")));
 	json_decref(job);
 	REQUIRE(sequence_start(&seq, "14.8\n") == 0);
 	{
@@ -674,7 +674,7 @@ static void test_daemon(void)
 		CHECKF(remeasures >= 1 && measures > remeasures &&
 			       strstr(reason, "judged on the mean of the level's"),
 		       "level 2: %zu runs, %zu looks again; %s; result %s", measures, remeasures,
-		       reason, json_dumps(json_object_get(job, "result"), JSON_COMPACT));
+		       reason, json_text(json_object_get(job, "result")));
 		reply_free(&r);
 	}
 	json_decref(job);
