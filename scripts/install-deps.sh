@@ -9,10 +9,11 @@ set -eu
 # tests/test-systemd-boot.sh; python3-yaml and python3-jsonschema: the check of
 # schema/openapi.yaml (test-openapi); chromium: the trace page rendered
 # headless (test-trace-page); iproute2: tc, the rate limit on a test's own
-# loopback (test-probe transmit).
+# loopback (test-probe transmit). QEMU, for the stock kernel's tests, which
+# run apart, is installed by scripts/test-stock-kernel.sh.
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-dev llvm bpftool libbpf-dev \
 libelf-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
-sqlite3 curl jq systemd debootstrap python3 util-linux qemu-system-x86 debhelper lintian \
+sqlite3 curl jq systemd debootstrap python3 util-linux debhelper lintian \
 python3-yaml python3-jsonschema chromium iproute2"
 
 if [ "$(id -u)" != 0 ]; then

@@ -437,8 +437,16 @@ guest_main() {
 
 preflight() {
 	[ "$(id -u)" = 0 ] || skip "needs root (the rootfs, and the tests inside run as root)"
+	# QEMU is this script's alone: installed here, not with the suite's dependencies
+	if ! command -v qemu-system-x86_64 >/dev/null; then
+		echo "test-stock-kernel: installing qemu-system-x86"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			qemu-system-x86 >/dev/null ||
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+				--no-install-recommends qemu-system-x86 >/dev/null; } || true
+	fi
 	command -v qemu-system-x86_64 >/dev/null ||
-		skip "qemu-system-x86_64 is not installed (Debian: apt-get install qemu-system-x86)"
+		skip "qemu-system-x86_64 is not installed and could not be (apt-get install qemu-system-x86)"
 	qemu-system-x86_64 -device help 2>/dev/null | grep -q virtio-9p-pci ||
 		skip "this qemu-system-x86_64 has no 9p (virtfs) support"
 	command -v timeout >/dev/null || skip "timeout (coreutils) is missing"
