@@ -122,17 +122,18 @@ static __always_inline bool fd_is_socket(long fd)
  */
 static __always_inline bool wait_holds(__u32 role, long arg0, long arg1, long arg2)
 {
-	struct pollfd___argus p[TRANSMIT_SOCKETS] = {};
+	struct pollfd___argus p;
 	__u64 set = 0, low;
-	long i, cnt;
+	long i;
 
 	if (role == ARGUS_SYS_POLL_FDS) {
-		cnt = arg1 < TRANSMIT_SOCKETS ? arg1 : TRANSMIT_SOCKETS;
-		if (cnt <= 0 || bpf_probe_read_user(p, cnt * sizeof(p[0]), (void *)arg0) < 0)
-			return false;
-		for (i = 0; i < TRANSMIT_SOCKETS && i < cnt; i++)
-			if ((p[i].events & POLLOUT_EVENT) && transmit_holds(p[i].fd))
+		/* an entry at a time: a read of a constant size, whatever the kernel's verifier */
+		for (i = 0; i < TRANSMIT_SOCKETS && i < arg1; i++) {
+			if (bpf_probe_read_user(&p, sizeof(p), (void *)(arg0 + i * sizeof(p))) < 0)
+				return false;
+			if ((p.events & POLLOUT_EVENT) && transmit_holds(p.fd))
 				return true;
+		}
 		return false;
 	}
 	if (role != ARGUS_SYS_SELECT || !arg2 ||
@@ -147,6 +148,28 @@ static __always_inline bool wait_holds(__u32 role, long arg0, long arg1, long ar
 		set ^= low;
 	}
 	return false;
+}
+
+/* One look at the descriptor table for epoll_holds: the table, its size, what was found. */
+struct epoll_scan {
+	struct file **fds;
+	long max;
+	long found; /* the descriptor plus one; 0: none */
+};
+
+/* bpf_loop's step: descriptor i (a callback, so the verifier walks it once, not per step). */
+static long epoll_scan_step(__u64 i, void *data)
+{
+	struct epoll_scan *s = data;
+	struct file *f = NULL;
+
+	if ((long)i >= s->max || bpf_probe_read_kernel(&f, sizeof(f), &s->fds[i]) < 0)
+		return 1;
+	if (f && file_transmit_held(f, true)) {
+		s->found = (long)i + 1;
+		return 1;
+	}
+	return 0;
 }
 
 /*
@@ -164,8 +187,7 @@ static __always_inline bool epoll_holds(struct thread_state *ts, __u64 now)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds, *f;
-	long i, max;
+	struct epoll_scan s = {};
 
 	if (!fdt)
 		return false;
@@ -175,19 +197,11 @@ static __always_inline bool epoll_holds(struct thread_state *ts, __u64 now)
 	if (now - ts->file_call.scan_at < EPOLL_SCAN_GAP_NS)
 		return false;
 	ts->file_call.scan_at = now;
-	ts->file_call.held_fd = 0;
-	max = BPF_CORE_READ(fdt, max_fds);
-	fds = BPF_CORE_READ(fdt, fd);
-	for (i = 0; i < EPOLL_SCAN_FDS && i < max; i++) {
-		f = NULL;
-		if (bpf_probe_read_kernel(&f, sizeof(f), &fds[i]) < 0)
-			return false;
-		if (f && file_transmit_held(f, true)) {
-			ts->file_call.held_fd = i + 1;
-			return true;
-		}
-	}
-	return false;
+	s.fds = BPF_CORE_READ(fdt, fd);
+	s.max = BPF_CORE_READ(fdt, max_fds);
+	bpf_loop(EPOLL_SCAN_FDS, epoll_scan_step, &s, 0);
+	ts->file_call.held_fd = s.found;
+	return s.found > 0;
 }
 
 /*

@@ -65,6 +65,7 @@
 #
 # Environment: ARGUS_VM_PARTS (the parts to run, default "tracepoint kprobe
 # fentry default"), ARGUS_VM_CELLS (matrix cells, default below),
+# ARGUS_VM_FAULT_TESTS (the faults part's test-probe tests, default below),
 # ARGUS_VM_BENCH_ROUNDS (the bench part's rounds, 5), ARGUS_VM_SMP
 # and ARGUS_VM_MEM_MB (the guest's CPUs and memory, 2 and 3072),
 # ARGUS_VM_TCG_THREAD (single or multi, single: see above),
@@ -92,7 +93,7 @@ BACKEND_ORDERS=("fentry tracepoint" "kprobe tracepoint" "tracepoint fentry")
 # One boot each, so that a guest that hangs on one backend does not hide the others.
 read -ra PARTS <<<"${ARGUS_VM_PARTS:-tracepoint kprobe fentry default}"
 # test-probe's tests of the page-fault classes (the faults part)
-FAULT_TESTS="resolution anon_minor zero_page cow file file_private_write file_readahead fault_then_call"
+FAULT_TESTS=${ARGUS_VM_FAULT_TESTS:-resolution anon_minor zero_page cow file file_private_write file_readahead fault_then_call}
 CELLS=${ARGUS_VM_CELLS:-pf_page_cache:cache_dropper,pf_anon_write:cpu_hog,pf_anon_write:null_sleep}
 # Per test inside the guest (TCG: tens of times the host's minutes).
 TEST_TIMEOUT_S=2400
@@ -141,6 +142,8 @@ guest_mounts() {
 	guest_mount devpts /dev/pts ptmxmode=0666,mode=620
 	guest_mount tmpfs /dev/shm mode=1777,nosuid,nodev
 	ip link set lo up || echo "argus-vm: no loopback interface"
+	# the queueing disciplines test-probe's transmit tests put on their own loopback
+	modprobe -a sch_tbf sch_htb || echo "argus-vm: no sch_tbf or sch_htb module"
 	hostname argus-vm || true
 	ulimit -l unlimited
 }
@@ -616,6 +619,7 @@ host_main() {
 	# What the guest half needs from here.
 	{
 		printf 'CELLS=%q\n' "$CELLS"
+		printf 'FAULT_TESTS=%q\n' "$FAULT_TESTS"
 		printf 'BENCH_ROUNDS=%q\n' "${ARGUS_VM_BENCH_ROUNDS:-5}"
 	} >"$OUT/params"
 	: >"$OUT/results"
