@@ -51,6 +51,11 @@
  * its buffer (sock_writeable). A subprogram: waits for events ask it for
  * several descriptors.
  */
+static __always_inline bool file_is_socket(struct file *f)
+{
+	return f && (BPF_CORE_READ(f, f_inode, i_mode) & FILE_TYPE_MASK) == SOCKET_FILE_TYPE;
+}
+
 static __noinline bool file_transmit_held(struct file *f, bool full)
 {
 	struct socket *sock;
@@ -58,7 +63,7 @@ static __noinline bool file_transmit_held(struct file *f, bool full)
 	__u16 family, protocol;
 	int below, queued, sndbuf;
 
-	if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & FILE_TYPE_MASK) != SOCKET_FILE_TYPE)
+	if (!file_is_socket(f))
 		return false;
 	sock = (struct socket *)BPF_CORE_READ(f, private_data);
 	sk = sock ? BPF_CORE_READ(sock, sk) : NULL;
@@ -104,13 +109,6 @@ static const __u8 bit_index[64] = {
 	43, 22, 45, 39, 33, 30, 24, 18, 12, 5,	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21,
 	44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,	13, 8,	7,  6,
 };
-
-static __always_inline bool fd_is_socket(long fd)
-{
-	struct file *f = fd_file(fd);
-
-	return f && (BPF_CORE_READ(f, f_inode, i_mode) & FILE_TYPE_MASK) == SOCKET_FILE_TYPE;
-}
 
 /*
  * Does a wait for events of this role, with these arguments, wait to write
@@ -185,18 +183,19 @@ static long epoll_scan_step(__u64 i, void *data)
 #define EPOLL_SCAN_GAP_NS 10000000ull
 static __always_inline bool epoll_holds(struct thread_state *ts, __u64 now)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct fdtable *fdt;
 	struct epoll_scan s = {};
 
-	if (!fdt)
-		return false;
 	if (ts->file_call.held_fd > 0 &&
 	    file_transmit_held(fd_file(ts->file_call.held_fd - 1), true))
 		return true;
 	if (now - ts->file_call.scan_at < EPOLL_SCAN_GAP_NS)
 		return false;
 	ts->file_call.scan_at = now;
+	ts->file_call.held_fd = 0;
+	fdt = BPF_CORE_READ((struct task_struct *)bpf_get_current_task_btf(), files, fdt);
+	if (!fdt)
+		return false;
 	s.fds = BPF_CORE_READ(fdt, fd);
 	s.max = BPF_CORE_READ(fdt, max_fds);
 	bpf_loop(EPOLL_SCAN_FDS, epoll_scan_step, &s, 0);
@@ -225,7 +224,7 @@ static __always_inline void transmit_at_sleep(struct thread_state *ts, struct ta
 	if (cls != ARGUS_CLS_EPOLL)
 		held = transmit_holds(arg0);
 	else if (role == ARGUS_SYS_POLL) /* epoll's instance is no socket; accept's is */
-		held = !fd_is_socket(arg0) && epoll_holds(ts, bpf_ktime_get_ns());
+		held = !file_is_socket(fd_file(arg0)) && epoll_holds(ts, bpf_ktime_get_ns());
 	else
 		held = wait_holds(role, arg0, arg1, arg2);
 	if (held)
