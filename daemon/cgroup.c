@@ -24,6 +24,7 @@
 #define MOUNT_TABLE_MAX (4u << 20)  /* bytes of /proc/self/mountinfo (~30 000 mounts) */
 #define MOUNT_FIELDS_MAX 32	    /* fields of one mount table line */
 #define PROC_CGROUP_MAX (64u << 10) /* bytes of /proc/PID/cgroup */
+#define CPU_STAT_MAX (16u << 10)    /* bytes of a cpu.stat */
 #define SERVICES_MOUNT "/sys/fs/cgroup"
 
 static bool streq(const char *a, const char *b)
@@ -472,6 +473,46 @@ int cgroup_id(const char *dir, const char *kind, uint64_t *ret)
 	/* kernfs numbers a cgroup's directory with the cgroup's 64-bit id */
 	*ret = (uint64_t)st.st_ino;
 	return 0;
+}
+
+int cgroup_parse_cpu_stat(const char *text, uint64_t *ret_ns)
+{
+	const char *p;
+	unsigned long long usec;
+
+	if (!text || !ret_ns)
+		return -EINVAL;
+	for (p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		char *end;
+
+		if (strncmp(p, "usage_usec ", 11) != 0)
+			continue;
+		if (p[11] < '0' || p[11] > '9')
+			return -EIO;
+		errno = 0;
+		usec = strtoull(p + 11, &end, 10);
+		if (errno || (*end != '\n' && *end != '\0') || usec > UINT64_MAX / 1000)
+			return -EIO;
+		*ret_ns = (uint64_t)usec * 1000;
+		return 0;
+	}
+	return -EIO;
+}
+
+int cgroup_cpu_ns(const char *dir, const char *kind, uint64_t *ret_ns)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	int r;
+
+	if (!dir || !kind || !ret_ns)
+		return -EINVAL;
+	if (!streq(kind, CGROUP_KIND_V2))
+		return -EOPNOTSUPP;
+	path = xasprintf("%s/cpu.stat", dir);
+	r = read_file_bounded(path, CPU_STAT_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	return cgroup_parse_cpu_stat(text, ret_ns);
 }
 
 struct id_walk {

@@ -111,6 +111,22 @@ int cgroup_procs(const char *dir, pid_t *ret, size_t max, size_t *ret_n, bool *r
 int cgroup_id(const char *dir, const char *kind, uint64_t *ret);
 
 /*
+ * The usage_usec line of a cgroup2 cpu.stat file's text, in ns: the CPU time
+ * of every task that has run in the cgroup or below it, the exited ones
+ * included. -EIO when text has no such line. Pure.
+ */
+int cgroup_parse_cpu_stat(const char *text, uint64_t *ret_ns);
+
+/*
+ * The CPU time that the cgroup at directory dir (kind is cgroup_dir's) and
+ * the cgroups below it have used so far, from its cpu.stat, which cgroup2
+ * keeps in every cgroup, its cpu controller enabled or not. -EOPNOTSUPP
+ * when kind is not cgroup2 (v1's name=systemd hierarchy counts no CPU),
+ * -ENOENT when dir is gone, -EIO when cpu.stat says no usage.
+ */
+int cgroup_cpu_ns(const char *dir, const char *kind, uint64_t *ret_ns);
+
+/*
  * The cgroup ids (cgroup_id) of the cgroup at directory dir and of every
  * cgroup below it, up to CGROUP_WALK_DEPTH_MAX levels: into ret (room for
  * max), dir's first. *ret_n is the count written; *ret_truncated (may be

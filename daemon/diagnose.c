@@ -160,6 +160,24 @@ static bool judged_per_unit(const struct measure_target *tg)
 	return tg->service || tg->unit;
 }
 
+/*
+ * A service's reference whose CPU-seconds were counted otherwise (before
+ * DIAG_WORK_UNIT: without the processes that ended in the window) divides
+ * its paths by another unit than a diagnosis does now.
+ */
+static char *work_unit_stale(const json_t *meta, int64_t ref_id)
+{
+	const char *was = json_string_value(json_object_get(meta, "work_unit"));
+
+	if (was && strcmp(was, DIAG_WORK_UNIT) == 0)
+		return NULL;
+	return xasprintf("reference %lld judged its service per unit of work counted as %s and "
+			 "this argusd counts it as %s (a CPU-second now includes the processes "
+			 "that ended in the window)",
+			 (long long)ref_id, was ?: "the CPU time of the processes alive at the end",
+			 DIAG_WORK_UNIT);
+}
+
 /* The state of one diagnosis, for the report. */
 struct diag_state {
 	const struct diag_env *env;
@@ -251,6 +269,8 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 	}
 	why = diag_reference_stale(ref, ref_id, st->env->kernel_release, st->env->tree,
 				   st->env->cfg->probe_stats);
+	if (!why && judged_per_unit(tg))
+		why = work_unit_stale(ref, ref_id);
 	if (why) {
 		if (!st->env->cfg->allow_stale_reference) {
 			*ret_error = job_error("stale_reference",

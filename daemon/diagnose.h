@@ -22,6 +22,13 @@
  */
 #define REFERENCE_NOISY_CV 0.15
 
+/*
+ * How a service's unit of work is counted, kept in its references
+ * ("work_unit"): a CPU-second counts the processes that ended in the
+ * window too. A reference counted otherwise is stale for a diagnosis.
+ */
+#define DIAG_WORK_UNIT "cpu_with_ended"
+
 struct diag_env {
 	const struct config *cfg;
 	const struct tree *tree;

@@ -820,10 +820,12 @@ struct group {
 	struct level_probe *probe;
 	const struct measure_opts *o;
 	pid_t *pids; /* ascending */
-	uint64_t *cpu0;
+	struct target_cpu *cpu0;
 	size_t n, cap;
 	size_t joined; /* processes that joined during the window */
 	uint64_t next_relist;
+	uint64_t boot_start;  /* the window's start, on CLOCK_BOOTTIME */
+	uint64_t cgroup_cpu0; /* the cgroup's CPU time then (cgroup2), UINT64_MAX when unknown */
 	bool stopped;
 };
 
@@ -834,7 +836,16 @@ static void group_clear(struct group *g)
 	free(g->cpu0);
 }
 
-static bool group_has(const struct group *g, pid_t pid)
+static uint64_t now_boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+
+static ssize_t group_find(const struct group *g, pid_t pid)
 {
 	size_t lo = 0, hi = g->n;
 
@@ -842,25 +853,34 @@ static bool group_has(const struct group *g, pid_t pid)
 		size_t mid = (lo + hi) / 2;
 
 		if (g->pids[mid] == pid)
-			return true;
+			return (ssize_t)mid;
 		if (g->pids[mid] < pid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return false;
+	return -1;
 }
 
-/* Follow pid from now; cpu0 its CPU time so far (0 for a process born in the window). */
-static int group_add(struct group *g, pid_t pid, uint64_t cpu0)
+/*
+ * Follow pid from now, with its CPU time so far: none for a process born in
+ * the window, whose every tick is the window's.
+ */
+static bool group_has(const struct group *g, pid_t pid)
 {
+	return group_find(g, pid) >= 0;
+}
+
+static int group_add(struct group *g, pid_t pid)
+{
+	struct target_cpu cpu0 = {};
 	size_t i;
 	int r;
 
 	if (g->n == g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 64;
 		pid_t *p = realloc(g->pids, cap * sizeof(*p));
-		uint64_t *c = p ? realloc(g->cpu0, cap * sizeof(*c)) : NULL;
+		struct target_cpu *c = p ? realloc(g->cpu0, cap * sizeof(*c)) : NULL;
 
 		if (!p || !c)
 			abort();
@@ -873,6 +893,8 @@ static int group_add(struct group *g, pid_t pid, uint64_t cpu0)
 		if (r < 0)
 			return r;
 	}
+	if (target_cpu(pid, &cpu0) == 0 && cpu0.start_ns >= g->boot_start)
+		cpu0.own_ns = cpu0.reaped_ns = 0;
 	for (i = g->n; i > 0 && g->pids[i - 1] > pid; i--) {
 		g->pids[i] = g->pids[i - 1];
 		g->cpu0[i] = g->cpu0[i - 1];
@@ -917,13 +939,10 @@ static void group_relist(struct group *g)
 		return;
 	for (i = 0; i < g->where.n_pids && g->n < SERVICE_PROCS_MAX; i++) {
 		pid_t pid = g->where.pids[i];
-		uint64_t cpu = 0;
 
 		if (group_has(g, pid))
 			continue;
-		/* a fork inside the window started at 0; a process moved in brings its past */
-		(void)target_cpu_ns(pid, &cpu);
-		if (group_add(g, pid, cpu) < 0)
+		if (group_add(g, pid) < 0)
 			break;
 	}
 	if (g->n > before) {
@@ -950,16 +969,48 @@ static bool group_tick(void *userdata)
 	return false;
 }
 
-/* The CPU time the followed processes spent since they were first seen (the exited lose theirs). */
+static uint64_t grown(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
+/*
+ * The CPU time the service spent in the window, the processes that ended in
+ * it included (a backend per connection, a worker that served its count):
+ * on cgroup2 the cgroup's own count. Else the followed processes': what each
+ * one still running spent since first seen, and what its children that it
+ * waited for in the window spent; those children, when followed, are
+ * counted there whole, so their part from before the window is taken off.
+ * A process that ended and was not waited for by a followed one (orphaned,
+ * or moved out) takes its time with it.
+ */
 static uint64_t group_cpu_ns(const struct group *g)
 {
-	uint64_t sum = 0, ns;
+	_cleanup_free_ bool *alive = NULL;
+	uint64_t sum = 0, before = 0, ns;
 	size_t i;
 
-	for (i = 0; i < g->n; i++)
-		if (target_cpu_ns(g->pids[i], &ns) == 0 && ns > g->cpu0[i])
-			sum += ns - g->cpu0[i];
-	return sum;
+	if (g->cgroup_cpu0 != UINT64_MAX && cgroup_cpu_ns(g->where.dir, g->where.kind, &ns) == 0)
+		return grown(ns, g->cgroup_cpu0);
+	alive = calloc(g->n ?: 1, sizeof(*alive));
+	if (!alive)
+		abort();
+	for (i = 0; i < g->n; i++) {
+		struct target_cpu now;
+
+		if (target_cpu(g->pids[i], &now) < 0)
+			continue;
+		alive[i] = true;
+		sum += grown(now.own_ns, g->cpu0[i].own_ns) +
+		       grown(now.reaped_ns, g->cpu0[i].reaped_ns);
+	}
+	for (i = 0; i < g->n; i++) {
+		ssize_t parent = alive[i] ? -1 : group_find(g, g->cpu0[i].ppid);
+
+		if (parent >= 0 && alive[parent])
+			before += g->cpu0[i].own_ns + g->cpu0[i].reaped_ns;
+	}
+	return grown(sum, before);
 }
 
 /* The threads of the first processes, for the perf counters; *ret_all when that is every one. */
@@ -990,7 +1041,9 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 	struct service unit = {.name = (char *)tg->unit, .unit = (char *)tg->unit,
 			       .user = (char *)"nobody"};
 	const struct service *svc = tg->service ?: &unit;
-	_cleanup_(group_clear) struct group g = {.probe = probe, .o = o};
+	_cleanup_(group_clear) struct group g = {.probe = probe, .o = o,
+						 .boot_start = now_boot_ns(),
+						 .cgroup_cpu0 = UINT64_MAX};
 	struct sli_window *sw = NULL;
 	pid_t tids[TARGET_THREADS_MAX];
 	uint64_t start, end, cpu;
@@ -1008,10 +1061,7 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 		return fail(ret, r, "target_gone", err ?: xasprintf("service %s: %s", svc->name,
 								     strerror(-r)));
 	for (i = 0; i < g.where.n_pids; i++) {
-		uint64_t c = 0;
-
-		(void)target_cpu_ns(g.where.pids[i], &c);
-		r = group_add(&g, g.where.pids[i], c);
+		r = group_add(&g, g.where.pids[i]);
 		if (r < 0)
 			return fail(ret, r, "probe_attach_failed",
 				    xasprintf("following pid %d: %s", (int)g.where.pids[i],
@@ -1035,6 +1085,9 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 			return fail(ret, r, "probe_attach_failed",
 				    xasprintf("attaching the probe: %s", why ?: strerror(-r)));
 	}
+	if (cgroup_cpu_ns(g.where.dir, g.where.kind, &cpu) < 0)
+		cpu = UINT64_MAX; /* counted from the followed processes instead */
+	g.cgroup_cpu0 = cpu;
 	start = now_mono_ns();
 	end = start + (uint64_t)tg->window_ms * 1000000ull;
 	g.next_relist = start + RELIST_MS * 1000000ull;

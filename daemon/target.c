@@ -881,14 +881,15 @@ static int read_proc_stat(pid_t pid, char *ret_state, unsigned long *ret_flags, 
 	return 0;
 }
 
-int target_cpu_ns(pid_t pid, uint64_t *ret)
+int target_cpu(pid_t pid, struct target_cpu *ret)
 {
 	_cleanup_free_ char *text = NULL;
-	unsigned long long utime, stime;
+	unsigned long long utime, stime, cutime, cstime, start;
 	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long tick;
 	char path[64];
 	const char *p;
-	int r;
+	int ppid, r;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	r = read_file_bounded(path, 4096, &text, NULL);
@@ -897,11 +898,21 @@ int target_cpu_ns(pid_t pid, uint64_t *ret)
 	p = strrchr(text, ')');
 	if (!p || hz <= 0)
 		return -EIO;
-	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime */
-	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-		   &stime) != 2)
+	/*
+	 * state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime cutime cstime priority nice num_threads
+	 * itrealvalue starttime
+	 */
+	if (sscanf(p + 1,
+		   " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu %*d %*d %*d %*d "
+		   "%llu",
+		   &ppid, &utime, &stime, &cutime, &cstime, &start) != 6)
 		return -EIO;
-	*ret = (utime + stime) * (1000000000ull / (unsigned long long)hz);
+	tick = 1000000000ull / (unsigned long long)hz;
+	ret->own_ns = (utime + stime) * tick;
+	ret->reaped_ns = (cutime + cstime) * tick;
+	ret->start_ns = start * tick;
+	ret->ppid = ppid;
 	return 0;
 }
 

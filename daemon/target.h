@@ -93,10 +93,14 @@ int target_pid_check(pid_t pid, char **ret_err);
  */
 int target_observe(pid_t pid, unsigned window_ms, bool (*should_stop)(void *), void *userdata,
 		   struct target_result *ret);
-/*
- * The CPU time (user and system) of process pid's threads, the ones that
- * have exited included, in ns (clock-tick resolution). -ESRCH when gone.
- */
-int target_cpu_ns(pid_t pid, uint64_t *ret);
+/* A process's CPU time (user and system, in ns, at clock-tick resolution), from /proc/PID/stat. */
+struct target_cpu {
+	uint64_t own_ns;    /* its threads', the ones that have exited included */
+	uint64_t reaped_ns; /* its children's that it has waited for (and theirs, waited for) */
+	uint64_t start_ns;  /* when it started, on CLOCK_BOOTTIME */
+	pid_t ppid;
+};
+/* Process pid's CPU time so far. -ESRCH when gone. */
+int target_cpu(pid_t pid, struct target_cpu *ret);
 /* Thread ids of pid (from /proc/PID/task), ascending; the first max when there are more. */
 int target_threads(pid_t pid, pid_t *ret_tids, size_t max, size_t *ret_n);

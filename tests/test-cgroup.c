@@ -32,6 +32,7 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
+#include <time.h>
 
 #define TRACK_MAX 64
 #define WORKERS 3
@@ -445,6 +446,38 @@ static void test_proc_cgroup_parse(void)
 	expect_proc_cgroup("lookalike v2", lookalike, CGROUP_KIND_V2, NULL, -ENOENT);
 	expect_proc_cgroup("kind", v2, "cgroup3", NULL, -EINVAL);
 	expect_proc_cgroup("empty", "", CGROUP_KIND_V2, NULL, -ENOENT);
+}
+
+static void expect_cpu_stat(const char *what, const char *text, int r_expect, uint64_t ns)
+{
+	uint64_t got = 12345;
+	int r = cgroup_parse_cpu_stat(text, &got);
+
+	CHECKF(r == r_expect, "%s: %d, expected %d", what, r, r_expect);
+	if (r == 0)
+		CHECKF(got == ns, "%s: %llu ns, expected %llu", what, (unsigned long long)got,
+		       (unsigned long long)ns);
+	else
+		CHECKF(got == 12345, "%s: written on failure", what);
+}
+
+static void test_cpu_stat_parse(void)
+{
+	tap_subtest("cgroup_parse_cpu_stat");
+	expect_cpu_stat("plain", "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n", 0,
+			1500000);
+	/* with the cpu controller on, more lines follow; a line only ending in the name is not it */
+	expect_cpu_stat("later", "nr_periods 0\nxusage_usec 9\nusage_usec 42", 0, 42000);
+	expect_cpu_stat("zero", "usage_usec 0\n", 0, 0);
+	expect_cpu_stat("none", "user_usec 1000\n", -EIO, 0);
+	expect_cpu_stat("empty", "", -EIO, 0);
+	expect_cpu_stat("not a number", "usage_usec x\n", -EIO, 0);
+	expect_cpu_stat("negative", "usage_usec -5\n", -EIO, 0);
+	expect_cpu_stat("trailing", "usage_usec 5ms\n", -EIO, 0);
+	expect_cpu_stat("overflow", "usage_usec 99999999999999999999\n", -EIO, 0);
+	expect_cpu_stat("too large for ns", "usage_usec 18446744073709552\n", -EIO, 0);
+	CHECK(cgroup_cpu_ns("/sys/fs/cgroup", CGROUP_KIND_V1_SYSTEMD, &(uint64_t){0}) ==
+	      -EOPNOTSUPP);
 }
 
 /* The file system type that kind names. */
@@ -1107,6 +1140,50 @@ static void test_subtree_ids(const char *dir)
 		 "not on v1");
 }
 
+/*
+ * A cgroup2 cgroup's CPU time keeps what a process that has ended spent in
+ * it: a child moved in, told to spend 200 ms of CPU, exits and is reaped.
+ */
+static void test_cpu_ns(const char *dir)
+{
+	_cleanup_free_ char *sub = xasprintf("%s/cpu", dir);
+	uint64_t before = 0, after = 0;
+	int go[2];
+	pid_t child;
+	char c;
+
+	make_cgroup(sub, false);
+	REQUIRE(pipe(go) == 0);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		struct timespec t0, t;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+		do
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+		while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 200000000L);
+		_exit(0);
+	}
+	track_pid(child);
+	close(go[0]);
+	REQUIRE(move_to_cgroup(sub, child) == 0);
+	CHECK(cgroup_cpu_ns(sub, CGROUP_KIND_V2, &before) == 0);
+	REQUIRE(write(go[1], "g", 1) == 1);
+	close(go[1]);
+	REQUIRE(waitpid(child, NULL, 0) == child);
+	untrack_pid(child);
+	CHECK(cgroup_cpu_ns(sub, CGROUP_KIND_V2, &after) == 0);
+	CHECKF(after >= before + 190000000ull && after <= before + 400000000ull,
+	       "a cgroup's CPU time after a process that spent 200 ms in it ended: %.1f ms",
+	       (after - before) / 1e6);
+	CHECK_EQ(cgroup_cpu_ns(sub, CGROUP_KIND_V1_SYSTEMD, &after), -EOPNOTSUPP, "not on v1");
+	CHECK(cgroup_cpu_ns("/nonexistent-cgroup", CGROUP_KIND_V2, &after) == -ENOENT);
+}
+
 static void test_cgroup_id(void)
 {
 	_cleanup_free_ char *v2 = find_mount("cgroup2", NULL);
@@ -1137,6 +1214,7 @@ static void test_cgroup_id(void)
 		CHECK_EQ(cgroup_id(dir, NULL, &id), -EINVAL, "no kind");
 		CHECK_EQ(id, 7, "nothing written on failure");
 		test_subtree_ids(dir);
+		test_cpu_ns(dir);
 	}
 	if (v1) {
 		fprintf(stderr, "# name=systemd at %s\n", v1);
@@ -1156,6 +1234,7 @@ int main(void)
 	test_unit_name_valid();
 	test_hierarchy_parse();
 	test_proc_cgroup_parse();
+	test_cpu_stat_parse();
 	if (geteuid() != 0) {
 		tap_skip("cgroups", "making cgroups and moving processes needs root");
 		return tap_done("test-cgroup");

@@ -4,7 +4,9 @@
  * registry loaded; then for real, as root, a prefork server in a cgroup of
  * its own (a parent and workers already running when the window starts)
  * has every worker measured, and so has a process that joins the cgroup
- * during the window after the probe first saw it as another's; and with the
+ * during the window after the probe first saw it as another's; the
+ * service's CPU time in a window counts the processes that ended in it, and
+ * not what they spent before it; and with the
  * real argusd: GET /services shows where the service is, a service
  * restarted between its reference and a diagnosis keeps its reference, a
  * service without an SLI is never named a bottleneck, an SLI that is worse
@@ -152,6 +154,18 @@ static void test_registry(void)
 	service_registry_free(r);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	(void)!system(path);
+}
+
+/* A plan that measures every leaf the tree resolved. */
+static void plan_all_leaves(struct probe_plan *plan)
+{
+	int leaves[TREE_MAX_NODES];
+	size_t n = 0, i;
+
+	for (i = 0; i < tree->n_nodes; i++)
+		if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
+			leaves[n++] = i;
+	REQUIRE(probe_plan_for(tree, leaves, n, plan) == 0);
 }
 
 /* ---- a prefork server in a cgroup of its own ---- */
@@ -342,17 +356,13 @@ static void test_prefork(void)
 	struct measure_target tg = {.service = &svc, .window_ms = 3000};
 	struct measure_opts mo = {.should_stop = script_tick, .userdata = &sc};
 	struct measure_result mr = {};
-	int leaves[TREE_MAX_NODES], jgo[2], r;
+	int jgo[2], r;
 	struct probe_plan plan;
 	const double *minor, *procs, *cpu;
-	size_t n = 0, i;
 	char c;
 
 	tap_subtest("prefork");
-	for (i = 0; i < tree->n_nodes; i++)
-		if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
-			leaves[n++] = i;
-	REQUIRE(probe_plan_for(tree, leaves, n, &plan) == 0);
+	plan_all_leaves(&plan);
 	REQUIRE(server_start(&srv, cg_dir) == 0);
 	REQUIRE(pipe(jgo) == 0);
 	sc.joiner = fork();
@@ -385,6 +395,132 @@ static void test_prefork(void)
 	close(jgo[1]);
 	waitpid(sc.joiner, NULL, 0);
 	server_stop(&srv);
+}
+
+/* ---- processes that end in the window ---- */
+
+#define BURNERS 3
+#define BURN_MS 150	   /* CPU time each burner spends, then it exits */
+#define VETERAN_BEFORE_MS 200 /* the veteran's CPU time before the window */
+#define VETERAN_MS 100	   /* ... and in it, before it exits */
+
+/* Spend ms more of this process's CPU time. */
+static void burn(long ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/*
+ * A parent that, told 's' (once moved into the cgroup), forks a child (the
+ * veteran) that spends VETERAN_BEFORE_MS before the window; told 'g', the
+ * veteran spends
+ * VETERAN_MS more and exits, and the parent forks BURNERS children that
+ * spend BURN_MS each and exit, and waits for all of them. Ready is written
+ * once the veteran has spent its first part. The parent exits at EOF.
+ */
+static pid_t ender_start(int *ret_go, int *ret_ready)
+{
+	int go[2], ready[2];
+	pid_t parent;
+
+	REQUIRE(pipe(go) == 0 && pipe(ready) == 0);
+	parent = fork();
+	REQUIRE(parent >= 0);
+	if (parent == 0) {
+		int vgo[2], i;
+		pid_t veteran;
+		char c;
+
+		close(go[1]);
+		close(ready[0]);
+		if (pipe(vgo) < 0 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		veteran = fork();
+		if (veteran == 0) {
+			close(vgo[1]);
+			burn(VETERAN_BEFORE_MS);
+			(void)!write(ready[1], "r", 1);
+			if (read(vgo[0], &c, 1) == 1)
+				burn(VETERAN_MS);
+			_exit(0);
+		}
+		close(vgo[0]);
+		close(ready[1]);
+		while (read(go[0], &c, 1) == 1) {
+			(void)!write(vgo[1], "g", 1);
+			for (i = 0; i < BURNERS; i++)
+				if (fork() == 0) {
+					burn(BURN_MS);
+					_exit(0);
+				}
+			while (wait(NULL) > 0 || errno == EINTR)
+				;
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	*ret_go = go[1];
+	*ret_ready = ready[0];
+	return parent;
+}
+
+struct ender_script {
+	int go;
+	bool told;
+};
+
+static bool ender_tick(void *userdata)
+{
+	struct ender_script *s = userdata;
+
+	if (!s->told)
+		(void)!write(s->go, "g", 1);
+	s->told = true;
+	return false;
+}
+
+/*
+ * A service's CPU time in the window counts the processes that ended in it:
+ * BURNERS x BURN_MS + VETERAN_MS, not the veteran's time from before.
+ */
+static void test_ended(void)
+{
+	struct service svc = {.name = (char *)"ender", .cgroup = cg_path, .user = (char *)"nobody"};
+	struct ender_script sc = {};
+	struct measure_target tg = {.service = &svc, .window_ms = 3000};
+	struct measure_opts mo = {.should_stop = ender_tick, .userdata = &sc};
+	struct measure_result mr = {};
+	double expect = (BURNERS * BURN_MS + VETERAN_MS) * 1e6;
+	struct probe_plan plan;
+	const double *cpu;
+	int ready, r;
+	pid_t parent;
+	char c;
+
+	tap_subtest("ended");
+	plan_all_leaves(&plan);
+	parent = ender_start(&sc.go, &ready);
+	REQUIRE(cgroup_join(cg_dir, parent) == 0);
+	/* moved before it forks the veteran, which is born in the cgroup */
+	(void)!write(sc.go, "s", 1);
+	REQUIRE(read(ready, &c, 1) == 1);
+	close(ready);
+	r = measure_run(tree, &plan, &tg, &mo, &mr);
+	CHECKF(r == 0, "measure_run: %d %s", r, mr.error ?: "");
+	cpu = mvec_get(&mr.vec, "target/cpu_ns");
+	CHECKF(cpu && *cpu >= 0.85 * expect && *cpu <= 1.3 * expect + 50e6,
+	       "the service's CPU time in the window %.0f ms, expected about %.0f ms (%d processes "
+	       "of %d ms that ended in it, and one that had spent %d ms before it)",
+	       cpu ? *cpu / 1e6 : -1, expect / 1e6, BURNERS + 1, BURN_MS, VETERAN_BEFORE_MS);
+	measure_result_clear(&mr);
+	close(sc.go);
+	waitpid(parent, NULL, 0);
 }
 
 /* ---- with the real argusd ---- */
@@ -720,7 +856,7 @@ int main(void)
 	test_definitions();
 	test_registry();
 	if (geteuid() != 0) {
-		tap_skip("prefork,daemon", "measuring a service needs root");
+		tap_skip("prefork,ended,daemon", "measuring a service needs root");
 		return tap_done("test-service");
 	}
 	bpf_log_setup();
@@ -732,6 +868,7 @@ int main(void)
 	atexit(cleanup_cgroup);
 
 	test_prefork();
+	test_ended();
 	test_daemon();
 	tree_free(tree);
 	return tap_done("test-service");
