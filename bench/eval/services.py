@@ -21,9 +21,12 @@ argusd: the SLI command alone, on the quiet system and in the cell in turn
 machine over the minutes does not decide a cell. A cell whose median SLI is
 not worse than its quiet runs' by at least MIN_SLOWER (argusd's own
 min_slowdown) is a null cell whatever the perturber, and so is a cell whose
-truth names no path: a diagnosis there must abstain. The raw results (every
-job's result, the SLI values, the truth measured) go to DIR/services.json;
-a line per measurement and per diagnosis to stdout.
+truth names no path: a diagnosis there must abstain. A cell whose truth is
+the service's own storage I/O alone (STORAGE_PATHS) names it only when the
+service moved storage in the cell's runs (/proc/PID/io, STORAGE_MIN_B). The raw results (every
+job's result, the SLI values, the truth measured) go to DIR/services.json,
+each diagnosis's trace to DIR/traces/CELL-REP.json.gz; a line per
+measurement and per diagnosis to stdout.
 
 --spread N runs the SLI command N times on the quiet system and prints, for
 each form that every SLI command reports on the line before its last (mean
@@ -36,6 +39,7 @@ the temporary directory removed but for the results when --out is not given.
 
 import argparse
 import contextlib
+import gzip
 import json
 import os
 import pwd
@@ -244,10 +248,13 @@ http {{
 class Nginx(Service):
     """nginx from Debian's package, a prefork server: a master and 2 workers (as nobody)
     serving NGINX_FILES files of NGINX_FILE_KB KiB with sendfile, read from the page cache.
-    SLI: the p99 latency of wrk (one thread, 4 connections, 2 s of random files), the form of
-    the first measurements (results/2026-12-01); on this VM it wanders (bench/eval/README.md)."""
+    SLI: wrk's throughput (one thread, 4 connections, 2 s of random files), the quietest form
+    measured here, as for redis and postgres (`--spread 10` on the quiet system: rps cv 0.048,
+    mean latency 0.17, p99 0.36; results/2026-12-04/nginx-spread.txt). The p99 of the first
+    measurements (results/2026-12-01) wandered from 1.3 to 27 ms on a quiet system: every
+    reference against it was noisy (cv 0.54 and 0.62) and every cell abstained."""
 
-    kind, name, form = "nginx", "web", "p99_ms"
+    kind, name, form = "nginx", "web", "rps"
     description = "nginx, a master and 2 workers on CPU %d" % SERVER_CPU
     stop_signal = signal.SIGQUIT
     TRUTHS = {
@@ -529,21 +536,64 @@ def worse_by(vals, base, better):
     return (v - b) / b if better == "lower" else (b - v) / b
 
 
+# Paths that are the service's own storage I/O: a cell whose truth names only these holds only
+# when the service read or wrote at least STORAGE_MIN_B more storage in the cell's SLI runs than
+# in the quiet ones (the median run's, from /proc/PID/io). A perturber that slows the service
+# some other way (the io_hog shares the client's CPU; the host's own I/O) leaves it a null cell.
+STORAGE_PATHS = {"kernel_block_io", "kernel_paging.file_fault.major"}
+STORAGE_MIN_B = 1 << 20
+
+
+def storage_bytes(svc):
+    """The bytes the service's processes, and the children they waited for, have read from and
+    written to storage (read_bytes + write_bytes - cancelled_write_bytes of /proc/PID/io)."""
+    total = 0
+    for pid in svc.procs():
+        try:
+            with open("/proc/%d/io" % pid) as f:
+                io = dict(line.split(": ", 1) for line in f.read().splitlines())
+            total += int(io["read_bytes"]) + int(io["write_bytes"]) - int(io["cancelled_write_bytes"])
+        except (OSError, KeyError, ValueError):
+            pass   # gone meanwhile: its parent, when in the service, has its bytes once it reaps it
+    return total
+
+
+def sli_and_storage(svc, cmd):
+    """(the SLI's value, the storage bytes the service moved while it ran)."""
+    before = storage_bytes(svc)
+    value = sli_alone(cmd)
+    return value, max(0, storage_bytes(svc) - before)
+
+
 def measure_truth(runner, svc, cells, reps):
-    """Per cell, reps pairs of SLI values without argusd, in turn on the quiet system and in the cell."""
+    """Per cell, reps pairs of SLI values without argusd, in turn on the quiet system and in the
+    cell, with the storage the service moved in each run."""
     sli = svc.sli()
     truth = {}
     for c in cells:
-        base, vals = [], []
+        base, vals, base_io, io = [], [], [], []
         for _ in range(reps):
-            base.append(runner.run("none", lambda: sli_alone(sli["command"])))
-            vals.append(runner.run(c, lambda: sli_alone(sli["command"])))
+            v, b = runner.run("none", lambda: sli_and_storage(svc, sli["command"]))
+            base.append(v)
+            base_io.append(b)
+            v, b = runner.run(c, lambda: sli_and_storage(svc, sli["command"]))
+            vals.append(v)
+            io.append(b)
         truths, why = svc.truths(c)
+        storage = evallib.median(io) - evallib.median(base_io)
+        if truths and set(truths) <= STORAGE_PATHS and storage < STORAGE_MIN_B:
+            why = ("%s; but the service moved %.1f MiB of storage in the cell's runs against %.1f in "
+                   "the quiet ones: not its storage I/O" % (why, evallib.median(io) / 2**20,
+                                                            evallib.median(base_io) / 2**20))
+            truths = []
         slower = worse_by(vals, base, sli["better"])
-        truth[c] = {"values": vals, "baseline": base, "slower": slower, "truths": truths, "why": why,
+        truth[c] = {"values": vals, "baseline": base, "storage_bytes": io, "baseline_storage_bytes": base_io,
+                    "slower": slower, "truths": truths, "why": why,
                     "null": slower < MIN_SLOWER or not truths}
-        print("truth %-14s %s %s vs %s: %+.0f%% worse" % (c, svc.form, vals, base, slower * 100),
-              flush=True)
+        print("truth %-14s %s %s vs %s: %+.0f%% worse; storage %s vs %s MiB%s" % (
+            c, svc.form, vals, base, slower * 100, [round(x / 2**20, 1) for x in io],
+            [round(x / 2**20, 1) for x in base_io], "" if truths else " (no path by its truth)"),
+            flush=True)
     return truth
 
 
@@ -569,7 +619,15 @@ def record_reference(argusd, svc):
             "warnings": res.get("warnings")}
 
 
-def diagnose_cells(runner, argusd, svc, truth, reps):
+def save_trace(argusd, job_id, path):
+    """The job's trace, as argusd serves it, gzipped at path: what each level measured and why."""
+    st, trace = argusd.call("GET", "/jobs/%d/trace" % job_id)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with gzip.open(path, "wt") as f:
+        json.dump(trace if st == 200 else {"status": st, "body": trace}, f)
+
+
+def diagnose_cells(runner, argusd, svc, truth, reps, out):
     """Each cell's diagnoses, reps of them, scored against the truth measured."""
     cells = {}
     for c, t in truth.items():
@@ -579,6 +637,7 @@ def diagnose_cells(runner, argusd, svc, truth, reps):
             job, secs = runner.run(c, lambda: argusd.follow(argusd.submit("/diagnose",
                                                                           {"service": svc.name})))
             res = job.get("result") or {}
+            save_trace(argusd, job["id"], os.path.join(out, "traces", "%s-%d.json.gz" % (c, rep + 1)))
             outcome = evallib.score(truths, job["state"], res.get("verdict"), res.get("path"))[0]
             runs.append({"job": job["id"], "state": job["state"], "outcome": outcome,
                          "verdict": res.get("verdict"), "path": res.get("path"),
@@ -605,7 +664,7 @@ def evaluate(a, svc, cg_path, top, out):
             extra += "syscall_events = %s\n" % a.syscall_events
         argusd = Argusd(os.path.abspath(a.build), os.path.join(top, "argusd"), extra=extra)
         results["reference"] = record_reference(argusd, svc)
-        results["cells"] = diagnose_cells(runner, argusd, svc, results["truth"], a.reps)
+        results["cells"] = diagnose_cells(runner, argusd, svc, results["truth"], a.reps, out)
     finally:
         if argusd:
             argusd.stop()
