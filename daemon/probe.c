@@ -24,10 +24,10 @@
 
 /* ---- the skeleton (probe_skel.h) ---- */
 
-int probe_skel_open(char *logbuf, size_t loglen, struct paths_bpf **ret)
+int probe_skel_open(char *logbuf, size_t loglen, __u32 log_level, struct paths_bpf **ret)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = logbuf, .kernel_log_size = loglen,
-		    .kernel_log_level = 0);
+		    .kernel_log_level = log_level);
 	struct paths_bpf *skel;
 	struct bpf_program *prog;
 
@@ -334,36 +334,28 @@ static int set_fentry_targets(struct probe *p, size_t i, unsigned *pair)
 	return 0;
 }
 
-int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe **ret,
-	       char **ret_log, char **ret_err)
+/*
+ * Open the object for plan into p (its skeleton and its settings, from
+ * nothing), the verifier's words to logbuf at log_level.
+ */
+static int probe_prepare(const struct tree *t, const struct probe_plan *plan, struct probe *p,
+			 char *logbuf, __u32 log_level, char **ret_err)
 {
-	_cleanup_free_ char *logbuf = NULL;
-	struct probe *p;
 	unsigned pair = 0, c;
 	size_t i;
 	int r;
 
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->plan = *plan;
-	logbuf = calloc(1, VERIFIER_LOG_MAX);
-	if (!logbuf) {
-		free(p);
-		return -ENOMEM;
-	}
-	r = probe_skel_open(logbuf, VERIFIER_LOG_MAX, &p->skel);
-	if (r < 0) {
-		free(p);
+	*p = (struct probe){.plan = *plan};
+	logbuf[0] = '\0';
+	r = probe_skel_open(logbuf, VERIFIER_LOG_MAX, log_level, &p->skel);
+	if (r < 0)
 		return r;
-	}
-
 	r = probe_pidns(&p->skel->rodata->pidns_inum);
 	if (r < 0) {
 		if (ret_err)
 			*ret_err =
 			    xasprintf("cannot tell argusd's PID namespace: %s", strerror(-r));
-		goto fail;
+		return r;
 	}
 	for (c = 0; c < ARGUS_CLS_MAX; c++)
 		p->skel->rodata->class_slot[c] = -1;
@@ -373,7 +365,7 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 
 	r = autoload_tracepoints(t, p, ret_err);
 	if (r < 0)
-		goto fail;
+		return r;
 	for (i = 0; i < plan->n_slots; i++) {
 		const struct probe_slot *s = &plan->slots[i];
 
@@ -393,19 +385,44 @@ int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe
 			p->fns[i] = t->nodes[s->node].chosen;
 			r = set_fentry_targets(p, i, &pair);
 			if (r < 0)
-				goto fail;
+				return r;
 			break;
 		default:
 			break;
 		}
 	}
+	return 0;
+}
 
-	r = paths_bpf__load(p->skel);
-	if (r < 0) {
+int probe_load(const struct tree *t, const struct probe_plan *plan, struct probe **ret,
+	       char **ret_log, char **ret_err)
+{
+	_cleanup_free_ char *logbuf = NULL;
+	__u32 level = 0;
+	struct probe *p;
+	int r;
+
+	p = calloc(1, sizeof(*p));
+	logbuf = calloc(1, VERIFIER_LOG_MAX);
+	if (!p || !logbuf) {
+		free(p);
+		return -ENOMEM;
+	}
+	for (;;) {
+		r = probe_prepare(t, plan, p, logbuf, level, ret_err);
+		if (r < 0)
+			goto fail;
+		r = paths_bpf__load(p->skel);
+		if (r >= 0)
+			break;
 		r = -errno ?: r;
-		if (ret_log && logbuf[0])
-			*ret_log = TAKE_PTR(logbuf);
-		goto fail;
+		if (r != -ENOSPC || level == PROBE_LOG_LEVEL_STATS) {
+			if (ret_log && logbuf[0])
+				*ret_log = TAKE_PTR(logbuf);
+			goto fail;
+		}
+		paths_bpf__destroy(p->skel);
+		level = PROBE_LOG_LEVEL_STATS;
 	}
 	r = syscall_roles_write(p->skel->maps.syscall_roles);
 	if (r < 0) {

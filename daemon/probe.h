@@ -21,6 +21,16 @@
 #include "daemon/probe_plan.h"
 #include "daemon/tree.h"
 
+/*
+ * The verifier's log level of a second load after ENOSPC. A load starts at
+ * level 0 and libbpf loads once more at level 1, for the verifier's
+ * reasoning, when it fails. A kernel before 6.4 fails a load whose
+ * reasoning overflows the buffer with ENOSPC, the reason (at its end) lost:
+ * the builtin probe and an authored one are then loaded again at level 4
+ * (BPF_LOG_STATS), whose log is the verifier's error and statistics only.
+ */
+#define PROBE_LOG_LEVEL_STATS 4
+
 struct probe;
 
 /*

@@ -87,11 +87,30 @@ static int set_pidns(struct bpf_object *obj)
 	return 0;
 }
 
+/*
+ * Open obj and load it, the verifier's words to vlog at log_level (0 first,
+ * then PROBE_LOG_LEVEL_STATS on ENOSPC), libbpf's own to the capture.
+ */
+static int open_load(const void *obj, size_t len, char *vlog, __u32 log_level,
+		     struct bpf_object **ret)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "authored", .kernel_log_buf = vlog,
+		    .kernel_log_size = AUTHORED_LOG_MAX, .kernel_log_level = log_level);
+	int r;
+
+	vlog[0] = '\0';
+	capture[0] = '\0';
+	capture_len = 0;
+	*ret = bpf_object__open_mem(obj, len, &opts);
+	if (!*ret)
+		return -errno ?: -EINVAL;
+	r = bpf_object__load(*ret);
+	return r < 0 ? -errno ?: r : 0;
+}
+
 int probe_authored_load(const void *obj, size_t len, struct probe_authored **ret, char **ret_log)
 {
 	_cleanup_free_ char *vlog = calloc(1, AUTHORED_LOG_MAX), *llog = calloc(1, AUTHORED_LOG_MAX);
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "authored", .kernel_log_buf = vlog,
-		    .kernel_log_size = AUTHORED_LOG_MAX, .kernel_log_level = 0);
 	struct probe_authored *p;
 	int r;
 
@@ -101,15 +120,11 @@ int probe_authored_load(const void *obj, size_t len, struct probe_authored **ret
 	if (!p)
 		return -ENOMEM;
 	capture = llog;
-	capture_len = 0;
 	previous_print = libbpf_set_print(capture_print);
-	p->obj = bpf_object__open_mem(obj, len, &opts);
-	if (!p->obj) {
-		r = -errno ?: -EINVAL;
-	} else {
-		r = bpf_object__load(p->obj);
-		if (r < 0)
-			r = -errno ?: r;
+	r = open_load(obj, len, vlog, 0, &p->obj);
+	if (r == -ENOSPC) {
+		bpf_object__close(p->obj);
+		r = open_load(obj, len, vlog, PROBE_LOG_LEVEL_STATS, &p->obj);
 	}
 	libbpf_set_print(previous_print);
 	capture = NULL;

@@ -16,10 +16,11 @@
 #define PROBE_TP_SECTION "tp_btf/"
 
 /*
- * Open the object, with a verifier-log buffer when logbuf is not NULL;
- * autoload nothing yet. -errno on failure.
+ * Open the object, with a verifier-log buffer when logbuf is not NULL, the
+ * kernel's log level log_level (0: libbpf asks for level 1 when a load
+ * fails); autoload nothing yet. -errno on failure.
  */
-int probe_skel_open(char *logbuf, size_t loglen, struct paths_bpf **ret);
+int probe_skel_open(char *logbuf, size_t loglen, __u32 log_level, struct paths_bpf **ret);
 /* The program whose section is "tp_btf/<tp>", or NULL when the probe has none. */
 struct bpf_program *probe_skel_tracepoint(struct paths_bpf *skel, const char *tp);
 

@@ -67,7 +67,7 @@ static int try_stand_in(struct probe_resolver *cache, const struct probe_stand_i
 	size_t j;
 	int r;
 
-	r = probe_skel_open(NULL, 0, &skel);
+	r = probe_skel_open(NULL, 0, 0, &skel);
 	if (r < 0) {
 		*ret_reason = reason_errno("open", r);
 		return r;
@@ -172,7 +172,7 @@ static int try_tracepoint(struct probe_resolver *cache, const struct backend_ord
 	r = try_fault_stand_ins(cache, order, tp, ret_reason);
 	if (r != 0)
 		return r < 0 ? r : 0;
-	r = probe_skel_open(NULL, 0, &skel);
+	r = probe_skel_open(NULL, 0, 0, &skel);
 	if (r < 0) {
 		*ret_reason = reason_errno("open", r);
 		return r;
@@ -193,7 +193,7 @@ static int try_kprobe(const char *fn, char **ret_reason)
 	int r;
 
 	/* the attach error is the authority; the PMU check below only words the reason */
-	r = probe_skel_open(NULL, 0, &skel);
+	r = probe_skel_open(NULL, 0, 0, &skel);
 	if (r < 0) {
 		*ret_reason = reason_errno("open", r);
 		return r;
@@ -268,7 +268,7 @@ static int try_fentry(struct probe_resolver *cache, const char *fn, char **ret_r
 		*ret_reason = xasprintf("no such function in the kernel's BTF");
 		return r;
 	}
-	r = probe_skel_open(NULL, 0, &skel);
+	r = probe_skel_open(NULL, 0, 0, &skel);
 	if (r < 0) {
 		*ret_reason = reason_errno("open", r);
 		return r;
