@@ -314,9 +314,16 @@ static const char *time_unit(double magnitude, double *ret_div, int *ret_prec)
 	return "ns";
 }
 
-/* "time_ns 2.41 s vs 0.01 +- 0.00 s (z 812.4)", "count 1500 vs 1200.0 +- 60.0 (z 5.0)" */
-static char *describe(const char *label, bool is_time, const struct calib_score *s)
+/*
+ * "time_ns 2.41 s vs 0.01 +- 0.00 s (z 812.4)", "count 1500 vs 1200.0 +- 60.0
+ * (z 5.0)"; per (a service's unit of work, NULL: none) after the label:
+ * "time_ns per CPU-second 0.05 s vs ...".
+ */
+static char *describe(const char *metric, bool is_time, const char *per,
+		      const struct calib_score *s)
 {
+	_cleanup_free_ char *label = per ? xasprintf("%s per %s", metric, per) : xstrdup(metric);
+
 	if (is_time) {
 		double div;
 		int prec;
@@ -730,7 +737,8 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 	}
 	if (!s)
 		return xstrdup("no path metric could be scored");
-	return xasprintf("largest z: %s %.1f, tau %.1f", s->metric, s->z, p->tau);
+	return xasprintf("largest z: %s%s%s %.1f, tau %.1f", s->metric, p->per_unit ? " per " : "",
+			 p->per_unit ?: "", s->z, p->tau);
 }
 
 /* The decision's sentence, from d->why: the only place the prose is written. */
@@ -741,7 +749,7 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 
 	if (w) {
-		wall = d->wall_is_sli ? describe_sli(w) : describe("wall", true, w);
+		wall = d->wall_is_sli ? describe_sli(w) : describe("wall", true, NULL, w);
 		target = xasprintf(" (target %s)", wall);
 	}
 	switch (d->why) {
@@ -763,7 +771,7 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 		const struct calib_score *s = &d->scores[d->evidence];
 		const char *metric = strrchr(s->metric, '/') + 1;
 
-		what = describe(metric, metric_is_time(metric), s);
+		what = describe(metric, metric_is_time(metric), p->per_unit, s);
 		if (d->has_also) {
 			const struct calib_score *a = &d->scores[d->also_evidence];
 			char *both = xasprintf(

@@ -108,6 +108,13 @@ struct calib_params {
 	 * metric's spread is its floor.
 	 */
 	bool calibrated;
+	/*
+	 * What a path's metrics are divided by, when they are judged per unit of
+	 * the target's work (a service's: "CPU-second of the service",
+	 * "request"), to say so beside each value; NULL (the default): as
+	 * measured.
+	 */
+	const char *per_unit;
 };
 
 void calib_params_default(struct calib_params *p);

@@ -137,6 +137,11 @@ const char *diag_noise_metric(const struct measure_target *tg)
  */
 #define SERVICE_CPU_MIN_S 0.01
 
+static bool per_request(const struct measure_target *tg)
+{
+	return tg->service && tg->service->sli && sli_is_rate(tg->service->sli);
+}
+
 static void per_unit_of_work(struct mvec *v, const struct measure_target *tg)
 {
 	const double *window = mvec_get(v, "target/window_ns"), *cpu = mvec_get(v, "target/cpu_ns");
@@ -144,7 +149,7 @@ static void per_unit_of_work(struct mvec *v, const struct measure_target *tg)
 	double units;
 	size_t i;
 
-	if (tg->service && tg->service->sli && sli_is_rate(tg->service->sli) && sli && window)
+	if (per_request(tg) && sli && window)
 		units = fmax(*sli * *window / 1e9, 1.0);
 	else
 		units = fmax(cpu ? *cpu / 1e9 : 0, SERVICE_CPU_MIN_S);
@@ -869,6 +874,8 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 		goto out;
 	}
 	st.noise = diag_noise_metric(&tg);
+	if (judged_per_unit(&tg))
+		st.params.per_unit = per_request(&tg) ? "request" : "CPU-second of the service";
 	if (!tg.workload && !(tg.service && tg.service->sli))
 		st.rep.unproven = tg.service ? "the service has no SLI (\"sli\" in its definition) to "
 					       "say whether it got slower."

@@ -844,7 +844,6 @@ static uint64_t now_boot_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-
 static ssize_t group_find(const struct group *g, pid_t pid)
 {
 	size_t lo = 0, hi = g->n;
@@ -862,15 +861,15 @@ static ssize_t group_find(const struct group *g, pid_t pid)
 	return -1;
 }
 
-/*
- * Follow pid from now, with its CPU time so far: none for a process born in
- * the window, whose every tick is the window's.
- */
 static bool group_has(const struct group *g, pid_t pid)
 {
 	return group_find(g, pid) >= 0;
 }
 
+/*
+ * Follow pid from now, with its CPU time so far: none for a process born in
+ * the window, whose every tick is the window's.
+ */
 static int group_add(struct group *g, pid_t pid)
 {
 	struct target_cpu cpu0 = {};

@@ -1139,6 +1139,18 @@ static void test_sli_gate(const struct tree *t)
 	CHECKF(strstr(d.reason, "SLI 20 vs 10"), "reason: %s", d.reason);
 	CHECK(isnan(find_score(&d, "kernel_paging/time_ns")->share));
 	calib_decision_free(&d);
+	/* the paths judged per unit of the service's work: the reason says per what */
+	{
+		struct calib_params per;
+
+		classic_params(&per);
+		per.per_unit = "CPU-second of the service";
+		CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+		CHECKF(strstr(d.reason, "kernel_paging: time_ns per CPU-second of the service "),
+		       "reason: %s", d.reason);
+		CHECKF(!strstr(d.reason, "SLI per"), "reason: %s", d.reason);
+		calib_decision_free(&d);
+	}
 
 	/* 10 -> 10.8: beyond tau spreads (floor 2%: 0.2), under the 10% minimum change */
 	rows[ARRAY_SIZE(rows) - 1].pmv = 10.8;
