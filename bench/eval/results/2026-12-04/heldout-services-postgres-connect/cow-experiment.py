@@ -1,0 +1,17 @@
+import subprocess, time, sys, os
+sys.path.insert(0, '/work/main/bench/eval')
+import evallib
+held = evallib.hold_host_reclaim()
+try:
+    print("quiet:", subprocess.run(["taskset","-c","0",os.path.join(os.path.dirname(os.path.abspath(__file__)), "cow")],capture_output=True,text=True).stdout.strip(), flush=True)
+    p = subprocess.Popen(["/work/main/build/bench/perturbers/mem_pressure","--cpu","1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in p.stdout:
+        if "ready" in line: break
+    time.sleep(2)
+    print("mem_pressure:", subprocess.run(["taskset","-c","0",os.path.join(os.path.dirname(os.path.abspath(__file__)), "cow")],capture_output=True,text=True).stdout.strip(), flush=True)
+    print("mem_pressure:", subprocess.run(["taskset","-c","0",os.path.join(os.path.dirname(os.path.abspath(__file__)), "cow")],capture_output=True,text=True).stdout.strip(), flush=True)
+    p.terminate(); p.wait()
+    time.sleep(3)
+    print("quiet after:", subprocess.run(["taskset","-c","0",os.path.join(os.path.dirname(os.path.abspath(__file__)), "cow")],capture_output=True,text=True).stdout.strip(), flush=True)
+finally:
+    evallib.release_host_reclaim(held)
