@@ -5,11 +5,12 @@ cgroup of its own, every process of it on CPU 0, loaded by its own load
 generator on CPU 1, and defined to argusd as a service whose SLI that
 generator measures in each window (each class below says what it runs):
 
-    nginx     a master and 2 workers serving static files; wrk, p99 latency
+    nginx     a master and 2 workers serving static files; wrk, requests per second
     redis     redis-server holding ~330 MiB of keys in memory; redis-benchmark GETs
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
+    postgres-connect  the same, a connection (a forked backend) per transaction (held out)
 
-    services.py --build BUILD [--service nginx|redis|postgres] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|redis|postgres|postgres-connect] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
