@@ -477,26 +477,26 @@ int cgroup_id(const char *dir, const char *kind, uint64_t *ret)
 
 int cgroup_parse_cpu_stat(const char *text, uint64_t *ret_ns)
 {
-	const char *p;
 	unsigned long long usec;
+	const char *p = text;
+	char *end;
 
 	if (!text || !ret_ns)
 		return -EINVAL;
-	for (p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		char *end;
-
-		if (strncmp(p, "usage_usec ", 11) != 0)
-			continue;
-		if (p[11] < '0' || p[11] > '9')
-			return -EIO;
-		errno = 0;
-		usec = strtoull(p + 11, &end, 10);
-		if (errno || (*end != '\n' && *end != '\0') || usec > UINT64_MAX / 1000)
-			return -EIO;
-		*ret_ns = (uint64_t)usec * 1000;
-		return 0;
+	/* the line that starts with the name, not one that ends in it */
+	while (p && strncmp(p, "usage_usec ", 11) != 0) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
 	}
-	return -EIO;
+	if (!p || p[11] < '0' || p[11] > '9')
+		return -EIO;
+	errno = 0;
+	usec = strtoull(p + 11, &end, 10);
+	if (errno || (*end != '\n' && *end != '\0') || usec > UINT64_MAX / 1000)
+		return -EIO;
+	*ret_ns = (uint64_t)usec * 1000;
+	return 0;
 }
 
 int cgroup_cpu_ns(const char *dir, const char *kind, uint64_t *ret_ns)

@@ -166,14 +166,18 @@ static bool judged_per_unit(const struct measure_target *tg)
 }
 
 /*
- * A service's reference whose CPU-seconds were counted otherwise (before
- * DIAG_WORK_UNIT: without the processes that ended in the window) divides
- * its paths by another unit than a diagnosis does now.
+ * A service's or a unit's reference (subject "service:NAME", "unit:NAME")
+ * whose CPU-seconds were counted otherwise (before DIAG_WORK_UNIT: without
+ * the processes that ended in the window) divides its paths by another
+ * unit than a diagnosis does now.
  */
 static char *work_unit_stale(const json_t *meta, int64_t ref_id)
 {
 	const char *was = json_string_value(json_object_get(meta, "work_unit"));
+	const char *subject = json_string_value(json_object_get(meta, "subject")) ?: "";
 
+	if (strncmp(subject, "service:", 8) != 0 && strncmp(subject, "unit:", 5) != 0)
+		return NULL;
 	if (was && strcmp(was, DIAG_WORK_UNIT) == 0)
 		return NULL;
 	return xasprintf("reference %lld judged its service per unit of work counted as %s and "
@@ -210,6 +214,7 @@ char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kerne
 	/* ... and followed system calls through raw sys_enter and sys_exit */
 	const char *ref_calls = json_string_value(json_object_get(meta, "syscall_events")) ?: "raw";
 	size_t i, moved = 0, first = 0;
+	char *why;
 
 	if (!kernel || !tver || strcmp(kernel, kernel_release) != 0 ||
 	    strcmp(tver, tree_version) != 0)
@@ -228,6 +233,8 @@ char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kerne
 				 "follows them through %s (syscall_events): each system call costs "
 				 "the target a different amount",
 				 (long long)ref_id, ref_calls, syscall_events_name());
+	if ((why = work_unit_stale(meta, ref_id)))
+		return why;
 	/* the same kernel resolved otherwise (the backends setting, or the rules of resolution) */
 	for (i = 0; t && json_is_object(backends) && i < t->n_nodes; i++) {
 		const char *was = json_string_value(json_object_get(backends, t->nodes[i].id));
@@ -274,8 +281,6 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 	}
 	why = diag_reference_stale(ref, ref_id, st->env->kernel_release, st->env->tree,
 				   st->env->cfg->probe_stats);
-	if (!why && judged_per_unit(tg))
-		why = work_unit_stale(ref, ref_id);
 	if (why) {
 		if (!st->env->cfg->allow_stale_reference) {
 			*ret_error = job_error("stale_reference",

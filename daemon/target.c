@@ -855,24 +855,41 @@ void target_free(struct target_run *t)
 	free(t);
 }
 
+/*
+ * /proc/PID/stat read whole into *ret_text; *ret_fields points past the
+ * command (which may hold any character), at the state. -ESRCH when gone.
+ */
+static int proc_stat_fields(pid_t pid, char **ret_text, const char **ret_fields)
+{
+	char path[64];
+	const char *p;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	r = read_file_bounded(path, 4096, ret_text, NULL);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	p = strrchr(*ret_text, ')');
+	if (!p)
+		return -EIO;
+	*ret_fields = p + 1;
+	return 0;
+}
+
 /* Fields of /proc/PID/stat after the command: state (field 3) and flags (field 9). */
 static int read_proc_stat(pid_t pid, char *ret_state, unsigned long *ret_flags, pid_t *ret_ppid)
 {
 	_cleanup_free_ char *text = NULL;
-	char path[64], state;
 	unsigned long flags;
 	const char *p;
 	int ppid, r;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	r = read_file_bounded(path, 4096, &text, NULL);
+	r = proc_stat_fields(pid, &text, &p);
 	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
-	p = strrchr(text, ')');
-	if (!p)
-		return -EIO;
+		return r;
 	/* state ppid pgrp session tty_nr tpgid flags */
-	if (sscanf(p + 1, " %c %d %*d %*d %*d %*d %lu", &state, &ppid, &flags) != 3)
+	if (sscanf(p, " %c %d %*d %*d %*d %*d %lu", &state, &ppid, &flags) != 3)
 		return -EIO;
 	*ret_state = state;
 	*ret_flags = flags;
@@ -887,23 +904,20 @@ int target_cpu(pid_t pid, struct target_cpu *ret)
 	unsigned long long utime, stime, cutime, cstime, start;
 	long hz = sysconf(_SC_CLK_TCK);
 	unsigned long long tick;
-	char path[64];
 	const char *p;
 	int ppid, r;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	r = read_file_bounded(path, 4096, &text, NULL);
-	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
-	p = strrchr(text, ')');
-	if (!p || hz <= 0)
+	if (hz <= 0)
 		return -EIO;
+	r = proc_stat_fields(pid, &text, &p);
+	if (r < 0)
+		return r;
 	/*
 	 * state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime cutime cstime priority nice num_threads
 	 * itrealvalue starttime
 	 */
-	if (sscanf(p + 1,
+	if (sscanf(p,
 		   " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu %*d %*d %*d %*d "
 		   "%llu",
 		   &ppid, &utime, &stime, &cutime, &cstime, &start) != 6)
