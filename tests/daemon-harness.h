@@ -445,6 +445,24 @@ static inline const char *json_text(const json_t *j)
 	return text ?: "(none)";
 }
 
+/* One value from d's database (sqlite3's output, its newline cut), into buf. */
+static inline const char *db_value(const struct daemon *d, const char *sql, char *buf, size_t len)
+{
+	char cmd[768];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s/state/argusd.db \"%s\"", d->dir, sql);
+	buf[0] = 0;
+	p = popen(cmd, "r");
+	if (!p)
+		return buf;
+	if (!fgets(buf, len, p))
+		buf[0] = 0;
+	pclose(p);
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
 static inline const char *job_state(const json_t *job)
 {
 	return json_string_value(json_object_get(job, "state"));

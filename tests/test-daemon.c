@@ -337,24 +337,6 @@ static void test_diagnosis(void)
 	json_decref(job);
 }
 
-/* One value from argusd's database (sqlite3's output, its newline cut), into buf. */
-static const char *db_value(const char *sql, char *buf, size_t len)
-{
-	char cmd[768];
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "sqlite3 %s/state/argusd.db \"%s\"", d.dir, sql);
-	buf[0] = 0;
-	p = popen(cmd, "r");
-	if (!p)
-		return buf;
-	if (!fgets(buf, len, p))
-		buf[0] = 0;
-	pclose(p);
-	buf[strcspn(buf, "\n")] = 0;
-	return buf;
-}
-
 /* A diagnosis against ref that must fail as stale, its message naming want. */
 static void expect_stale(json_int_t ref, const char *want)
 {
@@ -386,27 +368,27 @@ static void test_stale_reference(json_int_t ref)
 
 	snprintf(sql, sizeof(sql), "SELECT json_extract(meta, '$.probe_stats') FROM refs WHERE id = %lld",
 		 (long long)ref);
-	CHECKF(!strcmp(db_value(sql, buf, sizeof(buf)), "0"),
+	CHECKF(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "0"),
 	       "a reference records probe_stats (off by default): '%s'", buf);
 	snprintf(sql, sizeof(sql),
 		 "UPDATE refs SET meta = json_set(meta, '$.kernel_was', json_extract(meta, "
 		 "'$.kernel'), '$.kernel', '4.19.0-other') WHERE id = %lld; SELECT changes()",
 		 (long long)ref);
-	REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
+	REQUIRE(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "1"));
 	expect_stale(ref, "4.19.0-other");
 
 	snprintf(sql, sizeof(sql),
 		 "UPDATE refs SET meta = json_remove(json_set(meta, '$.kernel', json_extract(meta, "
 		 "'$.kernel_was')), '$.probe_stats', '$.kernel_was') WHERE id = %lld; SELECT changes()",
 		 (long long)ref);
-	REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
+	REQUIRE(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "1"));
 	expect_stale(ref, "kernel.bpf_stats on");
 
 	/* system calls followed the other way (the syscall_events setting) */
 	snprintf(sql, sizeof(sql),
 		 "SELECT json_extract(meta, '$.syscall_events') FROM refs WHERE id = %lld",
 		 (long long)ref);
-	db_value(sql, buf, sizeof(buf));
+	db_value(&d, sql, buf, sizeof(buf));
 	CHECKF(!strcmp(buf, "none") || !strcmp(buf, "calls") || !strcmp(buf, "raw"),
 	       "a reference records how system calls were followed: '%s'", buf);
 	{
@@ -418,7 +400,7 @@ static void test_stale_reference(json_int_t ref)
 			 "'$.syscall_events_was', json_extract(meta, '$.syscall_events'), "
 			 "'$.syscall_events', '%s') WHERE id = %lld; SELECT changes()",
 			 other, (long long)ref);
-		REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
+		REQUIRE(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "1"));
 		snprintf(want, sizeof(want), "followed system calls through %s", other);
 		expect_stale(ref, want);
 	}
@@ -427,20 +409,20 @@ static void test_stale_reference(json_int_t ref)
 		 "json_extract(meta, '$.syscall_events_was')), '$.syscall_events_was') WHERE id = "
 		 "%lld; SELECT changes()",
 		 (long long)ref);
-	REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
+	REQUIRE(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "1"));
 
 	/* the same kernel resolved otherwise: a node measured on another backend */
 	snprintf(sql, sizeof(sql),
 		 "SELECT json_extract(meta, '$.backends.\\\"kernel_sync.futex\\\"') FROM refs WHERE id = "
 		 "%lld",
 		 (long long)ref);
-	CHECKF(!strcmp(db_value(sql, buf, sizeof(buf)), "tracepoint"),
+	CHECKF(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "tracepoint"),
 	       "a reference records every node's backend: '%s'", buf);
 	snprintf(sql, sizeof(sql),
 		 "UPDATE refs SET meta = json_set(meta, '$.probe_stats', json('false'), "
 		 "'$.backends.\\\"kernel_sync.futex\\\"', 'fentry') WHERE id = %lld; SELECT changes()",
 		 (long long)ref);
-	REQUIRE(!strcmp(db_value(sql, buf, sizeof(buf)), "1"));
+	REQUIRE(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "1"));
 	expect_stale(ref, "kernel_sync.futex on fentry and this argusd measures it on tracepoint");
 }
 

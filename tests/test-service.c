@@ -605,6 +605,46 @@ static bool busy_in_first_window(const struct server *srv, const struct sequence
 	return true;
 }
 
+/* Reference ref's meta becomes the value of the SQL expression expr (of meta). */
+static void meta_set(json_int_t ref, const char *expr)
+{
+	char sql[256], buf[16];
+
+	snprintf(sql, sizeof(sql), "UPDATE refs SET meta = %s WHERE id = %lld; SELECT changes()",
+		 expr, (long long)ref);
+	REQUIRE(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "1"));
+}
+
+/*
+ * A service's reference from before the CPU-seconds of the processes that
+ * end in a window counted (no "work_unit" in its meta, or another) divided
+ * by another unit of work: a diagnosis against it is refused as stale,
+ * saying why; given the unit back, it is accepted again.
+ */
+static void test_old_work_unit(json_int_t ref)
+{
+	char sql[256], buf[64];
+	json_t *job;
+
+	snprintf(sql, sizeof(sql), "SELECT json_extract(meta, '$.work_unit') FROM refs WHERE id = %lld",
+		 (long long)ref);
+	CHECK_STREQ(db_value(&d, sql, buf, sizeof(buf)), "cpu_with_ended",
+		    "a service's reference records its unit of work");
+	meta_set(ref, "json_remove(meta, '$.work_unit')");
+	job = run_job("/diagnose", "{\"service\": \"plain\"}", 60);
+	CHECK_STREQ(job_state(job), "failed", "a reference of the old unit: state");
+	CHECK_STREQ(job_error_text(job, "code"), "stale_reference", "a reference of the old unit");
+	CHECKF(strstr(job_error_text(job, "message"), "processes alive at the end") &&
+		       strstr(job_error_text(job, "message"), "POST /references"),
+	       "the old unit's message: %s", job_error_text(job, "message"));
+	json_decref(job);
+	meta_set(ref, "json_set(meta, '$.work_unit', 'cpu_with_ended')");
+	job = run_job("/diagnose", "{\"service\": \"plain\"}", 120);
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "the unit given back: %s %s",
+	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
+	json_decref(job);
+}
+
 static void test_daemon(void)
 {
 	char def[768], sli_file[256], script[256], body[256];
@@ -704,6 +744,7 @@ static void test_daemon(void)
 	CHECKF(strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "bottleneck") != 0,
 	       "verdict %s", json_string_value(json_object_get(res, "verdict")));
 	json_decref(job);
+	test_old_work_unit(ref);
 
 	/* judged by its SLI: the same SLI is not slower; a worse one is */
 	job = run_job("/references", "{\"service\": \"judged\"}", 60);
