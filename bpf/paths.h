@@ -149,7 +149,39 @@ enum argus_class {
 	X(accept, POLL)                                                                            \
 	X(accept4, POLL)                                                                           \
 	X(flock, FLOCK)                                                                            \
-	X(fcntl, FCNTL)
+	X(fcntl, FCNTL)                                                                            \
+	X(open, PATH) /* the file system's names, sizes and durability */                          \
+	X(openat, PATH)                                                                            \
+	X(openat2, PATH)                                                                           \
+	X(creat, PATH)                                                                             \
+	X(mkdir, PATH)                                                                             \
+	X(mkdirat, PATH)                                                                           \
+	X(mknod, PATH)                                                                             \
+	X(mknodat, PATH)                                                                           \
+	X(unlink, PATH)                                                                            \
+	X(unlinkat, PATH)                                                                          \
+	X(rmdir, PATH)                                                                             \
+	X(rename, PATH)                                                                            \
+	X(renameat, PATH)                                                                          \
+	X(renameat2, PATH)                                                                         \
+	X(link, PATH)                                                                              \
+	X(linkat, PATH)                                                                            \
+	X(symlink, PATH)                                                                           \
+	X(symlinkat, PATH)                                                                         \
+	X(truncate, PATH)                                                                          \
+	X(ftruncate, PATH)                                                                         \
+	X(fallocate, PATH)                                                                         \
+	X(fsync, PATH)                                                                             \
+	X(fdatasync, PATH)                                                                         \
+	X(sync_file_range, PATH)                                                                   \
+	X(syncfs, PATH)                                                                            \
+	X(sync, PATH)                                                                              \
+	X(stat, PATH)                                                                              \
+	X(lstat, PATH)                                                                             \
+	X(newfstatat, PATH)                                                                        \
+	X(statx, PATH)                                                                             \
+	X(getdents, PATH)                                                                          \
+	X(getdents64, PATH)
 
 enum argus_sys_role {
 	ARGUS_SYS_NONE = 0,
@@ -179,6 +211,14 @@ enum argus_sys_role {
 	 */
 	ARGUS_SYS_POLL_FDS,
 	ARGUS_SYS_SELECT,
+	/*
+	 * Calls on the file system's names, sizes and durability: opening
+	 * and creating, the directory operations (links, removals, renames,
+	 * lookups, listings), truncation and allocation, and the calls that
+	 * wait for data to be durable. Like PREAD and PWRITE, only the waits
+	 * on files look at them, and no call event is attached for them.
+	 */
+	ARGUS_SYS_PATH,
 };
 
 /* syscall_roles is indexed by the call's number: numbers at or above this are no call's. */

@@ -517,9 +517,9 @@ static int attach_call_events(struct probe *p, char **ret_err)
 		bool on_file = calls[i].role != ARGUS_SYS_FUTEX && calls[i].role != ARGUS_SYS_CREATE;
 		const char *what = "sys_enter";
 
-		/* the waits on files read the calls at an offset from the registers they saved */
+		/* the waits on files read their calls from the registers the calls saved */
 		if (enter[i] < 0 || exit[i] < 0 || calls[i].role == ARGUS_SYS_PREAD ||
-		    calls[i].role == ARGUS_SYS_PWRITE)
+		    calls[i].role == ARGUS_SYS_PWRITE || calls[i].role == ARGUS_SYS_PATH)
 			continue;
 		r = 0;
 		if (p->call_enter)

@@ -17,7 +17,8 @@
 
 /*
  * Calls some architectures lack (arm64 has no fork, poll, select or
- * epoll_wait), or that the C library's headers may predate. Calls from
+ * epoll_wait, nor the calls on a path that the *at calls replaced), or that
+ * the C library's headers may predate. Calls from
  * pidfd_send_signal (424) on have one number on every architecture, so the
  * newer ones can be named when the headers are older than the kernel.
  */
@@ -42,11 +43,53 @@
 #ifndef SYS_sendto
 #define SYS_sendto -1
 #endif
+#ifndef SYS_open
+#define SYS_open -1
+#endif
+#ifndef SYS_creat
+#define SYS_creat -1
+#endif
+#ifndef SYS_mkdir
+#define SYS_mkdir -1
+#endif
+#ifndef SYS_mknod
+#define SYS_mknod -1
+#endif
+#ifndef SYS_unlink
+#define SYS_unlink -1
+#endif
+#ifndef SYS_rmdir
+#define SYS_rmdir -1
+#endif
+#ifndef SYS_rename
+#define SYS_rename -1
+#endif
+#ifndef SYS_renameat
+#define SYS_renameat -1
+#endif
+#ifndef SYS_link
+#define SYS_link -1
+#endif
+#ifndef SYS_symlink
+#define SYS_symlink -1
+#endif
+#ifndef SYS_stat
+#define SYS_stat -1
+#endif
+#ifndef SYS_lstat
+#define SYS_lstat -1
+#endif
+#ifndef SYS_getdents
+#define SYS_getdents -1
+#endif
 #ifndef SYS_clone3
 #define SYS_clone3 435
 #endif
 #ifndef SYS_epoll_pwait2
 #define SYS_epoll_pwait2 441
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
 #endif
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449

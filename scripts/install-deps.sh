@@ -9,12 +9,13 @@ set -eu
 # tests/test-systemd-boot.sh; python3-yaml and python3-jsonschema: the check of
 # schema/openapi.yaml (test-openapi); chromium: the trace page rendered
 # headless (test-trace-page); iproute2: tc, the rate limit on a test's own
-# loopback (test-probe transmit). QEMU, for the stock kernel's tests, which
+# loopback (test-probe transmit); e2fsprogs: the journaled file system
+# test-probe's journal test mounts. QEMU, for the stock kernel's tests, which
 # run apart, is installed by scripts/test-stock-kernel.sh.
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-dev llvm bpftool libbpf-dev \
 libelf-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libsystemd-dev libsqlite3-dev \
 sqlite3 curl jq systemd debootstrap python3 util-linux debhelper lintian \
-python3-yaml python3-jsonschema chromium iproute2"
+python3-yaml python3-jsonschema chromium iproute2 e2fsprogs"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root" >&2

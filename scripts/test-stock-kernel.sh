@@ -144,6 +144,8 @@ guest_mounts() {
 	ip link set lo up || echo "argus-vm: no loopback interface"
 	# the queueing disciplines test-probe's transmit tests put on their own loopback
 	modprobe -a sch_tbf sch_htb || echo "argus-vm: no sch_tbf or sch_htb module"
+	# the loop device test-probe's journal test mounts its file system on
+	modprobe loop || echo "argus-vm: no loop module"
 	hostname argus-vm || true
 	ulimit -l unlimited
 }

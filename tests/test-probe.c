@@ -1990,6 +1990,187 @@ static void test_vfs_wait(void)
 		w ? w->waits : 0);
 }
 
+/*
+ * Waits on the file system in calls on names and sizes: a process outside
+ * the target ("argus-lease") holds a read lease on a file; the target opens
+ * the file for writing, or truncates it by name, NLEASE times in turn.
+ * Each call breaks the lease and sleeps until the holder, told by SIGIO,
+ * gives the lease up LEASE_HOLD_US later; then the holder takes it again
+ * and says so on a pipe.
+ */
+#define NLEASE 12
+#define LEASE_HOLD_US 20000
+
+static const char *lease_file;
+static int lease_ready[2];
+
+/* The holder: NLEASE times, take the lease, say so, wait for its break, hold on, give it up. */
+static void lease_holder(void)
+{
+	struct timespec limit = {.tv_sec = 10};
+	sigset_t io;
+	int i, fd, tries;
+
+	prctl(PR_SET_NAME, "argus-lease");
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	sigemptyset(&io);
+	sigaddset(&io, SIGIO);
+	sigprocmask(SIG_BLOCK, &io, NULL);
+	for (i = 0; i < NLEASE; i++) {
+		fd = open(lease_file, O_RDONLY);
+		/* the target's last open may not be closed yet: a read lease needs no writer */
+		for (tries = 0; fd >= 0 && fcntl(fd, F_SETLEASE, F_RDLCK) < 0; tries++) {
+			if (errno != EAGAIN || tries > 1000)
+				_exit(2);
+			usleep(1000);
+		}
+		if (fd < 0 || write(lease_ready[1], "l", 1) != 1)
+			_exit(3);
+		if (sigtimedwait(&io, NULL, &limit) != SIGIO)
+			_exit(4);
+		usleep(LEASE_HOLD_US);
+		if (fcntl(fd, F_SETLEASE, F_UNLCK) < 0)
+			_exit(5);
+		close(fd);
+	}
+	_exit(0);
+}
+
+WORKLOAD static void work_lease(void)
+{
+	int i, fd;
+	char c;
+
+	for (i = 0; i < NLEASE; i++) {
+		if (read(lease_ready[0], &c, 1) != 1)
+			_exit(3);
+		if (i % 2 == 0) {
+			fd = open(lease_file, O_WRONLY);
+			if (fd < 0)
+				_exit(4);
+			close(fd);
+		} else if (truncate(lease_file, 0) < 0) {
+			_exit(5);
+		}
+	}
+}
+
+/*
+ * Every open and truncate waits for the lease's holder, in
+ * kernel_sync.vfs_wait: at least most of them are counted, with at least
+ * half the holding time, and the holder, a process outside the target, is
+ * their waker. None of it is a call the probe follows otherwise.
+ */
+static void test_lease(void)
+{
+	struct probe_counts c = {};
+	const struct probe_task *w = NULL;
+	int r, status = -1;
+	pid_t holder;
+	size_t i;
+
+	REQUIRE(pipe(lease_ready) == 0);
+	holder = fork();
+	REQUIRE(holder >= 0);
+	if (holder == 0)
+		lease_holder();
+	r = run_probed(work_lease, &c);
+	wait_child(holder, &status, NULL);
+	close(lease_ready[0]);
+	close(lease_ready[1]);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the lease's holder: status %d",
+	       status);
+	CHECKF(cls(&c, ARGUS_CLS_VFS_WAIT) >= NLEASE * 3 / 4 &&
+		       cls(&c, ARGUS_CLS_VFS_WAIT) <= 2 * NLEASE,
+	       "vfs waits %llu for %d calls that break a lease", cls(&c, ARGUS_CLS_VFS_WAIT),
+	       NLEASE);
+	CHECKF(c.cls[ARGUS_CLS_VFS_WAIT].time_ns >= NLEASE * LEASE_HOLD_US * 1000ull / 2,
+	       "vfs wait time %.1f ms for %d leases held %d ms",
+	       c.cls[ARGUS_CLS_VFS_WAIT].time_ns / 1e6, NLEASE, LEASE_HOLD_US / 1000);
+	for (i = 0; i < c.n_wakers; i++)
+		if (strcmp(c.wakers[i].comm, "argus-lease") == 0 &&
+		    c.wakers[i].cls == ARGUS_CLS_VFS_WAIT)
+			w = &c.wakers[i];
+	CHECKF(w && !w->own && w->waits >= NLEASE / 2, "waker %s (own %d): %llu waits, %llu ns",
+	       w ? w->comm : "(none)", w ? w->own : 0, w ? w->waits : 0, w ? w->wait_ns : 0);
+	CHECK_EQ(cls(&c, ARGUS_CLS_FILE_LOCK), 0, "file lock calls");
+	fprintf(stderr, "lease: %llu vfs waits, %.1f ms each; %llu ended by argus-lease\n",
+		cls(&c, ARGUS_CLS_VFS_WAIT),
+		c.cls[ARGUS_CLS_VFS_WAIT].time_ns / 1e6 / (cls(&c, ARGUS_CLS_VFS_WAIT) ?: 1),
+		w ? w->waits : 0);
+}
+
+/*
+ * Waits for a journal's commit: on a file system with a journal (ext4 in
+ * an image file, mounted by the target in a mount namespace of its own,
+ * so that the mount ends with it), NJOURNAL page writes that extend a file,
+ * each made durable by fdatasync. The file's size changed, so each
+ * fdatasync waits for the journal's thread (jbd2) to commit the
+ * transaction; the writes of the data itself are the target's own block
+ * I/O.
+ */
+#define NJOURNAL 200
+
+static const char *journal_image, *journal_dir;
+
+WORKLOAD static void work_journal(void)
+{
+	char cmd[512], path[512], page[4096];
+	int fd, i;
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		_exit(3);
+	snprintf(cmd, sizeof(cmd), "mount -o loop '%s' '%s'", journal_image, journal_dir);
+	if (system(cmd) != 0)
+		_exit(4);
+	snprintf(path, sizeof(path), "%s/log", journal_dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		_exit(5);
+	memset(page, 'j', sizeof(page));
+	for (i = 0; i < NJOURNAL; i++)
+		if (write(fd, page, sizeof(page)) != (ssize_t)sizeof(page) || fdatasync(fd) < 0)
+			_exit(6);
+	close(fd);
+}
+
+/*
+ * Most of the fdatasync calls wait for the journal's commit, in
+ * kernel_sync.vfs_wait, and the journal's thread, outside the target, is
+ * their waker; the target's own writes are block I/O, apart.
+ */
+static void test_journal(void)
+{
+	struct probe_counts c = {};
+	const struct probe_task *w = NULL;
+	char cmd[512];
+	int r;
+	size_t i;
+
+	snprintf(cmd, sizeof(cmd), "truncate -s 64M '%s' && mkfs.ext4 -q -F '%s'", journal_image,
+		 journal_image);
+	REQUIRE(system(cmd) == 0);
+	REQUIRE(mkdir(journal_dir, 0700) == 0 || errno == EEXIST);
+	r = run_probed(work_journal, &c);
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	for (i = 0; i < c.n_wakers; i++)
+		if (strncmp(c.wakers[i].comm, "jbd2/", 5) == 0 &&
+		    c.wakers[i].cls == ARGUS_CLS_VFS_WAIT)
+			w = &c.wakers[i];
+	CHECKF(cls(&c, ARGUS_CLS_VFS_WAIT) >= NJOURNAL / 2, "vfs waits %llu for %d fdatasync calls",
+	       cls(&c, ARGUS_CLS_VFS_WAIT), NJOURNAL);
+	CHECKF(w && !w->own && w->waits >= NJOURNAL / 2, "waker %s (own %d): %llu waits, %llu ns",
+	       w ? w->comm : "(none)", w ? w->own : 0, w ? w->waits : 0, w ? w->wait_ns : 0);
+	CHECKF(cls(&c, ARGUS_CLS_BLOCK_DEVICE) >= NJOURNAL / 2, "block I/O %llu requests",
+	       cls(&c, ARGUS_CLS_BLOCK_DEVICE));
+	fprintf(stderr,
+		"journal: %llu vfs waits, %.1f ms in all, %llu ended by %s; block I/O %.1f ms\n",
+		cls(&c, ARGUS_CLS_VFS_WAIT), c.cls[ARGUS_CLS_VFS_WAIT].time_ns / 1e6,
+		w ? w->waits : 0, w ? w->comm : "(none)",
+		c.cls[ARGUS_CLS_BLOCK_DEVICE].time_ns / 1e6);
+}
+
 #define NSYNCS 100
 
 static const char *sync_file;
@@ -2380,7 +2561,8 @@ int main(int argc, char **argv)
 	const char *forced = getenv("ARGUS_BACKENDS");
 	struct backend_order order = {};
 	char tmpl[] = "/var/tmp/argus-test-probe-XXXXXX";
-	_cleanup_free_ char *file = NULL, *sync_path = NULL, *lock_path = NULL, *vfs_path = NULL;
+	_cleanup_free_ char *file = NULL, *sync_path = NULL, *lock_path = NULL, *vfs_path = NULL,
+				 *lease_path = NULL, *image_path = NULL, *mount_path = NULL;
 	char *err = NULL;
 
 	only_argc = argc;
@@ -2402,6 +2584,13 @@ int main(int argc, char **argv)
 	lock_file = lock_path;
 	vfs_path = xasprintf("%s/vfs", tmpl);
 	vfs_file = vfs_path;
+	lease_path = xasprintf("%s/lease", tmpl);
+	REQUIRE(close(open(lease_path, O_RDWR | O_CREAT, 0600)) == 0);
+	lease_file = lease_path;
+	image_path = xasprintf("%s/journal.img", tmpl);
+	journal_image = image_path;
+	mount_path = xasprintf("%s/journal", tmpl);
+	journal_dir = mount_path;
 
 	RUN(resolution);
 	RUN(anon_minor);
@@ -2417,6 +2606,8 @@ int main(int argc, char **argv)
 	RUN(epoll);
 	RUN(file_lock);
 	RUN(vfs_wait);
+	RUN(lease);
+	RUN(journal);
 	RUN(file);
 	RUN(file_private_write);
 	RUN(file_readahead);
@@ -2437,6 +2628,9 @@ int main(int argc, char **argv)
 	unlink(sync_path);
 	unlink(lock_path);
 	unlink(vfs_path);
+	unlink(lease_path);
+	unlink(image_path);
+	rmdir(mount_path);
 	rmdir(tmpl);
 	tree_free(tree);
 	return tap_done("test-probe");

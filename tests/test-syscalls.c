@@ -41,7 +41,7 @@ static void test_table(void)
 
 	CHECK_EQ(n, sizeof(names) / sizeof(names[0]), "rows");
 	for (i = 0; i < n; i++) {
-		CHECKF(v[i].role > ARGUS_SYS_NONE && v[i].role <= ARGUS_SYS_SELECT, "%s: role %u",
+		CHECKF(v[i].role > ARGUS_SYS_NONE && v[i].role <= ARGUS_SYS_PATH, "%s: role %u",
 		       v[i].name, v[i].role);
 		CHECKF(v[i].nr >= -1 && v[i].nr < ARGUS_SYSCALL_NR_MAX, "%s: %ld", v[i].name,
 		       v[i].nr);
@@ -59,6 +59,11 @@ static void test_table(void)
 	CHECK(find(v, n, "pwritev2") && find(v, n, "pwritev2")->role == ARGUS_SYS_PWRITE);
 	CHECK(find(v, n, "sendfile") && find(v, n, "sendfile")->nr == SYS_sendfile &&
 	      find(v, n, "sendfile")->role == ARGUS_SYS_SEND);
+	CHECK(find(v, n, "openat") && find(v, n, "openat")->nr == SYS_openat &&
+	      find(v, n, "openat")->role == ARGUS_SYS_PATH);
+	CHECK(find(v, n, "renameat2") && find(v, n, "renameat2")->nr == SYS_renameat2 &&
+	      find(v, n, "renameat2")->role == ARGUS_SYS_PATH);
+	CHECK(find(v, n, "fsync") && find(v, n, "fsync")->role == ARGUS_SYS_PATH);
 }
 
 static bool kernel_at_least(int major, int minor)
@@ -91,6 +96,12 @@ static void test_kernel_knows(void)
 	rc = syscall(r->nr, -1, NULL, 1, NULL, NULL, 0);
 	CHECKF(rc == -1 && errno != ENOSYS, "epoll_pwait2 (%ld): rc %ld errno %d", r->nr, rc,
 	       errno);
+	/* openat2 with a how of size 0: EINVAL */
+	r = find(v, n, "openat2");
+	REQUIRE(r);
+	errno = 0;
+	rc = syscall(r->nr, -1, "", NULL, 0);
+	CHECKF(rc == -1 && errno != ENOSYS, "openat2 (%ld): rc %ld errno %d", r->nr, rc, errno);
 	/* futex_waitv with no waiters: EINVAL */
 	r = find(v, n, "futex_waitv");
 	REQUIRE(r);
