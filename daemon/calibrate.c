@@ -349,6 +349,34 @@ static bool metric_is_time(const char *m)
 }
 
 /*
+ * What a path's count says of its time (the score time, "NODE/time_ns"):
+ * whether it ran more often or each run took longer. "count 9612 vs 9500.0
+ * +- 120.0: as many, 15.7 us each vs 6.8 us"; NULL when the level has no
+ * count for the path, or none ran.
+ */
+static char *describe_each(const struct calib_decision *d, const struct calib_score *time)
+{
+	size_t len = strrchr(time->metric, '/') - time->metric, i;
+	const struct calib_score *c = NULL;
+	double div, now, was;
+	const char *unit, *how;
+	int prec;
+
+	for (i = 0; i < d->n_scores && !c; i++)
+		if (strncmp(d->scores[i].metric, time->metric, len) == 0 &&
+		    strcmp(d->scores[i].metric + len, "/count") == 0)
+			c = &d->scores[i];
+	if (!c || !(c->value > 0) || !(c->centre > 0) || !isfinite(time->value))
+		return NULL;
+	now = time->value / c->value;
+	was = time->centre / c->centre;
+	unit = time_unit(fmax(now, was), &div, &prec);
+	how = !c->flagged ? "as many" : c->delta > 0 ? "more of them" : "fewer of them";
+	return xasprintf("count %.0f vs %.1f +- %.1f: %s, %.*f %s each vs %.*f %s", c->value,
+			 c->centre, c->spread, how, prec, now / div, unit, prec, was / div, unit);
+}
+
+/*
  * Gather metric from every reference run and the PMV. False when any of
  * them lacks it: such a metric is not scored.
  */
@@ -772,6 +800,16 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 		const char *metric = strrchr(s->metric, '/') + 1;
 
 		what = describe(metric, metric_is_time(metric), p->per_unit, s);
+		if (metric_is_time(metric)) {
+			_cleanup_free_ char *each = describe_each(d, s);
+
+			if (each) {
+				char *with = xasprintf("%s; %s", what, each);
+
+				free(what);
+				what = with;
+			}
+		}
 		if (d->has_also) {
 			const struct calib_score *a = &d->scores[d->also_evidence];
 			char *both = xasprintf(

@@ -419,6 +419,26 @@ static void test_commit_and_abstain(const struct tree *t)
 			    "evidence");
 		/* zero_page declares only "count": its time row is not scored */
 		CHECK(d.n_scores == 7 && d.evidence == 1);
+		/* what the count says of the time: 1.5x the faults, each 4 us against 2 */
+		CHECKF(strstr(d.reason, "count 150000 vs 100000.0 +- 5000.0: more of them, "
+					"4.0 us each vs 2.0 us"),
+		       "reason: %s", d.reason);
+		calib_decision_free(&d);
+	}
+	/* The same number of faults, each slower. */
+	{
+		const struct row rows[] = {
+		    {"kernel_paging.anon_fault.cow/count", {9500, 9600, 9400}, 9550},
+		    {"kernel_paging.anon_fault.cow/time_ns", {6.4e7, 6.5e7, 6.3e7}, 1.51e8},
+		    {"kernel_paging.anon_fault.minor/count", {1e4, 1e4, 1e4}, 1e4},
+		    {"kernel_paging.anon_fault.minor/time_ns", {1.5e7, 1.5e7, 1.5e7}, 1.5e7},
+		};
+
+		CHECK(decide(NULL, t, "kernel_paging.anon_fault", rows, ARRAY_SIZE(rows), &d) == 0);
+		CHECKF(d.action == CALIB_COMMIT &&
+			       streq(node_id(t, &d), "kernel_paging.anon_fault.cow") &&
+			       strstr(d.reason, ": as many, 15.8 us each vs 6.7 us"),
+		       "%s: %s", node_id(t, &d), d.reason);
 		calib_decision_free(&d);
 	}
 
