@@ -213,6 +213,7 @@ struct thread_state {
 		struct span lock, futex;
 		__u32 futex_own; /* the futex wait was ended by one of the target's own tasks */
 		__u64 vfs_since; /* blocked on the file system since (vfs.bpf.h; 0: not) */
+		__u32 vfs_cls;	 /* that wait's class: vfs_wait or block_commit */
 	} sync;
 	/* who woke it last inside its current wait (futex, a call of one kind, a file): 0 none */
 	struct {

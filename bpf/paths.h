@@ -50,6 +50,8 @@
 	/* kernel_block_io */                                                                      \
 	X(BLOCK_QUEUE, block_queue, BLOCK, MAX, NONE, NONE) /* request insert..issue */            \
 	X(BLOCK_DEVICE, block_device, BLOCK, MAX, NONE, NONE) /* request issue..complete */        \
+	/* a call that makes data durable waits for writes another task makes (vfs.bpf.h) */       \
+	X(BLOCK_COMMIT, block_commit, WAKE, MAX, NONE, NONE)                                       \
 	/* kernel_sync */                                                                          \
 	X(FUTEX, futex, WAKE, FUTEX_OWN, NONE, NONE) /* not ended by its own tasks */             \
 	X(MMAP_LOCK, mmap_lock, NONE, MAX, NONE, NONE) /* start_locking..acquired */               \
@@ -150,7 +152,7 @@ enum argus_class {
 	X(accept4, POLL)                                                                           \
 	X(flock, FLOCK)                                                                            \
 	X(fcntl, FCNTL)                                                                            \
-	X(open, PATH) /* the file system's names, sizes and durability */                          \
+	X(open, PATH) /* the file system's names and sizes */                                      \
 	X(openat, PATH)                                                                            \
 	X(openat2, PATH)                                                                           \
 	X(creat, PATH)                                                                             \
@@ -171,17 +173,17 @@ enum argus_class {
 	X(truncate, PATH)                                                                          \
 	X(ftruncate, PATH)                                                                         \
 	X(fallocate, PATH)                                                                         \
-	X(fsync, PATH)                                                                             \
-	X(fdatasync, PATH)                                                                         \
-	X(sync_file_range, PATH)                                                                   \
-	X(syncfs, PATH)                                                                            \
-	X(sync, PATH)                                                                              \
 	X(stat, PATH)                                                                              \
 	X(lstat, PATH)                                                                             \
 	X(newfstatat, PATH)                                                                        \
 	X(statx, PATH)                                                                             \
 	X(getdents, PATH)                                                                          \
-	X(getdents64, PATH)
+	X(getdents64, PATH)                                                                        \
+	X(fsync, SYNC) /* the calls that make data durable */                                      \
+	X(fdatasync, SYNC)                                                                         \
+	X(sync_file_range, SYNC)                                                                   \
+	X(syncfs, SYNC)                                                                            \
+	X(sync, SYNC)
 
 enum argus_sys_role {
 	ARGUS_SYS_NONE = 0,
@@ -212,13 +214,15 @@ enum argus_sys_role {
 	ARGUS_SYS_POLL_FDS,
 	ARGUS_SYS_SELECT,
 	/*
-	 * Calls on the file system's names, sizes and durability: opening
-	 * and creating, the directory operations (links, removals, renames,
-	 * lookups, listings), truncation and allocation, and the calls that
-	 * wait for data to be durable. Like PREAD and PWRITE, only the waits
-	 * on files look at them, and no call event is attached for them.
+	 * Calls on the file system's names and sizes: opening and creating,
+	 * the directory operations (links, removals, renames, lookups,
+	 * listings), truncation and allocation; and the calls that wait for
+	 * data to be durable (fsync, fdatasync, sync_file_range, syncfs,
+	 * sync). Like PREAD and PWRITE, only the waits on files look at them
+	 * (bpf/vfs.bpf.h), and no call event is attached for them.
 	 */
 	ARGUS_SYS_PATH,
+	ARGUS_SYS_SYNC,
 };
 
 /* syscall_roles is indexed by the call's number: numbers at or above this are no call's. */

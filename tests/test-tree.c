@@ -96,6 +96,7 @@ static void test_real_tree(void)
 	    {"kernel_block_io", NULL, 1},
 	    {"kernel_block_io.queue", "kernel_block_io", 2},
 	    {"kernel_block_io.device", "kernel_block_io", 2},
+	    {"kernel_block_io.commit", "kernel_block_io", 2},
 	    {"kernel_sync", NULL, 1},
 	    {"kernel_sync.futex", "kernel_sync", 2},
 	    {"kernel_sync.mmap_lock", "kernel_sync", 2},

@@ -46,7 +46,8 @@ def paths(cell, perturber, victim_cpu):
         out.append("kernel_scheduler.runqueue_wait")
         why.append("(3) off the CPU %.3f -> %.3f s on a shared CPU" % (off_cpu_s(q), off_cpu_s(p)))
     if waited and perturber["cpu"] != victim_cpu and (rose(q, p, "vmstat/pgpgin") or rose(q, p, "vmstat/pgpgout")):
-        out += ["kernel_block_io.queue", "kernel_block_io.device"]
+        # every leaf of kernel_block_io: its own requests, and the writes made for its syncs
+        out += ["kernel_block_io.queue", "kernel_block_io.device", "kernel_block_io.commit"]
         why.append("(4) off the CPU %.3f -> %.3f s, pgpgin %g -> %g, pgpgout %g -> %g" % (
             off_cpu_s(q), off_cpu_s(p), q["vmstat/pgpgin"], p["vmstat/pgpgin"],
             q["vmstat/pgpgout"], p["vmstat/pgpgout"]))
