@@ -15,7 +15,11 @@ cache, text for split, and a zip archive of 5000 small files for unzip. Set 6 (-
 /var/tmp/argus-heldout6: a small C project for make, text for lzip and, compressed,
 for gzip -d, two equal 384 MB files for cmp, and a tree of 120000 empty files for du. Set 7 (--set 7) in
 /var/tmp/argus-heldout7: a 256 MB file for md5sum and another for python3 to map, a tar archive of
-2000 files and the directory it is extracted into, and 48 MB of lines for shuf and tac.
+2000 files and the directory it is extracted into, and 48 MB of lines for shuf and tac. Set 10
+(--set 10) in /var/tmp/argus-heldout10, an ext4 file system with a journal made in an image file
+(/var/tmp/argus-heldout10.img, on a loop device with direct I/O, so that its writes reach the disk):
+a tree of 600 small files for git add, 300 for rsync to copy, and an SQL script of single-row
+transactions for sqlite3 in WAL mode; `--set 10 --release` unmounts it and frees the loop device.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -28,7 +32,8 @@ import subprocess
 
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
         4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
-        7: "/var/tmp/argus-heldout7"}
+        7: "/var/tmp/argus-heldout7", 10: "/var/tmp/argus-heldout10"}
+IMAGE10 = "/var/tmp/argus-heldout10.img"
 DIR = DIRS[1]
 
 
@@ -205,18 +210,76 @@ def set7(nobody):
     subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
 
 
+def journaled_mount():
+    """Mount set 10's file system at DIR, made first when there is none: an ext4 file system with
+    a journal in IMAGE10 on a loop device with direct I/O. Returns the loop device."""
+    src = subprocess.run(["findmnt", "-n", "-o", "SOURCE", DIR], capture_output=True, text=True)
+    if src.returncode == 0 and src.stdout.strip():
+        return src.stdout.strip()
+    if not os.path.exists(IMAGE10):
+        subprocess.run(["truncate", "-s", "3G", IMAGE10], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-F", IMAGE10], check=True)
+    dev = subprocess.run(["losetup", "--direct-io=on", "-f", "--show", IMAGE10], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    subprocess.run(["mount", dev, DIR], check=True)
+    features = subprocess.run(["dumpe2fs", "-h", dev], capture_output=True, text=True).stdout
+    if "has_journal" not in features:
+        raise SystemExit("prepare: %s has no journal" % dev)
+    return dev
+
+
+def journaled_release():
+    src = subprocess.run(["findmnt", "-n", "-o", "SOURCE", DIR], capture_output=True, text=True)
+    dev = src.stdout.strip()
+    if not dev:
+        print("%s is not mounted" % DIR)
+        return
+    subprocess.run(["umount", DIR], check=True)
+    if dev.startswith("/dev/loop"):
+        subprocess.run(["losetup", "-d", dev], check=True)
+    print("released %s (%s)" % (DIR, dev))
+
+
+def set10(nobody):
+    dev = journaled_mount()
+    rng = random.Random(20261210)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    for d in ("repo", "src", "dst"):
+        subprocess.run(["rm", "-rf", os.path.join(DIR, d)], check=True)
+    # 600 files for git add (its .git made anew by each run), 300 for rsync to copy
+    write_tree("repo", 6, block, nobody)
+    write_tree("src", 3, block, nobody)
+    os.makedirs(os.path.join(DIR, "dst"), exist_ok=True)
+    sql = ["PRAGMA journal_mode=WAL;", "PRAGMA synchronous=FULL;",
+           "DROP TABLE IF EXISTS t;", "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"]
+    sql += ["INSERT INTO t(v) VALUES ('%s');" % words(rng, vocab, 20) for _ in range(200)]
+    sql += ["SELECT count(*) FROM t;"]
+    write("wal.sql", "\n".join(sql) + "\n", nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
+    os.chmod(DIR, 0o755)
+    print("on %s" % dev)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
+    ap.add_argument("--release", action="store_true",
+                    help="set 10: unmount its file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
+    if a.release:
+        if a.set != 10:
+            raise SystemExit("prepare: --release is for set 10")
+        journaled_release()
+        return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7):
-        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7}[a.set](nobody)
+    if a.set in (2, 3, 4, 5, 6, 7, 10):
+        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
