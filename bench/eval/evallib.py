@@ -359,11 +359,27 @@ def hold_host_reclaim(delay_ms=300000):
 
 
 def release_host_reclaim(held):
+    """Give back what hold_host_reclaim held: every knob is restored even when one fails (a
+    kdamond that something else turned on again meanwhile refuses "on" with EBUSY, and is on);
+    the first failure is raised after."""
+    failed = None
     for d in held.get("kdamonds_held", []):
-        with open(os.path.join(d, "state"), "w") as f:
-            f.write("on")
+        state = os.path.join(d, "state")
+        try:
+            with open(state) as f:
+                if f.read().strip() == "on":
+                    continue
+            with open(state, "w") as f:
+                f.write("on")
+        except OSError as e:
+            failed = failed or RuntimeError("%s: cannot turn it on again: %s" % (state, e))
     before = held.get("min_free_ms_before")
-    if before is None:
-        return
-    with open(PAGE_REPORTING_MIN_FREE_MS, "w") as f:
-        f.write(before)
+    if before is not None:
+        try:
+            with open(PAGE_REPORTING_MIN_FREE_MS, "w") as f:
+                f.write(before)
+        except OSError as e:
+            failed = failed or RuntimeError("%s: cannot restore %s: %s" % (
+                PAGE_REPORTING_MIN_FREE_MS, before, e))
+    if failed:
+        raise failed
