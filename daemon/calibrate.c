@@ -350,11 +350,13 @@ static bool metric_is_time(const char *m)
 
 /*
  * What a path's count says of its time (the score time, "NODE/time_ns"):
- * whether it ran more often or each run took longer. "count 9612 vs 9500.0
- * +- 120.0: as many, 15.7 us each vs 6.8 us"; NULL when the level has no
- * count for the path, or none ran.
+ * whether it ran more often (or less: beyond tau spreads either way) or
+ * each run took longer. "count 9612 vs 9500.0 +- 120.0: as many, 15.7 us
+ * each vs 6.8 us"; NULL when the level has no count for the path, or none
+ * ran.
  */
-static char *describe_each(const struct calib_decision *d, const struct calib_score *time)
+static char *describe_each(const struct calib_decision *d, const struct calib_score *time,
+			   double tau)
 {
 	size_t len = strrchr(time->metric, '/') - time->metric, i;
 	const struct calib_score *c = NULL;
@@ -371,7 +373,7 @@ static char *describe_each(const struct calib_decision *d, const struct calib_sc
 	now = time->value / c->value;
 	was = time->centre / c->centre;
 	unit = time_unit(fmax(now, was), &div, &prec);
-	how = !c->flagged ? "as many" : c->delta > 0 ? "more of them" : "fewer of them";
+	how = c->flagged ? "more of them" : c->z < -tau ? "fewer of them" : "as many";
 	return xasprintf("count %.0f vs %.1f +- %.1f: %s, %.*f %s each vs %.*f %s", c->value,
 			 c->centre, c->spread, how, prec, now / div, unit, prec, was / div, unit);
 }
@@ -801,7 +803,7 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 
 		what = describe(metric, metric_is_time(metric), p->per_unit, s);
 		if (metric_is_time(metric)) {
-			_cleanup_free_ char *each = describe_each(d, s);
+			_cleanup_free_ char *each = describe_each(d, s, p->tau);
 
 			if (each) {
 				char *with = xasprintf("%s; %s", what, each);

@@ -441,6 +441,21 @@ static void test_commit_and_abstain(const struct tree *t)
 		       "%s: %s", node_id(t, &d), d.reason);
 		calib_decision_free(&d);
 	}
+	/* Half the faults, each four times slower: fewer of them (a count's z is one-sided) */
+	{
+		const struct row rows[] = {
+		    {"kernel_paging.anon_fault.cow/count", {9500, 9600, 9400}, 4750},
+		    {"kernel_paging.anon_fault.cow/time_ns", {6.4e7, 6.5e7, 6.3e7}, 1.28e8},
+		    {"kernel_paging.anon_fault.minor/count", {1e4, 1e4, 1e4}, 1e4},
+		    {"kernel_paging.anon_fault.minor/time_ns", {1.5e7, 1.5e7, 1.5e7}, 1.5e7},
+		};
+
+		CHECK(decide(NULL, t, "kernel_paging.anon_fault", rows, ARRAY_SIZE(rows), &d) == 0);
+		CHECKF(d.action == CALIB_COMMIT &&
+			       strstr(d.reason, ": fewer of them, 26.9 us each vs 6.7 us"),
+		       "%s: %s", node_id(t, &d), d.reason);
+		calib_decision_free(&d);
+	}
 
 	/* Children flat: commit to the parent, shallow but correct. */
 	{
