@@ -225,6 +225,11 @@ enum argus_sys_role {
 	ARGUS_SYS_SYNC,
 };
 
+/* The roles the probe reads only at a blocking switch: no call event is ever attached for them. */
+#define ARGUS_SYS_AT_SWITCH_ONLY(role)                                                             \
+	((role) == ARGUS_SYS_PREAD || (role) == ARGUS_SYS_PWRITE || (role) == ARGUS_SYS_PATH ||    \
+	 (role) == ARGUS_SYS_SYNC)
+
 /* syscall_roles is indexed by the call's number: numbers at or above this are no call's. */
 #define ARGUS_SYSCALL_NR_MAX 1024
 

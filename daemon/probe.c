@@ -518,9 +518,7 @@ static int attach_call_events(struct probe *p, char **ret_err)
 		const char *what = "sys_enter";
 
 		/* the waits on files read their calls from the registers the calls saved */
-		if (enter[i] < 0 || exit[i] < 0 || calls[i].role == ARGUS_SYS_PREAD ||
-		    calls[i].role == ARGUS_SYS_PWRITE || calls[i].role == ARGUS_SYS_PATH ||
-		    calls[i].role == ARGUS_SYS_SYNC)
+		if (enter[i] < 0 || exit[i] < 0 || ARGUS_SYS_AT_SWITCH_ONLY(calls[i].role))
 			continue;
 		r = 0;
 		if (p->call_enter)
