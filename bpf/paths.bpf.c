@@ -215,6 +215,14 @@ struct thread_state {
 		__u64 vfs_since; /* blocked on the file system since (vfs.bpf.h; 0: not) */
 		__u32 vfs_cls;	 /* that wait's class: vfs_wait or block_commit */
 	} sync;
+	/*
+	 * A task of another's (ROLE_OTHER) that has ended a target thread's
+	 * wait: from then on its own iowait and runqueue waits are followed
+	 * (sched.io_block_start, sched.runq_*, into spent[] alone, never into
+	 * the target's counters), so that the next wait it ends can say where
+	 * its time went before (the chain's next link).
+	 */
+	__u32 watched;
 	/* who woke it last inside its current wait (futex, a call of one kind, a file): 0 none */
 	struct {
 		__u32 tgid;
@@ -227,7 +235,8 @@ struct thread_state {
 	} waker;
 	/*
 	 * Its time in each class since it last ended a target thread's wait
-	 * (account_thread), indexed by class under a mask (SPENT_SLOTS).
+	 * (account_thread; for a watched task of another's, spend()), indexed
+	 * by class under a mask (SPENT_SLOTS).
 	 */
 	__u64 spent[SPENT_SLOTS];
 	struct {
@@ -326,14 +335,20 @@ static __always_inline void account(__u32 cls, __u64 count, __u64 time_ns)
  * totals, so that when ts ends another target thread's wait, the chain can
  * say where ts's time went before (handle_sched_waking).
  */
-static __always_inline void account_thread(struct thread_state *ts, __u32 cls, __u64 count,
-					   __u64 time_ns)
+/* Time thread ts spent in class cls, kept for the chain alone (spent_take). */
+static __always_inline void spend(struct thread_state *ts, __u32 cls, __u64 time_ns)
 {
-	account(cls, count, time_ns);
 	if (cls >= ARGUS_CLS_MAX)
 		return;
 	barrier_var(cls);
 	ts->spent[cls & (SPENT_SLOTS - 1)] += time_ns;
+}
+
+static __always_inline void account_thread(struct thread_state *ts, __u32 cls, __u64 count,
+					   __u64 time_ns)
+{
+	account(cls, count, time_ns);
+	spend(ts, cls, time_ns);
 }
 
 /*
@@ -386,7 +401,8 @@ static __always_inline bool task_is_target(struct task_struct *p)
 }
 
 /* The state of a target thread, or NULL for any other task. */
-static __always_inline struct thread_state *task_state(struct task_struct *p)
+/* p's entry, made on first sight, its role decided (NULL: the map is full). */
+static __always_inline struct thread_state *task_entry(struct task_struct *p)
 {
 	struct thread_state *ts = bpf_task_storage_get(&threads, p, 0, 0);
 	__u32 gen = targets_gen;
@@ -398,11 +414,25 @@ static __always_inline struct thread_state *task_state(struct task_struct *p)
 			return NULL;
 		}
 	} else if (ts->role == ROLE_TARGET || ts->gen == gen) {
-		return ts->role == ROLE_TARGET ? ts : NULL;
+		return ts;
 	}
 	ts->role = task_is_target(p) ? ROLE_TARGET : ROLE_OTHER;
 	ts->gen = gen;
-	return ts->role == ROLE_TARGET ? ts : NULL;
+	return ts;
+}
+
+/* p's state when p belongs to the target, else NULL. */
+static __always_inline struct thread_state *task_state(struct task_struct *p)
+{
+	struct thread_state *ts = task_entry(p);
+
+	return ts && ts->role == ROLE_TARGET ? ts : NULL;
+}
+
+/* A watched task of another's (thread_state.watched): its entry, else NULL. */
+static __always_inline struct thread_state *watched_state(struct thread_state *entry)
+{
+	return entry && entry->role == ROLE_OTHER && entry->watched ? entry : NULL;
 }
 
 /*
@@ -420,6 +450,7 @@ struct cpu_task {
 	__u32 pid;
 	__u32 gen;
 	__u32 target;
+	__u32 watched; /* a watched task of another's (thread_state.watched) */
 } __attribute__((aligned(64)));
 
 static struct cpu_task cpu_tasks[ARGUS_MAX_CPUS];
@@ -440,8 +471,12 @@ static __always_inline struct cpu_task *cpu_task_of(__u32 cpu)
 	return &cpu_tasks[cpu & (ARGUS_MAX_CPUS - 1)];
 }
 
-/* Record what cpu runs: p, decided as target's or not with targets_gen at gen (read before). */
-static __always_inline void cpu_task_set(__u32 cpu, struct task_struct *p, __u32 gen, bool target)
+/*
+ * Record what cpu runs: p, decided as target's or not with targets_gen at
+ * gen (read before), and whether it is a watched task of another's.
+ */
+static __always_inline void cpu_task_set(__u32 cpu, struct task_struct *p, __u32 gen, bool target,
+					 bool watched)
 {
 	struct cpu_task *c = cpu_task_of(cpu);
 
@@ -451,6 +486,21 @@ static __always_inline void cpu_task_set(__u32 cpu, struct task_struct *p, __u32
 	c->pid = p->pid;
 	c->gen = gen;
 	c->target = target;
+	c->watched = watched;
+}
+
+/*
+ * The task running here, when it is a watched task of another's as last
+ * recorded at its switch in: its entry, else NULL (no lookup otherwise).
+ */
+static __always_inline struct thread_state *current_watched(void)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct cpu_task *c = cpu_task_of(bpf_get_smp_processor_id());
+
+	if (!c || c->task != (__u64)cur || c->pid != cur->pid || !c->watched)
+		return NULL;
+	return watched_state(bpf_task_storage_get(&threads, cur, 0, 0));
 }
 
 static __always_inline struct thread_state *current_state(void)
@@ -462,9 +512,9 @@ static __always_inline struct thread_state *current_state(void)
 
 	if (c && c->task == (__u64)cur && !c->target && c->pid == cur->pid && c->gen == gen)
 		return NULL;
-	ts = task_state(cur);
-	cpu_task_set(cpu, cur, gen, ts != NULL);
-	return ts;
+	ts = task_entry(cur);
+	cpu_task_set(cpu, cur, gen, ts && ts->role == ROLE_TARGET, watched_state(ts) != NULL);
+	return ts && ts->role == ROLE_TARGET ? ts : NULL;
 }
 
 static __always_inline void span_begin(const struct thread_state *ts, struct span *s)

@@ -302,7 +302,10 @@ struct argus_rq_holder_key {
  * causal chain of a result. Wakeups from a timer callback are not a task's.
  * A waker that is one of the target's own threads was itself measured: the
  * class it spent the most time in since it last ended such a wait is the
- * chain's next link (then_cls, and that time in the value's then_ns).
+ * chain's next link (then_cls, and that time in the value's then_ns). A
+ * waker of another's is followed from the first wait it ends on: its
+ * iowait (block_device) and runqueue waits (runq_wait) since the last
+ * wait it ended make its next link, never the target's counters.
  * At most this many distinct wakers are kept in one run.
  */
 #define ARGUS_WAKERS 256
@@ -311,7 +314,7 @@ struct argus_waker_key {
 	char comm[16];	       /* the waker's name (TASK_COMM_LEN) */
 	unsigned int own;      /* 1: one of the target's own tasks */
 	unsigned int cls;      /* the class the wait counted in (enum argus_class) */
-	unsigned int then_cls; /* where the waker's own time went before (ARGUS_CLS_MAX: unknown) */
+	unsigned int then_cls; /* where the waker's time went before (ARGUS_CLS_MAX: unknown) */
 };
 
 struct argus_waker_value {

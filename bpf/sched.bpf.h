@@ -137,12 +137,61 @@ static __always_inline void io_wait_done(struct thread_state *ts, __u32 tid, __u
 	account_thread(ts, ARGUS_CLS_BLOCK_DEVICE, 0, t1 - t0 - q);
 }
 
+/*
+ * A watched task of another's (thread_state.watched): its waits, kept for
+ * the chain alone. Leaving the CPU, it waits for it again (preempted) or
+ * blocks, in iowait or not; woken, an iowait ends (its time went to
+ * storage) and a wait for a CPU starts; back on a CPU, that wait ends, but
+ * for the parts in which the CPU ran the target's own tasks or idled.
+ * Other sleeps are not followed: the chain names no cause for them.
+ */
+static __always_inline void watched_out(struct thread_state *ws, struct task_struct *prev,
+					bool runnable, __u32 cpu, __u64 now)
+{
+	if (runnable)
+		runq_enter(ws, cpu, now);
+	else if (BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+		ws->sched.io_block_start = now;
+}
+
+static __always_inline void watched_iowait_end(struct thread_state *ws, __u64 now)
+{
+	if (ws->sched.io_block_start && now > ws->sched.io_block_start)
+		spend(ws, ARGUS_CLS_BLOCK_DEVICE, now - ws->sched.io_block_start);
+	ws->sched.io_block_start = 0;
+}
+
+static __always_inline void watched_runnable(struct thread_state *ws, struct task_struct *p,
+					     __u64 now)
+{
+	watched_iowait_end(ws, now);
+	if (!ws->sched.runq_start)
+		runq_enter(ws, task_cpu_of(p), now);
+}
+
+static __always_inline void watched_in(struct thread_state *ws, __u64 now)
+{
+	if (ws->sched.runq_start && now > ws->sched.runq_start) {
+		__u64 wait = now - ws->sched.runq_start, own, idle;
+
+		runq_parts(ws, now, wait, &own, &idle);
+		if (wait > own + idle)
+			spend(ws, ARGUS_CLS_RUNQ_WAIT, wait - own - idle);
+	}
+	ws->sched.runq_start = 0;
+	watched_iowait_end(ws, now);
+}
+
 static __always_inline void mark_runnable(struct task_struct *p)
 {
-	struct thread_state *ts = task_state(p);
+	struct thread_state *ts = task_entry(p), *ws = watched_state(ts);
 	__u64 now;
 
-	if (!ts)
+	if (ws) {
+		watched_runnable(ws, p, bpf_ktime_get_ns());
+		return;
+	}
+	if (!ts || ts->role != ROLE_TARGET)
 		return;
 	now = bpf_ktime_get_ns();
 	if (ts->sched.sleep_start) {
@@ -235,6 +284,7 @@ int BPF_PROG(handle_sched_waking, struct task_struct *p)
 {
 	struct thread_state *ts = task_state(p), *ws;
 	struct task_struct *waker;
+	struct cpu_task *c;
 	bool own;
 
 	if (!ts || !(ts->sync.futex.start | ts->file_call.span.start | ts->sync.vfs_since) ||
@@ -250,9 +300,22 @@ int BPF_PROG(handle_sched_waking, struct task_struct *p)
 	ts->waker.own = own;
 	bpf_get_current_comm(ts->waker.comm, sizeof(ts->waker.comm));
 	ts->waker.seen = 1;
-	/* and, for one of the target's own, where its time went before: the next link */
+	/* and where its time went before, as far as the probe followed it: the next link */
 	ts->waker.then_cls = ARGUS_CLS_MAX;
 	ts->waker.then_ns = 0;
+	if (!own) {
+		/* another's task: followed from its first such wakeup on (watched_out) */
+		ws = task_entry(waker);
+		if (!ws || ws->role != ROLE_OTHER)
+			return 0;
+		if (!ws->watched) {
+			ws->watched = 1;
+			c = cpu_task_of(bpf_get_smp_processor_id());
+			if (c && c->task == (__u64)waker)
+				c->watched = 1;
+			return 0;
+		}
+	}
 	if (ws && ws != ts)
 		spent_take(ws, &ts->waker.then_cls, &ts->waker.then_ns);
 	return 0;
@@ -359,12 +422,16 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	prev_target = ts != NULL;
 	if (ts)
 		switched_out(ts, prev, preempt || prev_state == 0, now);
+	else if ((ts = current_watched()))
+		watched_out(ts, prev, preempt || prev_state == 0, cpu, now);
 
 	gen = targets_gen;
-	ts = task_state(next);
+	ts = task_entry(next);
 	/* what runs here from now on: the first test of every program (current_state) */
-	cpu_task_set(cpu, next, gen, ts != NULL);
-	if (!ts)
+	cpu_task_set(cpu, next, gen, ts && ts->role == ROLE_TARGET, watched_state(ts) != NULL);
+	if (watched_state(ts))
+		watched_in(ts, now);
+	if (!ts || ts->role != ROLE_TARGET)
 		return 0;
 	if (ts->sched.runq_start && now > ts->sched.runq_start) {
 		__u64 wait = now - ts->sched.runq_start, own, idle;
@@ -412,11 +479,12 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
-	struct thread_state *ts = task_state(p);
+	struct thread_state *ts = task_entry(p);
 
-	if (!ts)
+	if (!ts || !(ts->role == ROLE_TARGET || watched_state(ts)))
 		return 0;
-	account(ARGUS_CLS_MIGRATE, 1, 0);
+	if (ts->role == ROLE_TARGET)
+		account(ARGUS_CLS_MIGRATE, 1, 0);
 	/* a waiting thread moved: its wait goes on against the new CPU's occupancy */
 	if (ts->sched.runq_start) {
 		__u64 now = bpf_ktime_get_ns();

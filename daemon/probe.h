@@ -98,7 +98,7 @@ struct probe_task {
 	unsigned int processes; /* how many processes of this name */
 	unsigned long long waits;   /* holders: the waits that lost time to them */
 	unsigned long long wait_ns; /* holders: that time, what counted in runq_wait */
-	/* wakers of the target's own: where their time went before they ended the waits */
+	/* wakers: where their time went before they ended the waits (bpf/paths.h) */
 	unsigned int then_cls;	    /* ARGUS_CLS_MAX: unknown (holders, other processes) */
 	unsigned long long then_ns; /* their time in then_cls before */
 };

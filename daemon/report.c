@@ -223,7 +223,7 @@ static int leaf_of_class(const struct tree *t, const char *cls_name)
 }
 
 /*
- * The next link of a waker of the target's own, where its time went before
+ * The next link of a waker, where its time went before
  * it ended the waits: ", after 170.0 ms of its own in kernel_block_io.device"
  * (the class's name where no node counts it); "" when unknown.
  */
@@ -244,7 +244,7 @@ static char *then_text(const struct tree *t, json_t *task)
  * The tasks a target's waits went to, runqueue holders or wakers: "cpu_hog
  * (pid 812): 9812 waits, 280.1 ms; app (pid 90, the target's own): 12 waits,
  * 0.4 ms", each with " in CLASS" when it names the class of its waits, and
- * for a waker of the target's own where its time went before (then_text;
+ * for a waker where its time went before (then_text;
  * t NULL: not said). unseen: what a pid of 0 means for these tasks.
  */
 static char *tasks_text(const struct tree *tree, json_t *tasks, const char *unseen)
@@ -310,9 +310,9 @@ static char *coverage_text(json_t *listed, json_t *total, const char *lost)
 }
 
 /*
- * The wakers whose waits count in node's classes, and those of the
- * target's own whose time before went to them (node's cause held up the
- * threads they woke), most wait time first (as the probe keeps them).
+ * The wakers whose waits count in node's classes, and those whose time
+ * before went to them (node's cause held up the threads they woke), most
+ * wait time first (as the probe keeps them).
  */
 static json_t *node_wakers(const struct report *r, int node)
 {

@@ -1203,6 +1203,21 @@ static void test_sli_gate(const struct tree *t)
 	calib_decision_free(&d);
 }
 
+/* The result of a diagnosis that committed to node at level with this probe's info. */
+static json_t *committed_result(const struct tree *t, const json_t *probe, int level,
+				const char *node)
+{
+	struct report rep;
+	json_t *res;
+
+	report_init(&rep, t);
+	report_probe(&rep, level, probe);
+	report_stop(&rep, tree_find(t, node), CALIB_COMMIT, "test", NULL);
+	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	report_free(&rep);
+	return res;
+}
+
 /* A result whose waited_for lists one task, pid, and whose summary says words. */
 static void expect_waited_for(json_t *res, json_int_t pid, const char *words)
 {
@@ -1256,39 +1271,35 @@ static void test_report_waits(const struct tree *t)
 	 * The chain's next link: a thread of the target's own that ended other
 	 * threads' waits after its own time in the path named held them up too.
 	 */
-	report_init(&rep, t);
-	report_probe(&rep, 2, probe);
-	report_stop(&rep, tree_find(t, "kernel_block_io.device"), CALIB_COMMIT, "test", NULL);
 	json_decref(res);
-	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	res = committed_result(t, probe, 2, "kernel_block_io.device");
 	expect_waited_for(res, 91,
 			  "Its waits were ended by: reader (pid 91, the target's own): 30 waits, "
 			  "150.0 ms in futex_own, after 140.0 ms of its own in kernel_block_io.device");
-	report_free(&rep);
 
 	/* a path that is not a wait on other tasks names no waker */
-	report_init(&rep, t);
-	report_probe(&rep, 1, probe);
-	report_stop(&rep, tree_find(t, "kernel_paging"), CALIB_COMMIT, "test", NULL);
 	json_decref(res);
-	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	res = committed_result(t, probe, 1, "kernel_paging");
 	CHECK(!json_object_get(res, "waited_for"));
-	report_free(&rep);
+
+	/* a waker of another's has a next link too: the journal's thread waited for the device */
+	json_decref(probe);
+	probe = json_loads("{\"wakers\": [{\"pid\": 312, \"comm\": \"jbd2/sda1-8\", \"own\": false, "
+			   "\"class\": \"block_commit\", \"waits\": 200, \"wait_ns\": 120000000, "
+			   "\"then_class\": \"block_device\", \"then_ns\": 95000000}]}",
+			   0, NULL);
+	REQUIRE(probe);
+	json_decref(res);
+	res = committed_result(t, probe, 2, "kernel_block_io.commit");
+	expect_waited_for(res, 312,
+			  "Its waits were ended by: jbd2/sda1-8 (pid 312): 200 waits, 120.0 ms in "
+			  "block_commit, after 95.0 ms of its own in kernel_block_io.device");
 }
 
 /* The result of a diagnosis that committed to runqueue_wait at level 2 with this probe's info. */
 static json_t *runqueue_result(const struct tree *t, const json_t *probe)
 {
-	struct report rep;
-	json_t *res;
-
-	report_init(&rep, t);
-	report_probe(&rep, 2, probe);
-	report_stop(&rep, tree_find(t, "kernel_scheduler.runqueue_wait"), CALIB_COMMIT, "test",
-		    NULL);
-	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
-	report_free(&rep);
-	return res;
+	return committed_result(t, probe, 2, "kernel_scheduler.runqueue_wait");
 }
 
 /*

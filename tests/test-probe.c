@@ -2094,6 +2094,9 @@ static void test_lease(void)
 			w = &c.wakers[i];
 	CHECKF(w && !w->own && w->waits >= NLEASE / 2, "waker %s (own %d): %llu waits, %llu ns",
 	       w ? w->comm : "(none)", w ? w->own : 0, w ? w->waits : 0, w ? w->wait_ns : 0);
+	/* the holder sleeps between breaks, no storage: that is no next link of the chain */
+	CHECKF(w && w->then_cls != ARGUS_CLS_BLOCK_DEVICE, "the holder's time before: %s",
+	       probe_class_name(w ? w->then_cls : ARGUS_CLS_MAX));
 	CHECK_EQ(cls(&c, ARGUS_CLS_FILE_LOCK), 0, "file lock calls");
 	fprintf(stderr, "lease: %llu vfs waits, %.1f ms each; %llu ended by argus-lease\n",
 		cls(&c, ARGUS_CLS_VFS_WAIT),
@@ -2171,15 +2174,21 @@ static void test_journal(void)
 		CHECKF(w && !w->own && w->waits >= NJOURNAL / 2,
 		       "%s: waker %s (own %d): %llu waits, %llu ns", how, w ? w->comm : "(none)",
 		       w ? w->own : 0, w ? w->waits : 0, w ? w->wait_ns : 0);
+		/* the chain's next link: the journal's thread waited for its own writes */
+		CHECKF(w && w->then_cls == ARGUS_CLS_BLOCK_DEVICE && w->then_ns > 0,
+		       "%s: the waker's time before: %s, %llu ns", how,
+		       probe_class_name(w ? w->then_cls : ARGUS_CLS_MAX), w ? w->then_ns : 0);
 		CHECK_EQ(cls(&c, ARGUS_CLS_VFS_WAIT), 0, "vfs waits");
 		CHECKF(cls(&c, ARGUS_CLS_BLOCK_DEVICE) >= NJOURNAL / 2, "%s: block I/O %llu requests",
 		       how, cls(&c, ARGUS_CLS_BLOCK_DEVICE));
 		fprintf(stderr,
-			"journal (%s): %llu commit waits, %.1f ms in all, %llu ended by %s; own "
-			"block I/O %.1f ms\n",
+			"journal (%s): %llu commit waits, %.1f ms in all, %llu ended by %s after "
+			"%.1f ms of its own in %s; own block I/O %.1f ms\n",
 			how, cls(&c, ARGUS_CLS_BLOCK_COMMIT),
 			c.cls[ARGUS_CLS_BLOCK_COMMIT].time_ns / 1e6, w ? w->waits : 0,
-			w ? w->comm : "(none)", c.cls[ARGUS_CLS_BLOCK_DEVICE].time_ns / 1e6);
+			w ? w->comm : "(none)", w ? w->then_ns / 1e6 : 0.0,
+			probe_class_name(w ? w->then_cls : ARGUS_CLS_MAX),
+			c.cls[ARGUS_CLS_BLOCK_DEVICE].time_ns / 1e6);
 	}
 }
 
