@@ -16,15 +16,20 @@ generator measures in each window (each class below says what it runs):
 
 The cells (CELLS) and each service's truth in them (COMMON_TRUTHS and the
 service's TRUTHS: the paths a correct diagnosis may name, each with its
-reason) are fixed before anything runs. Truth is then measured without
-argusd: the SLI command alone, on the quiet system and in the cell in turn
-(quiet, cell, quiet, cell, ...), --reps times each, so that a drift of the
-machine over the minutes does not decide a cell. A cell whose median SLI is
-not worse than its quiet runs' by at least MIN_SLOWER (argusd's own
-min_slowdown) is a null cell whatever the perturber, and so is a cell whose
-truth names no path: a diagnosis there must abstain. A cell whose truth is
-the service's own storage I/O alone (STORAGE_PATHS) names it only when the
-service moved storage in the cell's runs (/proc/PID/io, STORAGE_MIN_B). The raw results (every
+reason) are fixed before anything runs. Truth is measured without argusd,
+the SLI command alone, in pairs: a quiet run, then a run in the cell. --reps
+pairs per cell before any diagnosis, and two beside each diagnosis, in the
+same minutes as argusd's windows: quiet, then in one run of the perturber the
+cell's SLI, the diagnosis, the cell's SLI again, then quiet. A cell's truth
+is the median over its pairs of how much worse the cell's run is than the
+quiet run beside it (a drift of the machine over minutes moves both runs of
+a pair), so each diagnosis is scored once its cell's pairs are all in. A
+cell less than MIN_SLOWER (argusd's own min_slowdown) worse is a null cell
+whatever the perturber, and so is a cell whose truth names no path: a
+diagnosis there must abstain. A cell whose truth is the service's own storage
+I/O alone (STORAGE_PATHS) names it only when the service moved STORAGE_MIN_B
+more storage in the cell's run than in the quiet one beside it (/proc/PID/io,
+the median pair's). The raw results (every
 job's result, the SLI values, the truth measured) go to DIR/services.json,
 each diagnosis's trace to DIR/traces/CELL-REP.json.gz; a line per
 measurement and per diagnosis to stdout.
@@ -582,36 +587,47 @@ def sli_and_storage(svc, cmd):
     return value, max(0, storage_bytes(svc) - before)
 
 
-def measure_truth(runner, svc, cells, reps):
-    """Per cell, reps pairs of SLI values without argusd, in turn on the quiet system and in the
-    cell, with the storage the service moved in each run."""
-    sli = svc.sli()
-    truth = {}
+def pair(quiet, cell, when):
+    """One quiet SLI run beside one in the cell, (value, storage bytes) each, measured minutes
+    apart at most: how much worse the cell's is, as argusd's gate has it."""
+    return {"when": when, "quiet": quiet[0], "cell": cell[0], "quiet_storage_bytes": quiet[1],
+            "cell_storage_bytes": cell[1]}
+
+
+def measure_pairs(runner, svc, cells, reps):
+    """Per cell, reps pairs of SLI runs without argusd, quiet then in the cell, before any
+    diagnosis: half of each cell's truth (diagnose_cells measures the other half beside its
+    diagnoses)."""
+    cmd = svc.sli()["command"]
+    pairs = {}
     for c in cells:
-        base, vals, base_io, io = [], [], [], []
+        pairs[c] = []
         for _ in range(reps):
-            v, b = runner.run("none", lambda: sli_and_storage(svc, sli["command"]))
-            base.append(v)
-            base_io.append(b)
-            v, b = runner.run(c, lambda: sli_and_storage(svc, sli["command"]))
-            vals.append(v)
-            io.append(b)
-        truths, why = svc.truths(c)
-        storage = evallib.median(io) - evallib.median(base_io)
-        if truths and set(truths) <= STORAGE_PATHS and storage < STORAGE_MIN_B:
-            why = ("%s; but the service moved %.1f MiB of storage in the cell's runs against %.1f in "
-                   "the quiet ones: not its storage I/O" % (why, evallib.median(io) / 2**20,
-                                                            evallib.median(base_io) / 2**20))
-            truths = []
-        slower = worse_by(vals, base, sli["better"])
-        truth[c] = {"values": vals, "baseline": base, "storage_bytes": io, "baseline_storage_bytes": base_io,
-                    "slower": slower, "truths": truths, "why": why,
-                    "null": slower < MIN_SLOWER or not truths}
-        print("truth %-14s %s %s vs %s: %+.0f%% worse; storage %s vs %s MiB%s" % (
-            c, svc.form, vals, base, slower * 100, [round(x / 2**20, 1) for x in io],
-            [round(x / 2**20, 1) for x in base_io], "" if truths else " (no path by its truth)"),
-            flush=True)
-    return truth
+            q = runner.run("none", lambda: sli_and_storage(svc, cmd))
+            v = runner.run(c, lambda: sli_and_storage(svc, cmd))
+            pairs[c].append(pair(q, v, "before"))
+            print("truth %-14s pair %d: %s %.4g quiet, %.4g in the cell" % (
+                c, len(pairs[c]), svc.form, q[0], v[0]), flush=True)
+    return pairs
+
+
+def judge_truth(svc, cell, pairs):
+    """The cell's truth from all its pairs: how much worse each pair's cell run is than its
+    quiet run beside it, the median of those (a drift of the machine over minutes moves both
+    runs of a pair alike); a null cell when that is under MIN_SLOWER or the cell's truth names
+    no path; storage-only truths hold only when the service moved STORAGE_MIN_B more storage in
+    the cell's runs than in their quiet ones (the median pair's difference)."""
+    better = svc.sli()["better"]
+    worse = [worse_by([p["cell"]], [p["quiet"]], better) for p in pairs]
+    slower = evallib.median(worse)
+    storage = evallib.median([p["cell_storage_bytes"] - p["quiet_storage_bytes"] for p in pairs])
+    truths, why = svc.truths(cell)
+    if truths and set(truths) <= STORAGE_PATHS and storage < STORAGE_MIN_B:
+        why = ("%s; but the service moved %.1f MiB more storage in the cell's runs than in the quiet "
+               "ones beside them: not its storage I/O" % (why, storage / 2**20))
+        truths = []
+    return {"pairs": pairs, "worse": worse, "slower": slower, "storage_bytes": storage,
+            "truths": truths, "why": why, "null": slower < MIN_SLOWER or not truths}
 
 
 def define_service(dir, svc, cg_path):
@@ -644,26 +660,42 @@ def save_trace(argusd, job_id, path):
         json.dump(trace if st == 200 else {"status": st, "body": trace}, f)
 
 
-def diagnose_cells(runner, argusd, svc, truth, reps, out):
-    """Each cell's diagnoses, reps of them, scored against the truth measured."""
-    cells = {}
-    for c, t in truth.items():
-        truths = [] if t["null"] else t["truths"]
+def diagnose_cells(runner, argusd, svc, pairs, reps, out):
+    """Each cell's diagnoses, reps of them, each between two pairs of SLI runs without argusd
+    (quiet, then in the same perturber's run the cell's SLI, argusd's diagnosis, the cell's SLI
+    again, then quiet): the truth's other half, measured in the same minutes as argusd's
+    windows. Scored once the cell's truth is known, from all its pairs."""
+    cmd = svc.sli()["command"]
+    cells, truth = {}, {}
+    for c in pairs:
         runs = []
         for rep in range(reps):
-            job, secs = runner.run(c, lambda: argusd.follow(argusd.submit("/diagnose",
-                                                                          {"service": svc.name})))
+            def in_cell():
+                before = sli_and_storage(svc, cmd)
+                job, secs = argusd.follow(argusd.submit("/diagnose", {"service": svc.name}))
+                return before, job, secs, sli_and_storage(svc, cmd)
+            q1 = runner.run("none", lambda: sli_and_storage(svc, cmd))
+            v1, job, secs, v2 = runner.run(c, in_cell)
+            q2 = runner.run("none", lambda: sli_and_storage(svc, cmd))
+            pairs[c] += [pair(q1, v1, "diagnosis %d" % (rep + 1)), pair(q2, v2, "diagnosis %d" % (rep + 1))]
             res = job.get("result") or {}
             save_trace(argusd, job["id"], os.path.join(out, "traces", "%s-%d.json.gz" % (c, rep + 1)))
-            outcome = evallib.score(truths, job["state"], res.get("verdict"), res.get("path"))[0]
-            runs.append({"job": job["id"], "state": job["state"], "outcome": outcome,
-                         "verdict": res.get("verdict"), "path": res.get("path"),
-                         "reason_code": res.get("reason_code"), "summary": res.get("summary"),
-                         "error": job.get("error"), "seconds": secs})
+            runs.append({"job": job["id"], "state": job["state"], "verdict": res.get("verdict"),
+                         "path": res.get("path"), "reason_code": res.get("reason_code"),
+                         "summary": res.get("summary"), "error": job.get("error"), "seconds": secs})
             named = "/".join(res.get("path") or []) or res.get("reason_code") or ""
-            print("%-14s rep %d: %-9s %s %s" % (c, rep + 1, outcome, res.get("verdict"), named), flush=True)
+            print("%-14s rep %d: %s %s; beside it %s %.4g, %.4g in the cell vs %.4g, %.4g quiet" % (
+                c, rep + 1, res.get("verdict"), named, svc.form, v1[0], v2[0], q1[0], q2[0]), flush=True)
+        truth[c] = t = judge_truth(svc, c, pairs[c])
+        truths = [] if t["null"] else t["truths"]
+        for r in runs:
+            r["outcome"] = evallib.score(truths, r["state"], r["verdict"], r["path"])[0]
         cells[c] = {"truths": truths, "runs": runs}
-    return cells
+        print("truth %-14s %+.0f%% worse (median of %d pairs: %s); storage %+.1f MiB: %s; %s" % (
+            c, t["slower"] * 100, len(t["worse"]), " ".join("%+.0f%%" % (w * 100) for w in t["worse"]),
+            t["storage_bytes"] / 2**20, "null" if t["null"] else "/".join(truths),
+            " ".join(r["outcome"] for r in runs)), flush=True)
+    return cells, truth
 
 
 def evaluate(a, svc, cg_path, top, out):
@@ -674,14 +706,15 @@ def evaluate(a, svc, cg_path, top, out):
     runner = CellRunner(os.path.abspath(a.build), svc, out)
     argusd = None
     try:
-        results["truth"] = measure_truth(runner, svc, a.cells, a.reps)
+        pairs = measure_pairs(runner, svc, a.cells, a.reps)
+        results["truth"] = pairs
         results["service"] = define_service(os.path.join(top, "argusd"), svc, cg_path)
         extra = "services_dir = %s/argusd/services\n" % top
         if a.syscall_events:
             extra += "syscall_events = %s\n" % a.syscall_events
         argusd = Argusd(os.path.abspath(a.build), os.path.join(top, "argusd"), extra=extra)
         results["reference"] = record_reference(argusd, svc)
-        results["cells"] = diagnose_cells(runner, argusd, svc, results["truth"], a.reps, out)
+        results["cells"], results["truth"] = diagnose_cells(runner, argusd, svc, pairs, a.reps, out)
     finally:
         if argusd:
             argusd.stop()
