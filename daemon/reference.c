@@ -32,15 +32,21 @@ static json_t *backends_of(const struct tree *t)
 #define REFERENCE_ATTEMPTS 3
 #define REFERENCE_PAUSE_S 5 /* before attempt n + 1: n times this */
 /*
- * A kept reference whose runs vary by more than REFERENCE_EXTEND_CV is
- * extended to REFERENCE_EXTENDED_RUNS runs: with five runs a diagnosis must
- * see a run three of their spreads slower, and more runs of the diagnosis
- * would not lower that bar, since the reference's own centre is as
- * uncertain; with ten, the mean of three runs of a diagnosis is judged
- * against about two (diagnose.c, LEVEL1_RUNS).
+ * A kept reference whose runs vary so much that one run of a diagnosis
+ * could not show a slowdown of min_slowdown, tau of their spreads being
+ * more than that (a coefficient of variation above min_slowdown / tau:
+ * 3.3% with the defaults), is extended to REFERENCE_EXTENDED_RUNS runs:
+ * with five runs a diagnosis must see a run tau of their spreads slower,
+ * and more runs of the diagnosis would not lower that bar, since the
+ * reference's own centre is as uncertain; with ten, the mean of three runs
+ * of a diagnosis is judged against about two (diagnose.c, LEVEL_RUNS).
  */
-#define REFERENCE_EXTEND_CV 0.05
 #define REFERENCE_EXTENDED_RUNS 10
+
+static bool extends(const struct config *cfg, double cv)
+{
+	return cv * cfg->tau > cfg->min_slowdown;
+}
 
 
 /* The K runs of one attempt: vectors, per-run info, and the wall time's coefficient of variation. */
@@ -264,7 +270,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		if (!diag_noise_metric(&tg) || best.cv <= REFERENCE_NOISY_CV)
 			break;
 	}
-	if (r >= 0 && diag_noise_metric(&tg) && best.cv > REFERENCE_EXTEND_CV &&
+	if (r >= 0 && diag_noise_metric(&tg) && extends(env->cfg, best.cv) &&
 	    best.n < REFERENCE_EXTENDED_RUNS) {
 		struct attempt more = {};
 

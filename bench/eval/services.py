@@ -16,7 +16,11 @@ generator measures in each window (each class below says what it runs):
 
 The cells (CELLS) and each service's truth in them (COMMON_TRUTHS and the
 service's TRUTHS: the paths a correct diagnosis may name, each with its
-reason) are fixed before anything runs. Truth is measured without argusd,
+reason) are fixed before anything runs. argusd's reference is recorded
+first, on the quiet service, as its user would, before any perturber ran
+(until 1e94e10 it came after the truth's first pairs, whose last cell is the
+memory hog, and two of three references were recorded slow: see
+results/2026-12-04/services-8c3ae4e.md). Truth is measured without argusd,
 the SLI command alone, in pairs: a quiet run, then a run in the cell. --reps
 pairs per cell before any diagnosis, and two beside each diagnosis, in the
 same minutes as argusd's windows: quiet, then in one run of the perturber the
@@ -699,21 +703,23 @@ def diagnose_cells(runner, argusd, svc, pairs, reps, out):
 
 
 def evaluate(a, svc, cg_path, top, out):
-    """Truth, then argusd's reference and diagnoses; services.json in out, also on a failure."""
+    """argusd's reference, the truth's first pairs, then the diagnoses with the pairs beside
+    them; services.json in out, also on a failure."""
     results = {"kind": svc.kind, "cells": {}, "truth": {}, "service": None, "reference": None,
                "min_slower": MIN_SLOWER, "reps": a.reps,
                "syscall_events": a.syscall_events or "argusd's default"}
     runner = CellRunner(os.path.abspath(a.build), svc, out)
     argusd = None
     try:
-        pairs = measure_pairs(runner, svc, a.cells, a.reps)
-        results["truth"] = pairs
         results["service"] = define_service(os.path.join(top, "argusd"), svc, cg_path)
         extra = "services_dir = %s/argusd/services\n" % top
         if a.syscall_events:
             extra += "syscall_events = %s\n" % a.syscall_events
         argusd = Argusd(os.path.abspath(a.build), os.path.join(top, "argusd"), extra=extra)
+        # first, as its user would: on the quiet service, before any perturber has run
         results["reference"] = record_reference(argusd, svc)
+        pairs = measure_pairs(runner, svc, a.cells, a.reps)
+        results["truth"] = pairs
         results["cells"], results["truth"] = diagnose_cells(runner, argusd, svc, pairs, a.reps, out)
     finally:
         if argusd:
