@@ -134,13 +134,15 @@ static void test_still_noisy(void)
  * diagnosis could not show a slowdown of min_slowdown, its runs varying by
  * more than min_slowdown / tau. Runs of 0.58, 0.5 and 0.58 s vary by about
  * 8%: extended to ten with the defaults (a bar of 3.3%), kept at three
- * where min_slowdown is 0.45 (a bar of 15%), where a fixed 5% would have
- * extended it too.
+ * where min_slowdown is 0.45 and tau 4 (a bar of 11%), where a fixed 5%
+ * would have extended it too; a diagnosis there uses the same tau.
  */
 static void test_extends_by_tau(void)
 {
 	struct daemon strict = {};
+	struct http_reply r;
 	json_t *trace, *job;
+	json_int_t id;
 	double cv;
 
 	tap_subtest("extends_by_tau");
@@ -151,7 +153,7 @@ static void test_extends_by_tau(void)
 	json_decref(trace);
 	json_decref(job);
 
-	REQUIRE(daemon_prepare(&strict, "min_slowdown = 0.45\n") == 0);
+	REQUIRE(daemon_prepare(&strict, "min_slowdown = 0.45\ntau = 4\n") == 0);
 	add_workload(&strict, "alternate2", "2 4 6 8 10 12 14 16 18 20 22", "0.58");
 	REQUIRE(daemon_start(&strict) == 0);
 	job = record_on(&strict, "alternate2", &trace);
@@ -161,6 +163,15 @@ static void test_extends_by_tau(void)
 	CHECK_EQ(json_integer_value(json_object_get(json_object_get(job, "result"), "extended_runs")),
 		 0, "extended runs where min_slowdown is 0.45");
 	json_decref(trace);
+	json_decref(job);
+	/* a diagnosis there is judged with the configured tau, as the extension was */
+	CHECK(http_post(&strict, "/diagnose", "{\"workload\": \"alternate2\"}", &r) == 202);
+	id = json_integer_value(json_object_get(r.json, "id"));
+	reply_free(&r);
+	job = id > 0 ? wait_job(&strict, id, 300) : NULL;
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "diagnosis: %s",
+	       job ? json_text(job) : "(none)");
+	CHECK(job && json_real_value(json_object_get(json_object_get(job, "result"), "tau")) == 4.0);
 	json_decref(job);
 	daemon_cleanup(&strict);
 }
