@@ -5,14 +5,19 @@
  * every level has a centre and a spread. Stored with the kernel release,
  * host, tree version and the backend of every node.
  */
+#include "daemon/calibrate.h"
 #include "daemon/diagnose.h"
 #include "daemon/log.h"
 #include "daemon/quiet.h"
+#include "daemon/service.h"
 #include "daemon/store.h"
 #include "daemon/syscalls.h"
 #include "daemon/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -48,6 +53,75 @@ static bool extends(const struct config *cfg, double cv)
 	return cv * cfg->tau > cfg->min_slowdown;
 }
 
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of metric over the n runs that have it; NAN when none has. */
+static double runs_median(const struct mvec *runs, size_t n, const char *metric)
+{
+	_cleanup_free_ double *v = calloc(n ? n : 1, sizeof(double));
+	size_t i, have = 0;
+
+	for (i = 0; v && i < n; i++) {
+		const double *x = mvec_get(&runs[i], metric);
+
+		if (x)
+			v[have++] = *x;
+	}
+	if (!have)
+		return NAN;
+	qsort(v, have, sizeof(double), by_value);
+	return have % 2 ? v[have / 2] : (v[have / 2 - 1] + v[have / 2]) / 2;
+}
+
+/*
+ * A service's new reference (its n runs) recorded while the service was
+ * slower than at its last reference of the same SLI: the new runs' median
+ * SLI worse than the last reference's runs by more than tau of their
+ * spread and min_slowdown, as a diagnosis would call it slower. A
+ * diagnosis against it would not see a slowdown of that size, so the
+ * result says so; NULL when it is not, or nothing can be compared.
+ */
+static char *slower_than_last(struct store *s, const struct config *cfg, const char *subject,
+			      const struct service *svc, const struct mvec *runs, size_t n)
+{
+	struct mvec *last_runs = NULL;
+	json_auto_t *last = NULL, *now = service_to_json(svc);
+	struct calib_params p;
+	struct calib_score score = {};
+	struct mvec median_run = {};
+	size_t n_last = 0;
+	int64_t id;
+	char *text = NULL;
+
+	if (!svc->sli || store_reference_latest(s, subject, &id) < 0 ||
+	    store_reference_get(s, id, &last) < 0 ||
+	    !json_equal(json_object_get(json_object_get(last, "service"), "sli"),
+			json_object_get(now, "sli")) ||
+	    store_reference_runs(s, id, &last_runs, &n_last) < 0)
+		return NULL;
+	calib_params_default(&p);
+	p.tau = cfg->tau;
+	p.min_slowdown = cfg->min_slowdown;
+	mvec_set(&median_run, "target/sli_cost", runs_median(runs, n, "target/sli_cost"));
+	if (calib_score_wall(&p, last_runs, n_last, &median_run, &score) == 0 && score.flagged)
+		text = xasprintf("recorded while the service was slower than at its last reference "
+				 "(%" PRId64 "): SLI %.4g against %.4g there, %.0f%% worse; a "
+				 "diagnosis against it would not see a slowdown of that size: record "
+				 "it again when the service is healthy",
+				 id, runs_median(runs, n, "target/sli"),
+				 runs_median(last_runs, n_last, "target/sli"),
+				 100.0 * score.delta / fabs(score.centre));
+	free(score.metric);
+	mvec_free(&median_run);
+	mvec_array_free(last_runs, n_last);
+	return text;
+}
 
 /* The K runs of one attempt: vectors, per-run info, and the wall time's coefficient of variation. */
 struct attempt {
@@ -207,6 +281,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	int r, k, attempt, attempts = 0, best_attempt = 0;
 	size_t extended = 0;
 	bool noisy = false;
+	_cleanup_free_ char *slower = NULL;
 
 	if (repeats < 1)
 		repeats = env->cfg->reference_repeats;
@@ -288,6 +363,8 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	}
 	/* stored only once every run of the kept attempt succeeded: a partial reference is none */
 	if (r >= 0) {
+		if (tg.service)
+			slower = slower_than_last(s, env->cfg, subject, tg.service, best.vecs, best.n);
 		noisy = diag_noise_metric(&tg) && best.cv > REFERENCE_NOISY_CV;
 		meta = json_pack("{s:s,s:s,s:s,s:s,s:o,s:I,s:o,s:o*,s:f,s:b,s:i,s:b}", "subject",
 				 subject, "kernel", env->kernel_release, "host", env->hostname,
@@ -329,6 +406,9 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				 "for sharper diagnoses",
 				 tg.workload ? "workload's wall time" : "service's SLI",
 				 best.cv * 100, attempts));
+	if (slower)
+		json_array_append_new(json_object_get(*ret_result, "warnings"),
+				      json_string(slower));
 	if (tg.service && tg.service->sli)
 		json_object_set_new(*ret_result, "sli_cv", json_real(best.cv));
 	attempt_clear(&best);

@@ -645,6 +645,25 @@ static void test_old_work_unit(json_int_t ref)
 	json_decref(job);
 }
 
+/*
+ * A reference of service, with a warning that says words (NULL: with
+ * none): one recorded while the service was slower than at its last
+ * reference says so, since a diagnosis against it would miss as much.
+ */
+static void expect_reference_warning(const char *service, const char *words)
+{
+	_cleanup_free_ char *body = xasprintf("{\"service\": \"%s\"}", service);
+	json_t *job = run_job("/references", body, 60), *warnings;
+	const char *first;
+
+	warnings = json_object_get(json_object_get(job, "result"), "warnings");
+	first = json_string_value(json_array_get(warnings, 0));
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0 &&
+		       (words ? first && strstr(first, words) : json_array_size(warnings) == 0),
+	       "reference of %s: warnings %s", service, first ?: "(none)");
+	json_decref(job);
+}
+
 static void test_daemon(void)
 {
 	char def[768], sli_file[256], script[256], body[256];
@@ -768,6 +787,9 @@ static void test_daemon(void)
 	CHECKF(strstr(json_string_value(json_object_get(res, "summary")) ?: "", "SLI 40 vs 10"),
 	       "the summary names the SLI: %s", json_string_value(json_object_get(res, "summary")));
 	json_decref(job);
+	expect_reference_warning("judged", "slower than at its last reference");
+	/* recorded again at the same SLI: nothing to say */
+	expect_reference_warning("judged", NULL);
 
 	/*
 	 * Why nothing was named, on a service. Runs of a reference whose SLI
