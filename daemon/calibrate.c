@@ -101,8 +101,7 @@ static int by_value(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* The median of n values (n >= 1), sorting v. */
-static double median_sorting(double *v, size_t n)
+double calib_median_sorting(double *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), by_value);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -126,7 +125,7 @@ static void centre_noise(bool robust, const double *ref, size_t k, double *work,
 
 	if (robust && k >= TRIM_MIN_RUNS) {
 		memcpy(work, ref, k * sizeof(*work));
-		median = median_sorting(work, k);
+		median = calib_median_sorting(work, k);
 		far = 0;
 		for (i = 1; i < k; i++)
 			if (fabs(ref[i] - median) > fabs(ref[far] - median))

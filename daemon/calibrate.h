@@ -172,6 +172,9 @@ void calib_score_metric(const struct calib_params *p, const struct calib_null *n
 			const char *metric, bool is_time, const double *ref, size_t k, double value,
 			struct calib_score *ret);
 
+/* The median of n values (n >= 1), sorting v. */
+double calib_median_sorting(double *v, size_t n);
+
 /*
  * The target's slowdown in pmv against the k reference runs, scored as
  * calib_decide scores it at level 1: its wall time, or a service's SLI

@@ -54,13 +54,6 @@ static bool extends(const struct config *cfg, double cv)
 }
 
 
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The median of metric over the n runs that have it; NAN when none has. */
 static double runs_median(const struct mvec *runs, size_t n, const char *metric)
 {
@@ -73,10 +66,7 @@ static double runs_median(const struct mvec *runs, size_t n, const char *metric)
 		if (x)
 			v[have++] = *x;
 	}
-	if (!have)
-		return NAN;
-	qsort(v, have, sizeof(double), by_value);
-	return have % 2 ? v[have / 2] : (v[have / 2 - 1] + v[have / 2]) / 2;
+	return have ? calib_median_sorting(v, have) : NAN;
 }
 
 /*
