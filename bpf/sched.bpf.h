@@ -409,7 +409,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	__u64 now = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id(), gen;
 	struct cpu_occupancy *occ = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
-	struct thread_state *ts;
+	struct thread_state *ts, *ws;
 	bool prev_target;
 
 	/* the CPU's run of a target task or of its idle task, if it was one, ends here */
@@ -422,15 +422,16 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	prev_target = ts != NULL;
 	if (ts)
 		switched_out(ts, prev, preempt || prev_state == 0, now);
-	else if ((ts = current_watched()))
-		watched_out(ts, prev, preempt || prev_state == 0, cpu, now);
+	else if ((ws = current_watched()))
+		watched_out(ws, prev, preempt || prev_state == 0, cpu, now);
 
 	gen = targets_gen;
 	ts = task_entry(next);
+	ws = watched_state(ts);
 	/* what runs here from now on: the first test of every program (current_state) */
-	cpu_task_set(cpu, next, gen, ts && ts->role == ROLE_TARGET, watched_state(ts) != NULL);
-	if (watched_state(ts))
-		watched_in(ts, now);
+	cpu_task_set(cpu, next, gen, ts && ts->role == ROLE_TARGET, ws != NULL);
+	if (ws)
+		watched_in(ws, now);
 	if (!ts || ts->role != ROLE_TARGET)
 		return 0;
 	if (ts->sched.runq_start && now > ts->sched.runq_start) {

@@ -81,7 +81,8 @@ static char *slower_than_last(struct store *s, const struct config *cfg, const c
 			      const struct service *svc, const struct mvec *runs, size_t n)
 {
 	struct mvec *last_runs = NULL;
-	json_auto_t *last = NULL, *now = service_to_json(svc);
+	json_auto_t *list = NULL, *now = service_to_json(svc);
+	json_t *last;
 	struct calib_params p;
 	struct calib_score score = {};
 	struct mvec median_run = {};
@@ -89,10 +90,13 @@ static char *slower_than_last(struct store *s, const struct config *cfg, const c
 	int64_t id;
 	char *text = NULL;
 
-	if (!svc->sli || store_reference_latest(s, subject, &id) < 0 ||
-	    store_reference_get(s, id, &last) < 0 ||
-	    !json_equal(json_object_get(json_object_get(last, "service"), "sli"),
-			json_object_get(now, "sli")) ||
+	/* the last reference's meta alone (newest first), then its runs */
+	if (!svc->sli || store_reference_list(s, subject, 1, &list) < 0)
+		return NULL;
+	last = json_array_get(json_object_get(list, "references"), 0);
+	id = json_integer_value(json_object_get(last, "id"));
+	if (!last || !json_equal(json_object_get(json_object_get(last, "service"), "sli"),
+				 json_object_get(now, "sli")) ||
 	    store_reference_runs(s, id, &last_runs, &n_last) < 0)
 		return NULL;
 	calib_params_default(&p);

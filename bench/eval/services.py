@@ -671,16 +671,21 @@ def diagnose_cells(runner, argusd, svc, pairs, reps, out):
     windows. Scored once the cell's truth is known, from all its pairs."""
     cmd = svc.sli()["command"]
     cells, truth = {}, {}
+
+    def sli_run():
+        return sli_and_storage(svc, cmd)
+
+    def in_cell():
+        before = sli_run()
+        job, secs = argusd.follow(argusd.submit("/diagnose", {"service": svc.name}))
+        return before, job, secs, sli_run()
+
     for c in pairs:
         runs = []
         for rep in range(reps):
-            def in_cell():
-                before = sli_and_storage(svc, cmd)
-                job, secs = argusd.follow(argusd.submit("/diagnose", {"service": svc.name}))
-                return before, job, secs, sli_and_storage(svc, cmd)
-            q1 = runner.run("none", lambda: sli_and_storage(svc, cmd))
+            q1 = runner.run("none", sli_run)
             v1, job, secs, v2 = runner.run(c, in_cell)
-            q2 = runner.run("none", lambda: sli_and_storage(svc, cmd))
+            q2 = runner.run("none", sli_run)
             pairs[c] += [pair(q1, v1, "diagnosis %d" % (rep + 1)), pair(q2, v2, "diagnosis %d" % (rep + 1))]
             res = job.get("result") or {}
             save_trace(argusd, job["id"], os.path.join(out, "traces", "%s-%d.json.gz" % (c, rep + 1)))
