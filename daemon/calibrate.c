@@ -500,6 +500,43 @@ static struct run_time slower_run_time(const struct calib_params *p, const struc
 	return rt;
 }
 
+/*
+ * A path whose events grew in number did other work, not the same work
+ * slower with everything else: its time is judged against its own
+ * reference, not against the rest of the run.
+ */
+static bool did_other_work(const struct calib_decision *d, const struct node_eval *e)
+{
+	return e->count_score >= 0 && d->scores[e->count_score].flagged;
+}
+
+/*
+ * The run's time that the other paths' growth is measured against: less
+ * the time of the paths that did other work, whose growth is their own and
+ * not a slowdown of everything else (counted in, it would set the norm that
+ * a path growing beside them is discounted by, and the path that did other
+ * work, judged against its own reference, would outrank it on the same
+ * added time). The whole run when nothing is left.
+ */
+static struct run_time run_without_other_work(const struct calib_decision *d,
+					      const struct node_eval *ev, size_t n_active,
+					      struct run_time rt)
+{
+	struct run_time rest = rt;
+	size_t i;
+
+	for (i = 0; i < n_active; i++) {
+		const struct calib_score *s;
+
+		if (ev[i].time_score < 0 || !did_other_work(d, &ev[i]))
+			continue;
+		s = &d->scores[ev[i].time_score];
+		rest.centre -= s->centre;
+		rest.value -= s->value;
+	}
+	return rest.centre > 0 && rest.value > 0 ? rest : rt;
+}
+
 /* Score every declared metric of every active node, in node order; the largest z's index. */
 static int score_nodes(const struct calib_params *p, const struct tree *t, const int *active,
 		       size_t n_active, const struct mvec *ref, size_t k, const struct mvec *pmv,
@@ -536,14 +573,14 @@ static int score_nodes(const struct calib_params *p, const struct tree *t, const
 			else
 				ev[i].count_score = si;
 		}
-		/*
-		 * A path whose events grew in number did other work, not the
-		 * same work slower with everything else: its time is judged
-		 * against its own reference, not against the rest of the run.
-		 */
-		if (rt.centre > 0 && ev[i].time_score >= 0 &&
-		    !(ev[i].count_score >= 0 && d->scores[ev[i].count_score].flagged))
-			judge_against_slowdown(p, &d->scores[ev[i].time_score], rt.centre, rt.value);
+	}
+	if (rt.centre > 0) {
+		struct run_time rest = run_without_other_work(d, ev, n_active, rt);
+
+		for (i = 0; i < n_active; i++)
+			if (ev[i].time_score >= 0 && !did_other_work(d, &ev[i]))
+				judge_against_slowdown(p, &d->scores[ev[i].time_score], rest.centre,
+						       rest.value);
 	}
 	for (i = 0; i < d->n_scores; i++)
 		if (largest < 0 || d->scores[i].z > d->scores[largest].z)

@@ -749,6 +749,53 @@ static void test_rank_by_excess(const struct tree *t)
 	calib_decision_free(&d);
 }
 
+/*
+ * A path that did other work (its events grew) is judged against its own
+ * reference; its growth is not part of the rest of the run that a path
+ * beside it is judged against. Wall 1 -> 1.82 s: paging 200 -> 600 ms
+ * with three times the faults (+400 ms), the scheduler 100 -> 520 ms on
+ * as many switches (+420 ms), the other 700 ms as before. Outside paging
+ * the run did not grow, so the scheduler's excess is its 420 ms and it
+ * leads; counted in, paging's growth would have set the norm at 1.44
+ * (144 ms expected, 376 ms excess) and paging would have led on less
+ * added time.
+ */
+static void test_rest_without_other_work(const struct tree *t)
+{
+	struct row rows[] = {
+	    {"kernel_paging/count", {1000, 1000, 1000}, 3000},
+	    {"kernel_paging/time_ns", {2e8, 2e8, 2e8}, 6e8},
+	    {"kernel_scheduler/count", {50, 50, 50}, 50},
+	    {"kernel_scheduler/time_ns", {1e8, 1e8, 1e8}, 5.2e8},
+	    {"target/wall_ns", {1e9, 1e9, 1e9}, 1.82e9},
+	};
+	const struct calib_score *paging, *sched;
+	struct calib_decision d;
+
+	tap_subtest("rest_without_other_work");
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	paging = find_score(&d, "kernel_paging/time_ns");
+	sched = find_score(&d, "kernel_scheduler/time_ns");
+	CHECK(paging && paging->flagged && paging->expected == 0);
+	CHECKF(sched && sched->flagged && near(sched->expected, 1e8), "expected %g",
+	       sched ? sched->expected : 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler"), "%s",
+	       node_id(t, &d));
+	calib_decision_free(&d);
+
+	/* the same times on as many faults: each judged against the run outside it, the scheduler leads */
+	rows[0].pmv = 1000;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	paging = find_score(&d, "kernel_paging/time_ns");
+	sched = find_score(&d, "kernel_scheduler/time_ns");
+	CHECKF(paging && near(paging->expected, 2e8 * 1220.0 / 800.0), "expected %g",
+	       paging ? paging->expected : 0);
+	CHECKF(sched && near(sched->expected, 1e8 * 1300.0 / 900.0), "expected %g",
+	       sched ? sched->expected : 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler"));
+	calib_decision_free(&d);
+}
+
 /* n standard normal draws from a seeded generator of the test's own (not the one under test) */
 static double test_normal(unsigned *seed)
 {
@@ -1414,6 +1461,7 @@ int main(void)
 	test_two_causes(t);
 	test_count_only_ranking(t);
 	test_rank_by_excess(t);
+	test_rest_without_other_work(t);
 	test_trimmed();
 	test_thresholds();
 	test_looks();
