@@ -20,6 +20,10 @@ for gzip -d, two equal 384 MB files for cmp, and a tree of 120000 empty files fo
 (/var/tmp/argus-heldout10.img, on a loop device with direct I/O, so that its writes reach the disk):
 a tree of 600 small files for git add, 300 for rsync to copy, and an SQL script of single-row
 transactions for sqlite3 in WAL mode; `--set 10 --release` unmounts it and frees the loop device.
+Set 11 (--set 11) in /var/tmp/argus-heldout11, an ext4 file system with a journal made likewise in
+/var/tmp/argus-heldout11.img: 600 small files for gzip --synchronous, an 8 MB file that sysbench
+overwrites, a dump of 60000 records for mdb_load and 512 MB of random bytes for b2sum; `--set 11
+--release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -32,8 +36,9 @@ import subprocess
 
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
         4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
-        7: "/var/tmp/argus-heldout7", 10: "/var/tmp/argus-heldout10"}
-IMAGE10 = "/var/tmp/argus-heldout10.img"
+        7: "/var/tmp/argus-heldout7", 10: "/var/tmp/argus-heldout10",
+        11: "/var/tmp/argus-heldout11"}
+JOURNALED = (10, 11)
 DIR = DIRS[1]
 
 
@@ -211,15 +216,16 @@ def set7(nobody):
 
 
 def journaled_mount():
-    """Mount set 10's file system at DIR, made first when there is none: an ext4 file system with
-    a journal in IMAGE10 on a loop device with direct I/O. Returns the loop device."""
+    """Mount the set's file system at DIR, made first when there is none: an ext4 file system with
+    a journal in DIR.img on a loop device with direct I/O. Returns the loop device."""
+    image = DIR + ".img"
     src = subprocess.run(["findmnt", "-n", "-o", "SOURCE", DIR], capture_output=True, text=True)
     if src.returncode == 0 and src.stdout.strip():
         return src.stdout.strip()
-    if not os.path.exists(IMAGE10):
-        subprocess.run(["truncate", "-s", "3G", IMAGE10], check=True)
-        subprocess.run(["mkfs.ext4", "-q", "-F", IMAGE10], check=True)
-    dev = subprocess.run(["losetup", "--direct-io=on", "-f", "--show", IMAGE10], check=True,
+    if not os.path.exists(image):
+        subprocess.run(["truncate", "-s", "3G", image], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-F", image], check=True)
+    dev = subprocess.run(["losetup", "--direct-io=on", "-f", "--show", image], check=True,
                          capture_output=True, text=True).stdout.strip()
     subprocess.run(["mount", dev, DIR], check=True)
     features = subprocess.run(["dumpe2fs", "-h", dev], capture_output=True, text=True).stdout
@@ -261,25 +267,50 @@ def set10(nobody):
     print("on %s" % dev)
 
 
+def set11(nobody):
+    dev = journaled_mount()
+    rng = random.Random(20261211)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    for d in ("gz", "sysbench"):
+        subprocess.run(["rm", "-rf", os.path.join(DIR, d)], check=True)
+    # 600 files of about 8 KB for gzip --synchronous (its .gz files made anew by each run)
+    write_tree("gz", 6, block, nobody)
+    # one 8 MB file that sysbench's fileio test overwrites in place
+    os.makedirs(os.path.join(DIR, "sysbench"))
+    subprocess.run(["sysbench", "fileio", "--file-num=1", "--file-total-size=8M", "prepare"],
+                   cwd=os.path.join(DIR, "sysbench"), check=True, stdout=subprocess.DEVNULL)
+    # 60000 records in mdb_load's text format, committed by it 100 at a time
+    dump = ["VERSION=3", "format=print", "type=btree", "mapsize=268435456", "HEADER=END"]
+    for i in range(60000):
+        dump += [" key%06d" % i, " %s" % words(rng, vocab, 24)]
+    dump += ["DATA=END"]
+    write("records.mdb.txt", "\n".join(dump) + "\n", nobody.pw_uid, nobody.pw_gid)
+    write("b2.dat", b"".join(rng.randbytes(1 << 20) for _ in range(512)), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
+    os.chmod(DIR, 0o755)
+    print("on %s" % dev)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="set 10: unmount its file system and free its loop device")
+                    help="sets 10 and 11: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
-        if a.set != 10:
-            raise SystemExit("prepare: --release is for set 10")
+        if a.set not in JOURNALED:
+            raise SystemExit("prepare: --release is for sets 10 and 11")
         journaled_release()
         return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10):
-        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10}[a.set](nobody)
+    if a.set in (2, 3, 4, 5, 6, 7, 10, 11):
+        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
