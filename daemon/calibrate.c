@@ -17,6 +17,8 @@
 #define WALL_METRIC "target/wall_ns"
 #define THREAD_METRIC "target/thread_ns"
 #define SLI_METRIC "target/sli_cost"
+/* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
+#define OUTGROWN_SHARE 0.5
 
 void calib_params_default(struct calib_params *p)
 {
@@ -408,8 +410,10 @@ static bool gather(const char *metric, const struct mvec *ref, size_t k, const s
  * growth as the norm: a path that is most of the run could barely rise
  * above it. The run's time is the target's thread time when the probe
  * counted it (a path's time is summed over threads, so four threads
- * waiting on one CPU hold more of it than the wall), else the wall time.
- * When the path is not inside it, the whole run's ratio is all there is.
+ * waiting on one CPU hold more of it than the wall), else the wall time,
+ * less its shadows (slower_run_time) and the paths that did other work
+ * (run_without_other_work). When the path is not inside it, the whole
+ * run's ratio is all there is.
  */
 static void judge_against_slowdown(const struct calib_params *p, struct calib_score *s,
 				   double run_centre, double run_value)
@@ -482,14 +486,31 @@ struct run_time {
 };
 
 /*
- * A slower run (with wall times: running targets have none): its thread time when the reference and the run both have it, else
- * its wall time.
+ * The target's time that no path owns and that is not the target's own
+ * work (bpf/paths.h): its threads' waits on one another (a runqueue wait
+ * while its own thread ran, a futex wait its own thread ended), which
+ * mirror time counted where the other thread spent it, and the sleep in a
+ * wait for events, which loses nothing and lasts as long as the run does.
+ */
+static const char *const shadow_metrics[] = {
+    "class/runq_own/time_ns",
+    "class/futex_own/time_ns",
+    "class/wait_idle/time_ns",
+};
+
+/*
+ * A slower run (with wall times: running targets have none): its thread
+ * time when the reference and the run both have it, else its wall time,
+ * less the shadows above where both have them: a second thread waiting for
+ * the first would otherwise grow the rest of the run by whatever a path of
+ * the first took, and discount that path by its own growth.
  */
 static struct run_time slower_run_time(const struct calib_params *p, const struct mvec *ref,
 				       size_t k, const struct mvec *pmv, double *vals)
 {
-	struct run_time rt = {};
+	struct run_time rt = {}, rest;
 	double centre, value;
+	size_t i;
 
 	if (!gather_centre(p, WALL_METRIC, ref, k, pmv, vals, &centre, &value) ||
 	    centre <= 0 || value <= centre)
@@ -497,7 +518,13 @@ static struct run_time slower_run_time(const struct calib_params *p, const struc
 	rt = (struct run_time){centre, value};
 	if (gather_centre(p, THREAD_METRIC, ref, k, pmv, vals, &centre, &value) && centre > 0)
 		rt = (struct run_time){centre, value};
-	return rt;
+	rest = rt;
+	for (i = 0; i < ARRAY_SIZE(shadow_metrics); i++)
+		if (gather_centre(p, shadow_metrics[i], ref, k, pmv, vals, &centre, &value)) {
+			rest.centre -= centre;
+			rest.value -= value;
+		}
+	return rest.centre > 0 && rest.value > 0 ? rest : rt;
 }
 
 /*
@@ -743,6 +770,45 @@ static void second_cause(const struct calib_params *p, const struct calib_decisi
 	}
 }
 
+/*
+ * A path is named as where the time went only when no other path may have
+ * taken more of it. When the one ranked first explains less than half of
+ * the target's added time, the rest went elsewhere: if another path, not
+ * flagged (within its spread), grew by more than the first's excess (its
+ * own excess over what the rest of the run predicts, or its increase when
+ * nothing is predicted), the level cannot tell which took the time. That
+ * path, the one that grew the most, or NULL.
+ */
+static const struct node_eval *outgrown_by(const struct calib_decision *d,
+					   const struct node_eval *ev, size_t n_active,
+					   const struct node_eval *top)
+{
+	const struct calib_score *ts;
+	const struct node_eval *most = NULL;
+	double most_key = 0;
+	size_t i;
+
+	if (!top || top->rank_class != 0 || top->time_score < 0)
+		return NULL;
+	ts = &d->scores[top->time_score];
+	if (!(ts->share < OUTGROWN_SHARE))
+		return NULL;
+	for (i = 0; i < n_active; i++) {
+		const struct calib_score *s =
+		    ev[i].time_score >= 0 ? &d->scores[ev[i].time_score] : NULL;
+		double key;
+
+		if (&ev[i] == top || !s || s->flagged || !isfinite(s->value))
+			continue;
+		key = s->expected > 0 ? s->value - s->expected : s->delta;
+		if (key > top->key && (!most || key > most_key)) {
+			most = &ev[i];
+			most_key = key;
+		}
+	}
+	return most;
+}
+
 /* The action, node and evidence that follow from the ranking. */
 static void decide(const struct tree *t, const struct node_eval *top, int parent, int largest,
 		   int dismissed, struct calib_decision *d)
@@ -789,6 +855,24 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 {
 	const struct calib_score *s = d->evidence >= 0 ? &d->scores[d->evidence] : NULL;
 
+	if (s && d->outgrown) {
+		const struct calib_score *w = &d->scores[d->wall];
+		const struct calib_score *o = &d->scores[d->outgrown_by];
+		double div, grew = o->expected > 0 ? o->value - o->expected : o->delta;
+		double lead = s->expected > 0 ? s->value - s->expected : s->delta;
+		int prec;
+		const char *unit = time_unit(w->delta, &div, &prec);
+
+		/* It deviated, but another path may have taken more: say which. */
+		return xasprintf("%s added %.*f %s%s, %.1f%% of the target's added %.*f %s, and "
+				 "%s grew by %.*f %s%s, more, within its spread (z %.1f): which "
+				 "took the time is not shown",
+				 s->metric, prec, lead / div, unit,
+				 s->expected > 0 ? " beyond the rest of the run's slowdown" : "",
+				 s->share * 100.0, prec, w->delta / div, unit, o->metric, prec,
+				 grew / div, unit,
+				 o->expected > 0 ? " beyond the rest of the run's slowdown" : "", o->z);
+	}
 	if (s && d->dismissed) {
 		const struct calib_score *w = &d->scores[d->wall];
 		double div;
@@ -951,9 +1035,19 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		d.evidence = d.wall;
 	} else {
 		const struct node_eval *top = rank_nodes(&d, ev, n_active);
+		const struct node_eval *over = outgrown_by(&d, ev, n_active, top);
 
-		decide(t, top, parent, largest, dismissed, &d);
-		second_cause(p, &d, ev, n_active, top, &d);
+		if (over) {
+			decide(t, NULL, parent, largest, -1, &d);
+			d.outgrown = true;
+			d.outgrown_by = over->time_score;
+			d.evidence = top->time_score;
+			if (parent < 0)
+				d.why = CALIB_WHY_UNEXPLAINED;
+		} else {
+			decide(t, top, parent, largest, dismissed, &d);
+			second_cause(p, &d, ev, n_active, top, &d);
+		}
 	}
 	d.reason = render_reason(p, t, &d, wall_rel);
 	*ret = d;

@@ -231,6 +231,14 @@ struct calib_decision {
 	 */
 	bool has_also;
 	int also, also_evidence;
+	/*
+	 * The path ranked first explained less than half of the loss and
+	 * another path, not flagged, grew by more than its excess: which of
+	 * them took the time is not shown, and neither is named. outgrown_by
+	 * is that path's time score in scores[]; evidence is the first's.
+	 */
+	bool outgrown;
+	int outgrown_by;
 };
 
 /*

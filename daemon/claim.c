@@ -150,6 +150,12 @@ int claim_check(const struct claim_level *cl, const json_t *args, struct claim *
 			     "evidence that shows it",
 			     node_id, calib_reason(cd));
 
+	if (cd->outgrown && !(c.action == CALIB_COMMIT && c.node == cl->parent))
+		return wrong(ret_err,
+			     "the evidence does not support naming %s: %s. Commit to %s, the "
+			     "path above, citing its flagged metric",
+			     node_id, calib_reason(cd),
+			     cl->parent >= 0 ? t->nodes[cl->parent].id : "(none)");
 	snprintf(prefix, sizeof(prefix), "L%d/", cl->level - 1);
 	if (c.action == CALIB_COMMIT && c.node == cl->parent && cl->parent >= 0) {
 		/* nothing below the parent deviates: the shallow but correct answer */

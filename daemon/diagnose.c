@@ -627,18 +627,34 @@ static bool looks_again(const struct diag_state *st)
 	return st->noise && st->k >= LOOK_AGAIN_MIN_K;
 }
 
-/* Whether the target's slowdown in pmv is ambiguous: slower by refute_z to tau spreads. */
-static bool ambiguous(const struct diag_state *st, const struct calib_params *p,
-		      const struct mvec *pmv)
+/*
+ * Whether the level's run in pmv leaves the slowdown, or where it went,
+ * open: the target slower by refute_z to tau spreads, or the path ranked
+ * first outgrown by another within that one's spread (calibrate.h,
+ * calib_decision.outgrown). More runs narrow the spreads. NULL when
+ * neither, else why, for the trace.
+ */
+static const char *ambiguous(const struct diag_state *st, const struct calib_params *p,
+			     const struct agent_level *lvl, const struct mvec *pmv)
 {
+	struct calib_decision d;
 	struct calib_score w;
-	bool again;
+	bool again = false;
 
-	if (calib_score_wall(p, st->ref, st->k, pmv, &w) < 0)
-		return false;
-	again = !w.flagged && w.z >= p->refute_z && w.z <= p->tau;
-	free(w.metric);
-	return again;
+	if (calib_score_wall(p, st->ref, st->k, pmv, &w) == 0) {
+		again = !w.flagged && w.z >= p->refute_z && w.z <= p->tau;
+		free(w.metric);
+	}
+	if (again)
+		return "the target was slower than its reference, but within its spread";
+	if (calib_decide(p, lvl->tree, lvl->active, lvl->n_active, lvl->parent, st->ref, st->k,
+			 pmv, &d) < 0)
+		return NULL;
+	again = d.outgrown;
+	calib_decision_free(&d);
+	return again ? "the path ranked first took less of the added time than another grew by, "
+		       "within that one's spread"
+		     : NULL;
 }
 
 /* The mean of n runs' vectors, metric by metric, over the runs that have it. */
@@ -669,30 +685,34 @@ static void mean_of_runs(const struct mvec *runs, size_t n, struct mvec *ret)
 
 /*
  * Measure the level again while its mean stays ambiguous (see above): vec
- * becomes the mean of the runs and p their number and look's share. The
- * number of runs, or a negative errno with *ret_error.
+ * becomes the mean of the runs and p their number and look's share; *ret_why
+ * says why the first run was not enough. The number of runs, or a negative
+ * errno with *ret_error.
  */
 static int measure_again(struct diag_state *st, const struct descent *ds,
 			 const struct agent_level *lvl, const struct measure_target *tg,
-			 struct calib_params *p, struct mvec *vec, json_t **ret_error)
+			 struct calib_params *p, struct mvec *vec, const char **ret_why,
+			 json_t **ret_error)
 {
 	struct mvec runs[LEVEL_RUNS] = {};
 	struct measure_opts mo = level_opts(st);
+	const char *why = ambiguous(st, p, lvl, vec);
 	size_t n = 1, i;
 	int r = 0;
 
-	if (!ambiguous(st, p, vec))
+	*ret_why = why;
+	if (!why)
 		return 1;
 	runs[0] = *vec;
 	*vec = (struct mvec){};
 	while (n < LEVEL_RUNS) {
 		struct measure_result mr = {};
+		_cleanup_free_ char *reason =
+		    xasprintf("%s: measuring the level once more, judged on the mean of its runs",
+			      why);
 
 		job_ctx_trace(st->ctx, "remeasure",
-			      json_pack("{s:i,s:s,s:i}", "level", ds->level, "reason",
-					"the target was slower than its reference, but within its "
-					"spread: measuring the level once more, judged on the mean "
-					"of its runs",
+			      json_pack("{s:i,s:s,s:i}", "level", ds->level, "reason", reason,
 					"runs", (int)n + 1));
 		r = measure_builtin(st, lvl, tg, &mo, "the level measured once more", false, &mr,
 				    ret_error);
@@ -707,7 +727,8 @@ static int measure_again(struct diag_state *st, const struct descent *ds,
 		mean_of_runs(runs, n, vec);
 		p->runs = n;
 		p->look_share = look_shares[n - 1];
-		if (!ambiguous(st, p, vec))
+		why = ambiguous(st, p, lvl, vec);
+		if (!why)
 			break;
 	}
 	for (i = 0; i < n; i++)
@@ -727,6 +748,7 @@ static int run_level(struct diag_state *st, const struct descent *ds, int *activ
 				   .params = &params };
 	struct measure_result mr = {};
 	json_t *note = NULL;
+	const char *again = NULL;
 	char *err = NULL;
 	uint64_t t0;
 	int r, runs = 1;
@@ -741,7 +763,7 @@ static int run_level(struct diag_state *st, const struct descent *ds, int *activ
 	record_run(st, ds, tg, &mr);
 	if (looks_again(st)) {
 		params.look_share = look_shares[0];
-		runs = measure_again(st, ds, &lvl, tg, &params, &mr.vec, ret_error);
+		runs = measure_again(st, ds, &lvl, tg, &params, &mr.vec, &again, ret_error);
 		if (runs < 0) {
 			measure_result_clear(&mr);
 			return runs;
@@ -768,9 +790,9 @@ static int run_level(struct diag_state *st, const struct descent *ds, int *activ
 		return r;
 	}
 	if (runs > 1) {
-		char *why = xasprintf("%s (judged on the mean of the level's %d runs: the first was "
-				      "slower than the reference, within its spread)",
-				      d->reason ?: "", runs);
+		char *why = xasprintf("%s (judged on the mean of the level's %d runs: in the first, "
+				      "%s)",
+				      d->reason ?: "", runs, again);
 
 		free(d->reason);
 		d->reason = why;

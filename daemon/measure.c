@@ -887,7 +887,7 @@ static int group_add(struct group *g, pid_t pid)
 		g->cpu0 = c;
 		g->cap = cap;
 	}
-	if (lp_loaded(g->probe)) {
+	if (g->probe && lp_loaded(g->probe)) {
 		r = lp_add_target(g->probe, pid);
 		if (r < 0)
 			return r;
@@ -919,7 +919,7 @@ static int group_follow_cgroups(struct group *g)
 	size_t n = 0, i;
 	int r;
 
-	if (!g->probe->builtin || strcmp(g->where.kind, CGROUP_KIND_V2) != 0)
+	if (!g->probe || !g->probe->builtin || strcmp(g->where.kind, CGROUP_KIND_V2) != 0)
 		return 0;
 	r = cgroup_subtree_ids(g->where.dir, g->where.kind, ids, ARRAY_SIZE(ids), &n, NULL);
 	for (i = 0; r >= 0 && i < n; i++)
@@ -946,7 +946,7 @@ static void group_relist(struct group *g)
 	}
 	if (g->n > before) {
 		g->joined += g->n - before;
-		if (g->probe->builtin)
+		if (g->probe && g->probe->builtin)
 			probe_targets_changed(g->probe->builtin);
 	}
 }
@@ -1030,6 +1030,60 @@ static size_t group_threads(const struct group *g, pid_t *tids, size_t max, bool
 	}
 	*ret_all = all;
 	return n;
+}
+
+/* A running target's CPU clock: its group, followed without a probe. */
+struct target_clock {
+	struct group g;
+};
+
+int target_clock_start(const struct measure_target *tg, struct target_clock **ret)
+{
+	struct service unit = {.name = (char *)tg->unit, .unit = (char *)tg->unit,
+			       .user = (char *)"nobody"};
+	struct target_clock *c;
+	uint64_t cpu;
+	size_t i;
+	int r = 0;
+
+	if (tg->workload || (!tg->pid && !tg->service && !tg->unit))
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();
+	c->g = (struct group){.boot_start = now_boot_ns(), .cgroup_cpu0 = UINT64_MAX};
+	if (tg->pid) {
+		r = group_add(&c->g, tg->pid);
+	} else {
+		_cleanup_free_ char *err = NULL;
+
+		r = service_locate(tg->service ?: &unit, &c->g.where, &err);
+		for (i = 0; r >= 0 && i < c->g.where.n_pids; i++)
+			r = group_add(&c->g, c->g.where.pids[i]);
+		if (r >= 0 && cgroup_cpu_ns(c->g.where.dir, c->g.where.kind, &cpu) == 0)
+			c->g.cgroup_cpu0 = cpu;
+	}
+	if (r < 0) {
+		target_clock_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+uint64_t target_clock_ns(struct target_clock *c)
+{
+	if (c->g.where.dir)
+		group_relist(&c->g);
+	return group_cpu_ns(&c->g);
+}
+
+void target_clock_free(struct target_clock *c)
+{
+	if (!c)
+		return;
+	group_clear(&c->g);
+	free(c);
 }
 
 static int run_service(const struct tree *t, const struct probe_plan *plan,

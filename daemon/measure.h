@@ -82,6 +82,18 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 int measure_warmup(const struct measure_target *tg, const struct measure_opts *o,
 		   struct measure_result *ret);
 
+/*
+ * The CPU time a running target (a process, a service, a unit) spends from
+ * the clock's start, counted as a window counts it: its processes', those
+ * that join and those that end included. For the wait for a quiet machine
+ * before a reference's run. -EINVAL for a workload; service_locate's and
+ * target_cpu's errors when the target is not there.
+ */
+struct target_clock;
+int target_clock_start(const struct measure_target *tg, struct target_clock **ret);
+uint64_t target_clock_ns(struct target_clock *c);
+void target_clock_free(struct target_clock *c);
+
 /* Node values from raw counters (pure; exposed for tests). active: classes counted. */
 void measure_fill_nodes(const struct tree *t, const struct probe_plan *plan,
 			const struct probe_counts *c, struct mvec *v);

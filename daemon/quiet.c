@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Waiting for a quiet machine: /proc/stat sampled over an interval, the
- * busiest CPU compared with a limit, bounded by a timeout. See quiet.h.
+ * busiest CPU (less a running target's share) compared with a limit,
+ * bounded by a timeout. See quiet.h.
  */
 #include "daemon/quiet.h"
 #include "daemon/util.h"
@@ -106,12 +107,17 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
+double quiet_others(double busiest, double target_cpus)
+{
+	return busiest > target_cpus ? busiest - target_cpus : 0;
+}
+
 int quiet_wait(const struct quiet_opts *o, struct quiet_report *ret)
 {
 	_cleanup_free_ struct cpu_times *a = calloc(QUIET_CPUS_MAX, sizeof(*a));
 	_cleanup_free_ struct cpu_times *b = calloc(QUIET_CPUS_MAX, sizeof(*b));
-	struct quiet_report rep = {.busiest_cpu = -1};
-	uint64_t t0 = now_mono_ns(), elapsed_ms;
+	struct quiet_report rep = {.busiest_cpu = -1, .has_target = o->target_ns != NULL};
+	uint64_t t0 = now_mono_ns(), elapsed_ms, ta = 0, tb, at, bt;
 	unsigned tick = o->sample_ms ? o->sample_ms : 1000;
 	int na, nb;
 
@@ -122,15 +128,25 @@ int quiet_wait(const struct quiet_opts *o, struct quiet_report *ret)
 	na = sample(a, QUIET_CPUS_MAX);
 	if (na < 0)
 		return na;
+	at = now_mono_ns();
+	if (o->target_ns)
+		ta = o->target_ns(o->target);
 	for (;;) {
 		sleep_ms(tick);
 		nb = sample(b, QUIET_CPUS_MAX);
 		if (nb < 0)
 			return nb;
+		bt = now_mono_ns();
 		rep.busiest = cpu_busiest(a, (size_t)na, b, (size_t)nb);
 		rep.busiest_cpu = busiest_cpu(a, (size_t)na, b, (size_t)nb);
-		elapsed_ms = (now_mono_ns() - t0) / 1000000u;
-		if (rep.busiest <= o->limit) {
+		if (o->target_ns) {
+			tb = o->target_ns(o->target);
+			rep.target_cpus = tb > ta && bt > at ? (double)(tb - ta) / (double)(bt - at) : 0;
+			ta = tb;
+		}
+		at = bt;
+		elapsed_ms = (bt - t0) / 1000000u;
+		if (quiet_others(rep.busiest, rep.target_cpus) <= o->limit) {
 			rep.quiet = true;
 			break;
 		}
@@ -150,7 +166,11 @@ int quiet_wait(const struct quiet_opts *o, struct quiet_report *ret)
 
 json_t *quiet_report_to_json(const struct quiet_report *r)
 {
-	return json_pack("{s:b,s:I,s:i,s:f}", "quiet", r->quiet, "waited_ms",
-			 (json_int_t)r->waited_ms, "busiest_cpu", r->busiest_cpu, "busiest",
-			 r->busiest);
+	json_t *j = json_pack("{s:b,s:I,s:i,s:f}", "quiet", r->quiet, "waited_ms",
+			      (json_int_t)r->waited_ms, "busiest_cpu", r->busiest_cpu, "busiest",
+			      r->busiest);
+
+	if (r->has_target)
+		json_object_set_new(j, "target_cpus", json_real(r->target_cpus));
+	return j;
 }

@@ -6,6 +6,14 @@
  * waits, up to a time limit, until no CPU is busier than a limit over one
  * sampling interval, and says how long it waited and how busy the CPUs were.
  * A machine that never quiets is measured anyway, and the trace says so.
+ *
+ * A running target (a process, a service) is not waited for: its own work
+ * is what the reference records. Its CPU time over the interval, in CPUs'
+ * worth, is taken off the busiest CPU's fraction: a CPU counts as busy with
+ * others' work only beyond all the time the target could have spent on it,
+ * so the target alone never keeps the machine from being quiet, and
+ * someone else's burst shows as long as the target uses less than the rest
+ * of a CPU.
  */
 #pragma once
 
@@ -42,7 +50,16 @@ struct quiet_opts {
 	unsigned timeout_ms; /* give up waiting after this, 10000 */
 	bool (*should_stop)(void *userdata);
 	void *userdata;
+	/* a running target's CPU time so far, in ns; NULL when there is none */
+	uint64_t (*target_ns)(void *target);
+	void *target;
 };
+
+/*
+ * The busiest CPU's fraction less a running target's share (its CPU time
+ * over the interval, in CPUs' worth), at least 0 (pure).
+ */
+double quiet_others(double busiest, double target_cpus);
 
 void quiet_opts_default(struct quiet_opts *o);
 
@@ -52,14 +69,17 @@ struct quiet_report {
 	double busiest;	   /* the last sample's busiest CPU fraction */
 	int busiest_cpu;   /* ... and which CPU */
 	bool stopped;	   /* should_stop said so while waiting */
+	bool has_target;   /* a running target's share was taken off */
+	double target_cpus; /* ... the last sample's, in CPUs' worth */
 };
 
 /*
- * sync(), then sample /proc/stat every sample_ms until the busiest CPU is at
- * most limit busy or timeout_ms passed. 0 with *ret filled (quiet or not);
- * a negative errno when /proc/stat cannot be read.
+ * sync(), then sample /proc/stat (and the target's CPU time) every
+ * sample_ms until the busiest CPU, less the target's share, is at most
+ * limit busy or timeout_ms passed. 0 with *ret filled (quiet or not); a
+ * negative errno when /proc/stat cannot be read.
  */
 int quiet_wait(const struct quiet_opts *o, struct quiet_report *ret);
 
-/* {"quiet", "waited_ms", "busiest_cpu", "busiest"} for the trace. */
+/* {"quiet", "waited_ms", "busiest_cpu", "busiest"}, and "target_cpus" with a target, for the trace. */
 json_t *quiet_report_to_json(const struct quiet_report *r);

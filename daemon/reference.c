@@ -147,21 +147,36 @@ static bool pause_unless_cancelled(struct job_ctx *ctx, unsigned s)
 	return !job_ctx_cancelled(ctx);
 }
 
+static uint64_t clock_ns(void *clock)
+{
+	return target_clock_ns(clock);
+}
+
 /*
- * Wait for a quiet machine before a workload's run (a running target is the
- * load itself: not waited for) and say in the trace how long and how busy.
+ * Wait for a quiet machine before a reference's run and say in the trace
+ * how long and how busy. A running target's own work is not waited for:
+ * its CPU time is taken off (quiet.h); a target that cannot be found is
+ * left to the run, which says so.
  */
 static json_t *wait_quiet(struct job_ctx *ctx, const struct measure_target *tg)
 {
+	struct target_clock *clock = NULL;
 	struct quiet_opts qo;
 	struct quiet_report qr;
+	int r;
 
-	if (!tg->workload)
-		return NULL;
 	quiet_opts_default(&qo);
 	qo.should_stop = diag_should_stop;
 	qo.userdata = ctx;
-	if (quiet_wait(&qo, &qr) < 0)
+	if (!tg->workload) {
+		if (target_clock_start(tg, &clock) < 0)
+			return NULL;
+		qo.target_ns = clock_ns;
+		qo.target = clock;
+	}
+	r = quiet_wait(&qo, &qr);
+	target_clock_free(clock);
+	if (r < 0)
 		return NULL;
 	job_ctx_trace(ctx, "quiet", quiet_report_to_json(&qr));
 	return quiet_report_to_json(&qr);

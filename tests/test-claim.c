@@ -2,7 +2,8 @@
 /*
  * Checking a remote agent's decisions (claim.c): invented nodes, nodes of
  * another level, evidence ids never given, claims the calibration does not
- * support, the parent fallback, abstaining against a deviation.
+ * support, the parent fallback, abstaining against a deviation, a path
+ * outgrown by another.
  */
 #include "daemon/claim.h"
 #include "tests/tap.h"
@@ -148,6 +149,28 @@ int main(void)
 			    "{\"action\": \"abstain\", \"evidence_ids\": "
 			    "[\"L3/kernel_paging.file_fault.major/time_ns\"]}",
 			    &c, "not supported"));
+
+		/*
+		 * major deviates, but page_cache, within its spread, grew by
+		 * more (calib_decision.outgrown): the parent stands, and naming
+		 * major is refused though its metric is flagged.
+		 */
+		s3[1].flagged = true;
+		cd3.outgrown = true;
+		cd3.outgrown_by = 0;
+		cd3.evidence = 1;
+		cd3.reason = "which took the time is not shown";
+		json_object_set_new(given, "L3/kernel_paging.file_fault.major/time_ns",
+				    json_pack("{s:b}", "flagged", 1));
+		CHECK(check(&cl,
+			    "{\"action\": \"commit\", \"node\": \"kernel_paging.file_fault.major\", "
+			    "\"evidence_ids\": [\"L3/kernel_paging.file_fault.major/time_ns\"]}",
+			    &c, "Commit to kernel_paging.file_fault, the path above"));
+		CHECK(check(&cl,
+			    "{\"action\": \"commit\", \"node\": \"kernel_paging.file_fault\", "
+			    "\"evidence_ids\": [\"L2/kernel_paging.file_fault/time_ns\"]}",
+			    &c, NULL));
+		CHECK(c.action == CALIB_COMMIT && c.node == file_fault);
 	}
 
 	json_decref(given);

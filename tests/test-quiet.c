@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Waiting for a quiet machine: /proc/stat parsing, the busiest CPU, the wait itself. */
+/* Waiting for a quiet machine: /proc/stat parsing, the busiest CPU, the wait itself, a target's share. */
 #include "daemon/quiet.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
@@ -8,6 +8,8 @@
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,13 +98,87 @@ static void test_wait(void)
 
 		CHECK(json_is_false(json_object_get(j, "quiet")));
 		CHECK(json_integer_value(json_object_get(j, "waited_ms")) >= 600);
+		CHECK(!json_object_get(j, "target_cpus"));
 		json_decref(j);
 	}
+}
+
+/* A process's CPU time so far from /proc/PID/stat, the test's own reading. */
+static uint64_t proc_cpu_ns(void *pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long utime = 0, stime = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", *(pid_t *)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* after the name: state, then 10 fields before utime and stime */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+			 &stime) != 2)
+		return 0;
+	return (uint64_t)(utime + stime) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * A running target's own work does not keep the machine from being quiet;
+ * someone else's does, whatever the target does.
+ */
+static void test_target(void)
+{
+	struct quiet_opts o;
+	struct quiet_report rep;
+	pid_t hog, sleeper;
+
+	tap_subtest("target");
+	/* the busiest CPU less the target's CPUs' worth, never below 0 */
+	CHECK(fabs(quiet_others(0.95, 0.9) - 0.05) < 1e-9);
+	CHECK(quiet_others(0.3, 1.7) == 0);
+	CHECK(quiet_others(1.0, 0) == 1.0);
+
+	hog = start_hog(0);
+	REQUIRE(hog > 0);
+	sleeper = fork();
+	if (sleeper == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	REQUIRE(sleeper > 0);
+	quiet_opts_default(&o);
+	o.sample_ms = 200;
+	o.timeout_ms = 600;
+	/* the hog is the target: its CPU is its own work (it gets half of it or more) */
+	o.limit = 0.6;
+	o.target_ns = proc_cpu_ns;
+	o.target = &hog;
+	CHECK(quiet_wait(&o, &rep) == 0);
+	CHECKF(rep.quiet && rep.has_target && rep.target_cpus >= 0.4,
+	       "quiet %d, target %.2f CPUs, busiest %.2f", rep.quiet, rep.target_cpus, rep.busiest);
+	{
+		json_t *j = quiet_report_to_json(&rep);
+
+		CHECK(json_real_value(json_object_get(j, "target_cpus")) >= 0.4);
+		json_decref(j);
+	}
+	/* a sleeping target beside the hog: the hog is someone else's, not quiet */
+	o.target = &sleeper;
+	CHECK(quiet_wait(&o, &rep) == 0);
+	CHECKF(!rep.quiet && rep.target_cpus < 0.1 && rep.waited_ms >= 600,
+	       "quiet %d, target %.2f CPUs, busiest %.2f", rep.quiet, rep.target_cpus, rep.busiest);
+	kill(hog, SIGKILL);
+	kill(sleeper, SIGKILL);
+	waitpid(hog, NULL, 0);
+	waitpid(sleeper, NULL, 0);
 }
 
 int main(void)
 {
 	test_parse();
 	test_wait();
+	test_target();
 	return tap_done("test-quiet");
 }

@@ -556,6 +556,34 @@ static const char *job_error_text(const json_t *job, const char *key)
 	return json_string_value(json_object_get(json_object_get(job, "error"), key)) ?: "";
 }
 
+/*
+ * A reference of a running service waits for a quiet machine before the
+ * warm-up and before each run, as a workload's does, with the service's own
+ * CPU time taken off (target_cpus): one wait per run and one more.
+ */
+static void expect_quiet_waits(json_int_t id, const json_t *res)
+{
+	struct http_reply r;
+	const json_t *step;
+	size_t i, waits = 0, with_target = 0;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/jobs/%lld/trace", (long long)id);
+	CHECK(http_get(&d, path, &r) == 200);
+	json_array_foreach(json_object_get(r.json, "steps"), i, step)
+	{
+		if (strcmp(json_string_value(json_object_get(step, "kind")) ?: "", "quiet") != 0)
+			continue;
+		waits++;
+		with_target += json_is_number(json_object_get(step, "target_cpus")) &&
+			       json_number_value(json_object_get(step, "target_cpus")) >= 0;
+	}
+	CHECKF(waits == json_array_size(json_object_get(res, "runs")) + 1 && with_target == waits,
+	       "%zu quiet waits (%zu with the service's share) for %zu runs", waits, with_target,
+	       json_array_size(json_object_get(res, "runs")));
+	reply_free(&r);
+}
+
 /* The diagnosis named nothing, and says why in a word: reason_code. */
 static void expect_no_bottleneck(const json_t *job, const char *reason_code, const char *what)
 {
@@ -744,7 +772,13 @@ static void test_daemon(void)
 	free(code);
 
 	/* a reference of the service, then the service restarted: the reference is still its */
-	job = run_job("/references", "{\"service\": \"plain\"}", 60);
+	{
+		json_int_t id = post("/references", "{\"service\": \"plain\"}", &status, NULL);
+
+		CHECK(status == 202);
+		job = wait_job(&d, id, 90);
+		expect_quiet_waits(id, json_object_get(job, "result"));
+	}
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "reference: %s %s",
 	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
 	res = json_object_get(job, "result");
