@@ -23,7 +23,9 @@ transactions for sqlite3 in WAL mode; `--set 10 --release` unmounts it and frees
 Set 11 (--set 11) in /var/tmp/argus-heldout11, an ext4 file system with a journal made likewise in
 /var/tmp/argus-heldout11.img: 600 small files for gzip --synchronous, an 8 MB file that sysbench
 overwrites, a dump of 60000 records for mdb_load and 512 MB of random bytes for b2sum; `--set 11
---release` as for set 10.
+--release` as for set 10. Set 12 (--set 12) in /var/tmp/argus-heldout12, a third such file system:
+48 MB of text for pigz, lbzip2 and xz, a tar archive of 3000 small files for tar to extract, and a
+tree of 600 small files for cp to copy; `--set 12 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -37,8 +39,8 @@ import subprocess
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
         4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
         7: "/var/tmp/argus-heldout7", 10: "/var/tmp/argus-heldout10",
-        11: "/var/tmp/argus-heldout11"}
-JOURNALED = (10, 11)
+        11: "/var/tmp/argus-heldout11", 12: "/var/tmp/argus-heldout12"}
+JOURNALED = (10, 11, 12)
 DIR = DIRS[1]
 
 
@@ -292,25 +294,45 @@ def set11(nobody):
     print("on %s" % dev)
 
 
+def set12(nobody):
+    dev = journaled_mount()
+    rng = random.Random(20261212)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    for d in ("tree", "src", "out", "dst"):
+        subprocess.run(["rm", "-rf", os.path.join(DIR, d)], check=True)
+    # 48 MB of numbered text for pigz, lbzip2 and xz
+    write("text.dat", numbered(block, 18 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    # 3000 files of about 8 KB packed for tar -x; 600 more for cp -r
+    write_tree("tree", 30, block, nobody)
+    subprocess.run(["tar", "-cf", os.path.join(DIR, "tree.tar"), "-C", DIR, "tree"], check=True)
+    subprocess.run(["rm", "-rf", os.path.join(DIR, "tree")], check=True)
+    write_tree("src", 6, block, nobody)
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
+    os.chmod(DIR, 0o755)
+    print("on %s" % dev)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 and 11: unmount the file system and free its loop device")
+                    help="sets 10 to 12: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
         if a.set not in JOURNALED:
-            raise SystemExit("prepare: --release is for sets 10 and 11")
+            raise SystemExit("prepare: --release is for sets 10, 11 and 12")
         journaled_release()
         return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10, 11):
-        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11}[a.set](nobody)
+    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12):
+        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
+         12: set12}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
