@@ -690,6 +690,12 @@ static enum calib_why gate(const struct calib_params *p, struct calib_decision *
 		   : CALIB_WHY_NOT_SLOWER;
 }
 
+/* A time's excess over what the rest of the run predicts, or its increase when nothing is. */
+static double excess(const struct calib_score *s)
+{
+	return s->expected > 0 ? s->value - s->expected : s->delta;
+}
+
 /*
  * Calibrated ranking: a flagged time first, by its excess over what the
  * rest of the run predicts (its increase when nothing is predicted), in ns:
@@ -706,7 +712,7 @@ static void rank_node(const struct calib_score *ts, const struct calib_score *cs
 					e->count_score,
 					true,
 					0,
-					ts->expected > 0 ? ts->value - ts->expected : ts->delta,
+					excess(ts),
 					e->time_score};
 	else if (!ts && cs && cs->flagged)
 		*e = (struct node_eval){e->node, e->time_score, e->count_score, true, 1, cs->z,
@@ -800,7 +806,7 @@ static const struct node_eval *outgrown_by(const struct calib_decision *d,
 
 		if (&ev[i] == top || !s || s->flagged || !isfinite(s->value))
 			continue;
-		key = s->expected > 0 ? s->value - s->expected : s->delta;
+		key = excess(s);
 		if (key > top->key && (!most || key > most_key)) {
 			most = &ev[i];
 			most_key = key;
@@ -858,8 +864,7 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 	if (s && d->outgrown) {
 		const struct calib_score *w = &d->scores[d->wall];
 		const struct calib_score *o = &d->scores[d->outgrown_by];
-		double div, grew = o->expected > 0 ? o->value - o->expected : o->delta;
-		double lead = s->expected > 0 ? s->value - s->expected : s->delta;
+		double div, grew = excess(o), lead = excess(s);
 		int prec;
 		const char *unit = time_unit(w->delta, &div, &prec);
 

@@ -1032,6 +1032,14 @@ static size_t group_threads(const struct group *g, pid_t *tids, size_t max, bool
 	return n;
 }
 
+/* The service a running target names: its definition, or a unit's, filled into *unit. */
+static const struct service *target_service(const struct measure_target *tg, struct service *unit)
+{
+	*unit = (struct service){.name = (char *)tg->unit, .unit = (char *)tg->unit,
+				 .user = (char *)"nobody"};
+	return tg->service ?: unit;
+}
+
 /* A running target's CPU clock: its group, followed without a probe. */
 struct target_clock {
 	struct group g;
@@ -1039,8 +1047,7 @@ struct target_clock {
 
 int target_clock_start(const struct measure_target *tg, struct target_clock **ret)
 {
-	struct service unit = {.name = (char *)tg->unit, .unit = (char *)tg->unit,
-			       .user = (char *)"nobody"};
+	struct service unit;
 	struct target_clock *c;
 	uint64_t cpu;
 	size_t i;
@@ -1057,7 +1064,7 @@ int target_clock_start(const struct measure_target *tg, struct target_clock **re
 	} else {
 		_cleanup_free_ char *err = NULL;
 
-		r = service_locate(tg->service ?: &unit, &c->g.where, &err);
+		r = service_locate(target_service(tg, &unit), &c->g.where, &err);
 		for (i = 0; r >= 0 && i < c->g.where.n_pids; i++)
 			r = group_add(&c->g, c->g.where.pids[i]);
 		if (r >= 0 && cgroup_cpu_ns(c->g.where.dir, c->g.where.kind, &cpu) == 0)
@@ -1091,9 +1098,8 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 		       struct level_probe *probe, struct perfcount *pc, struct run_figures *fig,
 		       struct measure_result *ret)
 {
-	struct service unit = {.name = (char *)tg->unit, .unit = (char *)tg->unit,
-			       .user = (char *)"nobody"};
-	const struct service *svc = tg->service ?: &unit;
+	struct service unit;
+	const struct service *svc = target_service(tg, &unit);
 	_cleanup_(group_clear) struct group g = {.probe = probe, .o = o,
 						 .boot_start = now_boot_ns(),
 						 .cgroup_cpu0 = UINT64_MAX};

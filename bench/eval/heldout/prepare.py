@@ -236,6 +236,25 @@ def journaled_mount():
     return dev
 
 
+def journaled_begin(seed, anew):
+    """Mount the set's journaled file system, remove the directories anew of its last preparation,
+    and return the loop device and the seeded generator, vocabulary and lines the set writes from."""
+    dev = journaled_mount()
+    rng = random.Random(seed)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    for d in anew:
+        subprocess.run(["rm", "-rf", os.path.join(DIR, d)], check=True)
+    return dev, rng, vocab, block
+
+
+def journaled_end(nobody, dev):
+    """Everything on the file system to nobody, who runs the victims."""
+    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
+    os.chmod(DIR, 0o755)
+    print("on %s" % dev)
+
+
 def journaled_release():
     src = subprocess.run(["findmnt", "-n", "-o", "SOURCE", DIR], capture_output=True, text=True)
     dev = src.stdout.strip()
@@ -249,12 +268,7 @@ def journaled_release():
 
 
 def set10(nobody):
-    dev = journaled_mount()
-    rng = random.Random(20261210)
-    vocab = vocabulary(rng)
-    block = [words(rng, vocab, 12) for _ in range(32000)]
-    for d in ("repo", "src", "dst"):
-        subprocess.run(["rm", "-rf", os.path.join(DIR, d)], check=True)
+    dev, rng, vocab, block = journaled_begin(20261210, ("repo", "src", "dst"))
     # 600 files for git add (its .git made anew by each run), 300 for rsync to copy
     write_tree("repo", 6, block, nobody)
     write_tree("src", 3, block, nobody)
@@ -264,18 +278,11 @@ def set10(nobody):
     sql += ["INSERT INTO t(v) VALUES ('%s');" % words(rng, vocab, 20) for _ in range(200)]
     sql += ["SELECT count(*) FROM t;"]
     write("wal.sql", "\n".join(sql) + "\n", nobody.pw_uid, nobody.pw_gid)
-    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
-    os.chmod(DIR, 0o755)
-    print("on %s" % dev)
+    journaled_end(nobody, dev)
 
 
 def set11(nobody):
-    dev = journaled_mount()
-    rng = random.Random(20261211)
-    vocab = vocabulary(rng)
-    block = [words(rng, vocab, 12) for _ in range(32000)]
-    for d in ("gz", "sysbench"):
-        subprocess.run(["rm", "-rf", os.path.join(DIR, d)], check=True)
+    dev, rng, vocab, block = journaled_begin(20261211, ("gz", "sysbench"))
     # 600 files of about 8 KB for gzip --synchronous (its .gz files made anew by each run)
     write_tree("gz", 6, block, nobody)
     # one 8 MB file that sysbench's fileio test overwrites in place
@@ -289,18 +296,11 @@ def set11(nobody):
     dump += ["DATA=END"]
     write("records.mdb.txt", "\n".join(dump) + "\n", nobody.pw_uid, nobody.pw_gid)
     write("b2.dat", b"".join(rng.randbytes(1 << 20) for _ in range(512)), nobody.pw_uid, nobody.pw_gid)
-    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
-    os.chmod(DIR, 0o755)
-    print("on %s" % dev)
+    journaled_end(nobody, dev)
 
 
 def set12(nobody):
-    dev = journaled_mount()
-    rng = random.Random(20261212)
-    vocab = vocabulary(rng)
-    block = [words(rng, vocab, 12) for _ in range(32000)]
-    for d in ("tree", "src", "out", "dst"):
-        subprocess.run(["rm", "-rf", os.path.join(DIR, d)], check=True)
+    dev, _, _, block = journaled_begin(20261212, ("tree", "src", "out", "dst"))
     # 48 MB of numbered text for pigz, lbzip2 and xz
     write("text.dat", numbered(block, 18 * len(block)), nobody.pw_uid, nobody.pw_gid)
     # 3000 files of about 8 KB packed for tar -x; 600 more for cp -r
@@ -308,9 +308,7 @@ def set12(nobody):
     subprocess.run(["tar", "-cf", os.path.join(DIR, "tree.tar"), "-C", DIR, "tree"], check=True)
     subprocess.run(["rm", "-rf", os.path.join(DIR, "tree")], check=True)
     write_tree("src", 6, block, nobody)
-    subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
-    os.chmod(DIR, 0o755)
-    print("on %s" % dev)
+    journaled_end(nobody, dev)
 
 
 def main():
