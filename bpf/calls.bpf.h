@@ -226,6 +226,7 @@ static __always_inline void call_begin(struct thread_state *ts, __u32 role, long
 	if (role == ARGUS_SYS_FUTEX) {
 		span_begin(ts, &ts->sync.futex);
 		ts->sync.futex_own = 0;
+		ts->sync.futex_timer = 0;
 	} else if (role == ARGUS_SYS_CREATE) {
 		span_begin(ts, &ts->sched.fork);
 	} else if (role != ARGUS_SYS_NONE) {
@@ -243,7 +244,15 @@ static __always_inline void call_end(struct thread_state *ts, __u64 now)
 	if (!(ts->sync.futex.start | ts->sched.fork.start | ts->file_call.span.start))
 		return;
 	if (ts->sync.futex.start) {
-		__u32 cls = ts->sync.futex_own ? ARGUS_CLS_FUTEX_OWN : ARGUS_CLS_FUTEX;
+		/*
+		 * A wait that its own timeout ended lasted as long as the thread
+		 * chose to wait and no task kept it: idle, like the sleep in a
+		 * wait for events (a timed condition wait that ran out, a thread
+		 * that wakes up to poll).
+		 */
+		__u32 cls = ts->sync.futex_own	   ? ARGUS_CLS_FUTEX_OWN
+			    : ts->sync.futex_timer ? ARGUS_CLS_WAIT_IDLE
+						   : ARGUS_CLS_FUTEX;
 		__u64 t = span_end(ts, &ts->sync.futex, now);
 
 		account_thread(ts, cls, 1, t);

@@ -75,7 +75,7 @@
 	 * paths). Counted with runq_wait and futex.                                               \
 	 */                                                                                        \
 	X(RUNQ_OWN, runq_own, NONE, RUNQ_IDLE, NONE, NONE)                                         \
-	X(FUTEX_OWN, futex_own, NONE, MAX, NONE, NONE)                                             \
+	X(FUTEX_OWN, futex_own, NONE, WAIT_IDLE, NONE, NONE)                                       \
 	/*                                                                                         \
 	 * The part of a runqueue wait in which its CPU was idle, owned by no                      \
 	 * node: the time the CPU took to come out of idle and switch to the                       \
@@ -86,8 +86,10 @@
 	X(RUNQ_IDLE, runq_idle, NONE, MAX, NONE, NONE)                                             \
 	/*                                                                                         \
 	 * Idle, owned by no node: the sleep inside a wait for events or                           \
-	 * connections (epoll_wait, poll, select, accept). A server with                           \
-	 * nothing to do waits there; it loses no time. Counted with epoll.                        \
+	 * connections (epoll_wait, poll, select, accept), and a futex wait                        \
+	 * that its own timeout ended. A server with nothing to do waits                           \
+	 * there, a thread that wakes up to poll; it loses no time. Counted                        \
+	 * with epoll, and with futex (through futex_own).                                         \
 	 */                                                                                        \
 	X(WAIT_IDLE, wait_idle, NONE, MAX, NONE, NONE)
 

@@ -277,7 +277,8 @@ static __always_inline bool in_timer(void)
 /*
  * In the waker's context: who ends a target thread's futex wait. A wait
  * that a timer ends (its timeout) was not ended by the task the timer
- * interrupt happened to find on the CPU.
+ * interrupt happened to find on the CPU, nor by any: it ran out (idle,
+ * call_end).
  */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(handle_sched_waking, struct task_struct *p)
@@ -287,9 +288,13 @@ int BPF_PROG(handle_sched_waking, struct task_struct *p)
 	struct cpu_task *c;
 	bool own;
 
-	if (!ts || !(ts->sync.futex.start | ts->file_call.span.start | ts->sync.vfs_since) ||
-	    in_timer())
+	if (!ts || !(ts->sync.futex.start | ts->file_call.span.start | ts->sync.vfs_since))
 		return 0;
+	if (in_timer()) {
+		if (ts->sync.futex.start)
+			ts->sync.futex_timer = 1;
+		return 0;
+	}
 	ws = current_state();
 	own = ws != NULL;
 	if (ts->sync.futex.start && own)

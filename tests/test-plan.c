@@ -642,7 +642,8 @@ static void test_class_table(void)
 		 (1u << ARGUS_CLS_RUNQ_WAIT) | (1u << ARGUS_CLS_RUNQ_OWN) | (1u << ARGUS_CLS_RUNQ_IDLE),
 		 "runq_wait counts own and idle (through own)");
 	CHECK_EQ(probe_counted_with(1u << ARGUS_CLS_FUTEX),
-		 (1u << ARGUS_CLS_FUTEX) | (1u << ARGUS_CLS_FUTEX_OWN), "futex counts own");
+		 (1u << ARGUS_CLS_FUTEX) | (1u << ARGUS_CLS_FUTEX_OWN) | (1u << ARGUS_CLS_WAIT_IDLE),
+		 "futex counts own and idle (through own)");
 	CHECK_EQ(probe_counted_with(1u << ARGUS_CLS_ANON_COW), 1u << ARGUS_CLS_ANON_COW, "cow");
 }
 

@@ -2329,14 +2329,19 @@ static void test_faults_behind_hog(void)
 
 static uint32_t *shared_word;
 
-/* Futex waits on a word another process wakes, at the lowest priority on CPU 0. */
+/*
+ * Futex waits on a word another process wakes, at the lowest priority on
+ * CPU 0, each with a timeout it does not reach: a timed wait that a task
+ * ends is that task's.
+ */
 WORKLOAD static void work_woken(void)
 {
+	struct timespec limit = {.tv_sec = 10};
 	int i;
 
 	pin_cpu0_lowest();
 	for (i = 0; i < NWAKES; i++)
-		if (syscall(SYS_futex, shared_word, FUTEX_WAIT, 0, NULL, NULL, 0) < 0 &&
+		if (syscall(SYS_futex, shared_word, FUTEX_WAIT, 0, &limit, NULL, 0) < 0 &&
 		    errno != EAGAIN && errno != EINTR)
 			_exit(5);
 }
@@ -2374,8 +2379,10 @@ static void test_futex_then_runq(void)
 	stop(hog);
 	munmap(shared_word, PAGE);
 	CHECKF(r == 0, "run: %s", strerror(-r));
-	CHECKF(cls(&c, ARGUS_CLS_FUTEX) >= NWAKES && cls(&c, ARGUS_CLS_FUTEX_OWN) == 0,
-	       "futex %llu, futex_own %llu", cls(&c, ARGUS_CLS_FUTEX), cls(&c, ARGUS_CLS_FUTEX_OWN));
+	CHECKF(cls(&c, ARGUS_CLS_FUTEX) >= NWAKES && cls(&c, ARGUS_CLS_FUTEX_OWN) == 0 &&
+		   cls(&c, ARGUS_CLS_WAIT_IDLE) == 0,
+	       "futex %llu, futex_own %llu, idle %llu", cls(&c, ARGUS_CLS_FUTEX),
+	       cls(&c, ARGUS_CLS_FUTEX_OWN), cls(&c, ARGUS_CLS_WAIT_IDLE));
 	/* a futex wait's time also holds the call's own CPU time */
 	check_fits_life("futex waits", &c, c.cls[ARGUS_CLS_FUTEX].time_ns, wall, cpu, false);
 }
@@ -2411,23 +2418,40 @@ WORKLOAD static void work_timed_wait(void)
 
 /*
  * The timeout's timer interrupt ends the wait, and finds the spinning
- * thread on the CPU: that thread did not end the wait, so it is a futex
- * wait the target lost, not one of its own.
+ * thread on the CPU: that thread did not end the wait, nor did any task.
+ * The thread waited as long as it chose to: idle (wait_idle), neither a
+ * futex wait the target lost nor one of its own. The same whether the
+ * probe sees the call's entry or only its sleep (syscall_events = none).
  */
 static void test_timed_wait(void)
 {
-	struct probe_counts c = {};
-	int r = run_probed(work_timed_wait, &c);
+	int none;
 
-	CHECKF(r == 0, "run: %s", strerror(-r));
-	fprintf(stderr, "timed wait: futex %llu (%llu ns), futex_own %llu (%llu ns)\n",
-		cls(&c, ARGUS_CLS_FUTEX), c.cls[ARGUS_CLS_FUTEX].time_ns,
-		cls(&c, ARGUS_CLS_FUTEX_OWN), c.cls[ARGUS_CLS_FUTEX_OWN].time_ns);
-	CHECKF(c.cls[ARGUS_CLS_FUTEX].time_ns >= (TIMED_WAIT_MS - 10) * 1000000ull,
-	       "futex %llu ns", c.cls[ARGUS_CLS_FUTEX].time_ns);
-	/* the join: the spinner ends it, up to 60 ms later */
-	CHECKF(c.cls[ARGUS_CLS_FUTEX_OWN].time_ns < (TIMED_WAIT_MS - 10) * 1000000ull,
-	       "futex_own %llu ns", c.cls[ARGUS_CLS_FUTEX_OWN].time_ns);
+	for (none = 0; none <= 1; none++) {
+		struct probe_counts c = {};
+		int r;
+
+		syscall_events_set(none ? SYSCALL_EVENTS_NONE : SYSCALL_EVENTS_RAW);
+		r = run_probed(work_timed_wait, &c);
+		CHECKF(r == 0, "run: %s", strerror(-r));
+		fprintf(stderr,
+			"timed wait (%s): futex %llu (%llu ns), futex_own %llu (%llu ns), "
+			"idle %llu (%llu ns)\n",
+			none ? "at the switch" : "calls' entries", cls(&c, ARGUS_CLS_FUTEX),
+			c.cls[ARGUS_CLS_FUTEX].time_ns, cls(&c, ARGUS_CLS_FUTEX_OWN),
+			c.cls[ARGUS_CLS_FUTEX_OWN].time_ns, cls(&c, ARGUS_CLS_WAIT_IDLE),
+			c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
+		CHECKF(cls(&c, ARGUS_CLS_WAIT_IDLE) == 1 &&
+			   c.cls[ARGUS_CLS_WAIT_IDLE].time_ns >= (TIMED_WAIT_MS - 10) * 1000000ull,
+		       "idle %llu waits, %llu ns", cls(&c, ARGUS_CLS_WAIT_IDLE),
+		       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
+		CHECKF(c.cls[ARGUS_CLS_FUTEX].time_ns < 10 * 1000000ull, "futex %llu ns",
+		       c.cls[ARGUS_CLS_FUTEX].time_ns);
+		/* the join: the spinner ends it, up to 60 ms later */
+		CHECKF(c.cls[ARGUS_CLS_FUTEX_OWN].time_ns < (TIMED_WAIT_MS - 10) * 1000000ull,
+		       "futex_own %llu ns", c.cls[ARGUS_CLS_FUTEX_OWN].time_ns);
+	}
+	syscall_events_set(SYSCALL_EVENTS_RAW);
 }
 
 static int make_data_file(const char *path)
