@@ -25,7 +25,9 @@ Set 11 (--set 11) in /var/tmp/argus-heldout11, an ext4 file system with a journa
 overwrites, a dump of 60000 records for mdb_load and 512 MB of random bytes for b2sum; `--set 11
 --release` as for set 10. Set 12 (--set 12) in /var/tmp/argus-heldout12, a third such file system:
 48 MB of text for pigz, lbzip2 and xz, a tar archive of 3000 small files for tar to extract, and a
-tree of 600 small files for cp to copy; `--set 12 --release` as for set 10.
+tree of 600 small files for cp to copy; `--set 12 --release` as for set 10. Set 13 (--set 13) in
+/var/tmp/argus-heldout13, on the root file system: 48 MB of text for pbzip2, plzip and zstd, and
+500000 shuffled lines for sort.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -39,7 +41,8 @@ import subprocess
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
         4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
         7: "/var/tmp/argus-heldout7", 10: "/var/tmp/argus-heldout10",
-        11: "/var/tmp/argus-heldout11", 12: "/var/tmp/argus-heldout12"}
+        11: "/var/tmp/argus-heldout11", 12: "/var/tmp/argus-heldout12",
+        13: "/var/tmp/argus-heldout13"}
 JOURNALED = (10, 11, 12)
 DIR = DIRS[1]
 
@@ -311,6 +314,18 @@ def set12(nobody):
     journaled_end(nobody, dev)
 
 
+def set13(nobody):
+    rng = random.Random(20261213)
+    vocab = vocabulary(rng)
+    block = [words(rng, vocab, 12) for _ in range(32000)]
+    # 48 MB of numbered text for pbzip2, plzip and zstd
+    write("text.dat", numbered(block, 18 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    # 500000 shuffled lines for sort
+    lines = ["%s %d\n" % (block[i % len(block)], i) for i in range(500000)]
+    rng.shuffle(lines)
+    write("lines.dat", "".join(lines), nobody.pw_uid, nobody.pw_gid)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -328,9 +343,9 @@ def main():
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12):
+    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13):
         {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
-         12: set12}[a.set](nobody)
+         12: set12, 13: set13}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
