@@ -403,6 +403,22 @@ static bool gather(const char *metric, const struct mvec *ref, size_t k, const s
 }
 
 /*
+ * The growth of a run's time outside a path of centre path_ref and value
+ * path now: between 1 and the whole run's, and at most the level above's
+ * (params.rest_above).
+ */
+static double rest_ratio(const struct calib_params *p, double run_centre, double run_value,
+			 double path_ref, double path)
+{
+	double whole = fmax(1.0, run_value / run_centre), ratio = whole;
+	double rest_ref = run_centre - path_ref, rest = run_value - path;
+
+	if (rest_ref > 0 && rest > 0)
+		ratio = fmin(whole, fmax(1.0, rest / rest_ref));
+	return p->rest_above > 0 ? fmin(ratio, fmax(1.0, p->rest_above)) : ratio;
+}
+
+/*
  * z of a time metric from the slowdown of the rest of the run: what the
  * path would take had it grown only as much as the run's time outside it,
  * (run - path) / (run_ref - path_ref), between 1 and the whole run's
@@ -418,12 +434,7 @@ static bool gather(const char *metric, const struct mvec *ref, size_t k, const s
 static void judge_against_slowdown(const struct calib_params *p, struct calib_score *s,
 				   double run_centre, double run_value)
 {
-	double whole = fmax(1.0, run_value / run_centre), ratio = whole;
-	double rest_ref = run_centre - s->centre, rest = run_value - s->value;
-
-	if (rest_ref > 0 && rest > 0)
-		ratio = fmin(whole, fmax(1.0, rest / rest_ref));
-	s->expected = s->centre * ratio;
+	s->expected = s->centre * rest_ratio(p, run_centre, run_value, s->centre, s->value);
 	s->z = s->spread > 0 ? (s->value - s->expected) / s->spread : 0;
 	s->flagged = s->z > p->tau;
 }
@@ -604,6 +615,7 @@ static int score_nodes(const struct calib_params *p, const struct tree *t, const
 	if (rt.centre > 0) {
 		struct run_time rest = run_without_other_work(d, ev, n_active, rt);
 
+		d->rest_others = rest_ratio(p, rest.centre, rest.value, 0, 0);
 		for (i = 0; i < n_active; i++)
 			if (ev[i].time_score >= 0 && !did_other_work(d, &ev[i]))
 				judge_against_slowdown(p, &d->scores[ev[i].time_score], rest.centre,
@@ -997,7 +1009,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		 size_t n_active, int parent, const struct mvec *ref, size_t k,
 		 const struct mvec *pmv, struct calib_decision *ret)
 {
-	_cleanup_(decision_freep) struct calib_decision d = {.node = -1, .evidence = -1, .wall = -1};
+	_cleanup_(decision_freep) struct calib_decision d = {
+	    .node = -1, .evidence = -1, .wall = -1, .rest_others = 1.0};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
 	struct calib_params defaults;
@@ -1058,6 +1071,23 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	*ret = d;
 	d = (struct calib_decision){};
 	return 0;
+}
+
+double calib_rest_ratio(const struct calib_decision *d, const struct tree *t, int node)
+{
+	size_t i, len;
+
+	if (!d || !t || node < 0 || (size_t)node >= t->n_nodes)
+		return 1.0;
+	len = strlen(t->nodes[node].id);
+	for (i = 0; i < d->n_scores; i++) {
+		const struct calib_score *s = &d->scores[i];
+
+		if (strncmp(s->metric, t->nodes[node].id, len) == 0 && s->metric[len] == '/' &&
+		    metric_is_time(s->metric + len + 1) && s->expected > 0 && s->centre > 0)
+			return s->expected / s->centre;
+	}
+	return d->rest_others > 0 ? d->rest_others : 1.0;
 }
 
 /* JSON has no infinities: they (and NaN) are null. */

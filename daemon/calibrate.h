@@ -97,6 +97,17 @@ struct calib_params {
 	 */
 	size_t runs;
 	/*
+	 * Below level 1: how much the run outside the node this level descends
+	 * from had slowed at the level above (calib_rest_ratio of its
+	 * decision; 0, the default: none). A path's expected time grows at
+	 * most by it. A level measures only its node's subtree, so the rest of
+	 * its run holds the paths outside, unmeasured: their growth (waits
+	 * behind a CPU hog, idle threads that the level above told apart)
+	 * would pass for a slowdown of everything and discount the subtree's
+	 * paths by it.
+	 */
+	double rest_above;
+	/*
 	 * true (the default): the trimmed estimate above. false: the mean and
 	 * the sample standard deviation of all K runs, as before, for the
 	 * false-flag bench's side-by-side and the references' comparison.
@@ -239,6 +250,12 @@ struct calib_decision {
 	 */
 	bool outgrown;
 	int outgrown_by;
+	/*
+	 * The growth of the run without the paths that did other work (whose
+	 * counts grew: each is judged against its own reference), at most
+	 * rest_above; 1 when the run was not slower (calib_rest_ratio).
+	 */
+	double rest_others;
 };
 
 /*
@@ -297,6 +314,17 @@ struct calib_decision {
 int calib_decide(const struct calib_params *p, const struct tree *t, const int *active,
 		 size_t n_active, int parent, const struct mvec *ref, size_t k,
 		 const struct mvec *pmv, struct calib_decision *ret);
+
+/*
+ * How much the run outside node (a tree index among the decision's) had
+ * slowed at this level: the ratio its time's expected value was taken at,
+ * or, for a path that did other work or whose time was not judged against
+ * the rest of the run, the growth of the run without the paths that did
+ * other work (rest_others); 1 when the run was not slower. What the next
+ * level below node takes as params.rest_above, whichever agent chose node.
+ */
+double calib_rest_ratio(const struct calib_decision *d, const struct tree *t, int node);
+
 /* Frees what *d holds (not d itself); NULL is fine. */
 void calib_decision_free(struct calib_decision *d);
 

@@ -199,6 +199,8 @@ struct diag_state {
 	struct report rep;
 	/* the level whose authored probe the witness dropped: measured with the builtin from then on */
 	int dropped_level, dropped_parent;
+	/* per level: how much the run outside the node it decided on slowed (the next level's cap) */
+	double rest_ratio[TREE_MAX_DEPTH + 1];
 };
 
 char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kernel_release,
@@ -753,6 +755,8 @@ static int run_level(struct diag_state *st, const struct descent *ds, int *activ
 	uint64_t t0;
 	int r, runs = 1;
 
+	if (ds->level > 1 && ds->level <= TREE_MAX_DEPTH)
+		params.rest_above = st->rest_ratio[ds->level - 1];
 	job_ctx_progress(st->ctx, 0.1 + 0.85 * (ds->level - 1) / ds->max_depth,
 			 ds->parent < 0 ? "level 1: probing every subsystem" : t->nodes[ds->parent].id);
 	r = measure_level(st, &lvl, tg, &mr, ret_error);
@@ -797,6 +801,8 @@ static int run_level(struct diag_state *st, const struct descent *ds, int *activ
 		free(d->reason);
 		d->reason = why;
 	}
+	if (ds->level >= 1 && ds->level <= TREE_MAX_DEPTH)
+		st->rest_ratio[ds->level] = calib_rest_ratio(d, t, d->node);
 	report_level(&st->rep, ds->level, ds->parent, d);
 	job_ctx_trace(st->ctx, "decision",
 		      json_pack("{s:i,s:s,s:s?,s:s,s:o,s:o*}", "level", ds->level, "action",
