@@ -27,7 +27,9 @@ overwrites, a dump of 60000 records for mdb_load and 512 MB of random bytes for 
 48 MB of text for pigz, lbzip2 and xz, a tar archive of 3000 small files for tar to extract, and a
 tree of 600 small files for cp to copy; `--set 12 --release` as for set 10. Set 13 (--set 13) in
 /var/tmp/argus-heldout13, on the root file system: 48 MB of text for pbzip2, plzip and zstd, and
-500000 shuffled lines for sort.
+500000 shuffled lines for sort. Set 14 (--set 14) in /var/tmp/argus-heldout14, a fourth journaled
+file system as set 10's: a tree of 3000 small files for zip, 256 MB of random bytes for shred to
+overwrite and 256 MB more for sha512sum to read; `--set 14 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -42,8 +44,8 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
         7: "/var/tmp/argus-heldout7", 10: "/var/tmp/argus-heldout10",
         11: "/var/tmp/argus-heldout11", 12: "/var/tmp/argus-heldout12",
-        13: "/var/tmp/argus-heldout13"}
-JOURNALED = (10, 11, 12)
+        13: "/var/tmp/argus-heldout13", 14: "/var/tmp/argus-heldout14"}
+JOURNALED = (10, 11, 12, 14)
 DIR = DIRS[1]
 
 
@@ -326,26 +328,37 @@ def set13(nobody):
     write("lines.dat", "".join(lines), nobody.pw_uid, nobody.pw_gid)
 
 
+def set14(nobody):
+    dev, rng, _, block = journaled_begin(20261214, ("tree",))
+    # 3000 files of about 8 KB for zip -r (its archive made anew by each run)
+    write_tree("tree", 30, block, nobody)
+    # 256 MB that shred overwrites in place, 256 MB that sha512sum reads past the page cache
+    for name in ("shred.dat", "read.dat"):
+        write(name, b"".join(rng.randbytes(1 << 20) for _ in range(256)), nobody.pw_uid,
+              nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
         if a.set not in JOURNALED:
-            raise SystemExit("prepare: --release is for sets 10, 11 and 12")
+            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14")
         journaled_release()
         return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13):
+    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14):
         {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
-         12: set12, 13: set13}[a.set](nobody)
+         12: set12, 13: set13, 14: set14}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
