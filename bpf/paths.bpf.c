@@ -213,8 +213,8 @@ struct thread_state {
 		struct span lock, futex;
 		__u32 futex_own;   /* the futex wait was ended by one of the target's own tasks */
 		__u32 futex_timer; /* a timer ended it (its timeout), no task */
-		__u64 vfs_since; /* blocked on the file system since (vfs.bpf.h; 0: not) */
-		__u32 vfs_cls;	 /* that wait's class: vfs_wait or block_commit */
+		__u64 vfs_since;   /* blocked on the file system since (vfs.bpf.h; 0: not) */
+		__u32 vfs_cls;	   /* that wait's class: vfs_wait or block_commit */
 	} sync;
 	/*
 	 * A task of another's (ROLE_OTHER) that has ended a target thread's
