@@ -17,6 +17,7 @@
 #define WALL_METRIC "target/wall_ns"
 #define THREAD_METRIC "target/thread_ns"
 #define SLI_METRIC "target/sli_cost"
+#define UNIT_CPU_METRIC "target/unit_cpu_ns"
 /* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
 #define OUTGROWN_SHARE 0.5
 
@@ -454,12 +455,11 @@ static bool gather_centre(const struct calib_params *p, const char *metric,
 }
 
 /*
- * A slower target's time metrics: the share of the added wall time each
- * path took. One below min_share is not flagged (it did not cost the
- * target its time); returns the index of the largest such z, or -1.
+ * A slower target's time metrics: the share of the loss (d->loss) each path
+ * took. One below min_share is not flagged (it did not cost the target its
+ * time); returns the index of the largest such z, or -1.
  */
-static int judge_share(const struct calib_params *p, struct calib_decision *d,
-		       const struct calib_score *w)
+static int judge_share(const struct calib_params *p, struct calib_decision *d)
 {
 	int dismissed = -1;
 	size_t i;
@@ -468,9 +468,9 @@ static int judge_share(const struct calib_params *p, struct calib_decision *d,
 		struct calib_score *s = &d->scores[i];
 		const char *metric = strrchr(s->metric, '/');
 
-		if (s == w || !metric || !metric_is_time(metric + 1))
+		if ((int)i == d->wall || !metric || !metric_is_time(metric + 1))
 			continue;
-		s->share = s->delta / w->delta;
+		s->share = s->delta / d->loss;
 		if (s->flagged && s->share < p->min_share) {
 			s->flagged = false;
 			if (dismissed < 0 || s->z > d->scores[dismissed].z)
@@ -478,6 +478,30 @@ static int judge_share(const struct calib_params *p, struct calib_decision *d,
 		}
 	}
 	return dismissed;
+}
+
+/*
+ * What a service's worse SLI cost it, as time per unit of its work: its
+ * CPU time per unit in the reference ("target/unit_cpu_ns") times the
+ * SLI's relative change in cost, a latency's growth or, for a throughput,
+ * the growth of the time each request took (before / now - 1). The
+ * service's time per unit is its CPU time and its waits, so this is the
+ * least the loss can be and a path's share of it errs high: a path under
+ * min_share of even this is not where the service lost its time. NAN
+ * without the CPU time, or when the SLI fell to nothing or changed sign.
+ */
+static double sli_loss(const struct calib_params *p, const struct mvec *ref, size_t k,
+		       const struct mvec *pmv, double *vals, const struct calib_score *w)
+{
+	double cpu, cpu_now, rel = NAN;
+
+	if (!gather_centre(p, UNIT_CPU_METRIC, ref, k, pmv, vals, &cpu, &cpu_now) || cpu <= 0)
+		return NAN;
+	if (w->centre > 0 && w->value > 0)
+		rel = w->value / w->centre - 1;
+	else if (w->centre < 0 && w->value < 0)
+		rel = w->centre / w->value - 1;
+	return isfinite(rel) && rel > 0 ? rel * cpu : NAN;
 }
 
 /* Per active node: where its scores are, and how it ranks. */
@@ -868,40 +892,50 @@ static char *describe_sli(const struct calib_score *s)
 			 sign * s->centre, s->spread, higher ? "higher" : "lower", s->z);
 }
 
+/*
+ * The loss a share is of, in words and in div's unit: "the target's added
+ * 300 ms", or for a service "the 220 ms per CPU-second of the service that
+ * its SLI's change cost at the least".
+ */
+static char *describe_loss(const struct calib_params *p, const struct calib_decision *d,
+			   double div, int prec, const char *unit)
+{
+	if (!d->wall_is_sli)
+		return xasprintf("the target's added %.*f %s", prec, d->loss / div, unit);
+	return xasprintf("the %.*f %s%s%s that its SLI's change cost at the least", prec,
+			 d->loss / div, unit, p->per_unit ? " per " : "", p->per_unit ?: "");
+}
+
 /* What the level's largest deviation was, for a level that names nothing below it. */
 static char *describe_most(const struct calib_params *p, const struct calib_decision *d)
 {
 	const struct calib_score *s = d->evidence >= 0 ? &d->scores[d->evidence] : NULL;
+	_cleanup_free_ char *loss = NULL;
+	double div;
+	int prec;
+	const char *unit = time_unit(d->loss, &div, &prec);
 
+	if (s && (d->outgrown || d->dismissed))
+		loss = describe_loss(p, d, div, prec, unit);
 	if (s && d->outgrown) {
-		const struct calib_score *w = &d->scores[d->wall];
 		const struct calib_score *o = &d->scores[d->outgrown_by];
-		double div, grew = excess(o), lead = excess(s);
-		int prec;
-		const char *unit = time_unit(w->delta, &div, &prec);
+		double grew = excess(o), lead = excess(s);
 
 		/* It deviated, but another path may have taken more: say which. */
-		return xasprintf("%s added %.*f %s%s, %.1f%% of the target's added %.*f %s, and "
-				 "%s grew by %.*f %s%s, more, within its spread (z %.1f): which "
-				 "took the time is not shown",
+		return xasprintf("%s added %.*f %s%s, %.1f%% of %s, and %s grew by %.*f %s%s, "
+				 "more, within its spread (z %.1f): which took the time is not "
+				 "shown",
 				 s->metric, prec, lead / div, unit,
 				 s->expected > 0 ? " beyond the rest of the run's slowdown" : "",
-				 s->share * 100.0, prec, w->delta / div, unit, o->metric, prec,
-				 grew / div, unit,
+				 s->share * 100.0, loss, o->metric, prec, grew / div, unit,
 				 o->expected > 0 ? " beyond the rest of the run's slowdown" : "", o->z);
 	}
-	if (s && d->dismissed) {
-		const struct calib_score *w = &d->scores[d->wall];
-		double div;
-		int prec;
-		const char *unit = time_unit(w->delta, &div, &prec);
-
+	if (s && d->dismissed)
 		/* It deviated, but the time went elsewhere: say so. */
-		return xasprintf("%s added %.*f %s, %.1f%% of the target's added %.*f %s, under "
-				 "the %.0f%% a cause must account for",
-				 s->metric, prec, s->delta / div, unit, s->share * 100.0, prec,
-				 w->delta / div, unit, p->min_share * 100.0);
-	}
+		return xasprintf("%s added %.*f %s, %.1f%% of %s, under the %.0f%% a cause must "
+				 "account for",
+				 s->metric, prec, s->delta / div, unit, s->share * 100.0, loss,
+				 p->min_share * 100.0);
 	if (!s)
 		return xstrdup("no path metric could be scored");
 	return xasprintf("largest z: %s%s%s %.1f, tau %.1f", s->metric, p->per_unit ? " per " : "",
@@ -1010,7 +1044,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		 const struct mvec *pmv, struct calib_decision *ret)
 {
 	_cleanup_(decision_freep) struct calib_decision d = {
-	    .node = -1, .evidence = -1, .wall = -1, .rest_others = 1.0};
+	    .node = -1, .evidence = -1, .wall = -1, .rest_others = 1.0, .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
 	struct calib_params defaults;
@@ -1044,9 +1078,12 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	largest = score_nodes(p, t, active, n_active, ref, k, pmv,
 			      slower_run_time(p, ref, k, pmv, vals), vals, &d, ev);
 	wall_rel = score_wall(p, ref, k, pmv, vals, &d);
-	/* an SLI is not a time the paths' times can be shares of */
-	if (d.wall >= 0 && d.scores[d.wall].flagged && !d.wall_is_sli)
-		dismissed = judge_share(p, &d, &d.scores[d.wall]);
+	if (d.wall >= 0 && d.scores[d.wall].flagged) {
+		d.loss = d.wall_is_sli ? sli_loss(p, ref, k, pmv, vals, &d.scores[d.wall])
+				       : d.scores[d.wall].delta;
+		if (isfinite(d.loss) && d.loss > 0)
+			dismissed = judge_share(p, &d);
+	}
 	d.why = gate(p, &d, parent, wall_rel);
 	if (d.why != CALIB_WHY_NONE) {
 		d.action = CALIB_ABSTAIN;

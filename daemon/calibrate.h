@@ -56,10 +56,11 @@ struct calib_params {
 	double refute_z;
 	/*
 	 * A path explains a slowdown only when the time it added (value -
-	 * centre) is at least min_share of the time the target's wall added,
-	 * default 0.10. A path that deviates but took a few percent of the
-	 * lost time is not where the time went: naming it would send the
-	 * engineer to the wrong place.
+	 * centre) is at least min_share of the time the target lost
+	 * (calib_decision.loss: the time its wall added, or what a service's
+	 * worse SLI cost it per unit of its work), default 0.10. A path that
+	 * deviates but took a few percent of the lost time is not where the
+	 * time went: naming it would send the engineer to the wrong place.
 	 */
 	double min_share;
 	/*
@@ -233,6 +234,13 @@ struct calib_decision {
 	bool dismissed;	  /* the evidence deviated but took less than min_share of the loss */
 	int wall;	  /* index in scores[] of "target/wall_ns" (or of the SLI), -1 without */
 	bool wall_is_sli; /* the slowdown is the service's SLI, not a wall time */
+	/*
+	 * The time the slower target lost, that a path's share is of: the wall
+	 * time's delta, or what a service's SLI's change cost it at the least,
+	 * per unit of its work ("target/unit_cpu_ns" times the SLI's relative
+	 * change in cost); NAN when the target is not slower or nothing says.
+	 */
+	double loss;
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */
@@ -291,8 +299,8 @@ struct calib_decision {
  * named; the path the added time went to outgrows the rest, even when it
  * is most of the run. A path whose count is flagged did other work, not
  * the same work slower, and its time is judged against its own centre. When the target is slower, a time metric must also
- * account for min_share of the wall time's delta (score.share) to be
- * flagged; a level left with nothing flagged that way says which path
+ * account for min_share of the loss (score.share; calib_decision.loss) to
+ * be flagged; a level left with nothing flagged that way says which path
  * deviated without explaining the slowdown.
  *
  * A node is flagged when any of its metrics is. Flagged nodes rank first by

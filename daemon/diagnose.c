@@ -133,7 +133,8 @@ const char *diag_noise_metric(const struct measure_target *tg)
  * CPU-second of the service's processes (at least SERVICE_CPU_MIN_S, so
  * that a service that nearly stopped is not divided by nothing). Every
  * metric but the target's own is divided by it; "target/units" says by
- * what.
+ * what, and "target/unit_cpu_ns" is the service's CPU time per unit, the
+ * scale of what a worse SLI cost it (calib_decision.loss).
  */
 #define SERVICE_CPU_MIN_S 0.01
 
@@ -157,6 +158,8 @@ static void per_unit_of_work(struct mvec *v, const struct measure_target *tg)
 		if (strncmp(v->v[i].metric, "target/", 7) != 0)
 			v->v[i].value /= units;
 	mvec_set(v, "target/units", units);
+	if (cpu)
+		mvec_set(v, "target/unit_cpu_ns", *cpu / units);
 }
 
 /* Whether a target's vectors are judged per unit of work: a service's (or a unit's). */

@@ -1384,8 +1384,9 @@ static void test_why_names(void)
 
 /*
  * A service is slower by its SLI ("target/sli_cost", larger is worse, a
- * throughput's negative): beyond tau spreads and min_slowdown, and its
- * paths are then ranked without the share rule (an SLI is not a time).
+ * throughput's negative): beyond tau spreads and min_slowdown; without its
+ * CPU time per unit of work its paths are ranked without the share rule
+ * (test_sli_share).
  */
 static void test_sli_gate(const struct tree *t)
 {
@@ -1437,6 +1438,71 @@ static void test_sli_gate(const struct tree *t)
 	rows[ARRAY_SIZE(rows) - 1].pmv = -1100;
 	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECK(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NOT_SLOWER);
+	calib_decision_free(&d);
+}
+
+/*
+ * A service's paths are held to the share rule against what its worse SLI
+ * cost it: its CPU time per unit of work ("target/unit_cpu_ns") times the
+ * SLI's relative change in cost. A path that grew by a few percent of that
+ * is not named, one that took a tenth or more is.
+ */
+static void test_sli_share(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow) + 1];
+	struct calib_params per;
+	struct calib_decision d;
+	const size_t sli = ARRAY_SIZE(level1_slow) - 1, cpu = ARRAY_SIZE(level1_slow);
+	size_t i;
+
+	tap_subtest("sli share");
+	classic_params(&per);
+	per.per_unit = "CPU-second of the service";
+	memcpy(rows, level1_slow, sizeof(level1_slow));
+	for (i = 0; i < sli; i++)
+		rows[i].pmv = rows[i].ref[0];
+	/* 1000 req/s -> 820: each request took 1000 / 820 - 1 = 22% more, 219.5 ms per CPU-second */
+	rows[sli] = (struct row){"target/sli_cost", {-1000, -990, -1010}, -820};
+	rows[cpu] = (struct row){"target/unit_cpu_ns", {1e9, 1e9, 1e9}, 1e9};
+	rows[3].pmv = 1.1e7; /* the scheduler +10 ms per CPU-second: z 5, 4.6% of the loss */
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_UNEXPLAINED && d.dismissed,
+	       "why %s: %s", calib_why_name(d.why), d.reason);
+	CHECK(near(d.loss, (1000.0 / 820.0 - 1) * 1e9));
+	CHECK(near(find_score(&d, "kernel_scheduler/time_ns")->share, 1e7 / d.loss));
+	CHECKF(strstr(d.reason, "kernel_scheduler/time_ns added 10.0 ms, 4.6% of the 219.5 ms per "
+				"CPU-second of the service that its SLI's change cost at the least"),
+	       "reason: %s", d.reason);
+	calib_decision_free(&d);
+
+	/* +100 ms per CPU-second, 46% of it: named */
+	rows[3].pmv = 1.01e8;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler"), "%s",
+	       d.reason);
+	CHECK(near(find_score(&d, "kernel_scheduler/time_ns")->share, 1e8 / d.loss));
+	calib_decision_free(&d);
+
+	/* a latency 10 -> 20 ms at 0.5 CPU-seconds per request: 0.5 s lost; +30 ms is 6% */
+	rows[sli] = (struct row){"target/sli_cost", {10.0, 10.2, 9.8}, 20.0};
+	rows[cpu] = (struct row){"target/unit_cpu_ns", {5e8, 5e8, 5e8}, 4e8};
+	rows[3].pmv = 3.1e7;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_UNEXPLAINED, "%s", d.reason);
+	CHECK(near(d.loss, 5e8 * (20.0 / 10.0 - 1)));
+	calib_decision_free(&d);
+	rows[3].pmv = 1.01e8; /* +100 ms, 20% */
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler"));
+	calib_decision_free(&d);
+
+	/* a throughput that fell to nothing: no loss to take shares of, the path is named */
+	rows[sli] = (struct row){"target/sli_cost", {-1000, -990, -1010}, 0};
+	rows[3].pmv = 1.1e7;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler") &&
+		   isnan(d.loss) && isnan(find_score(&d, "kernel_scheduler/time_ns")->share),
+	       "%s", d.reason);
 	calib_decision_free(&d);
 }
 
@@ -1646,6 +1712,7 @@ int main(void)
 	test_thread_time(t);
 	test_share(t);
 	test_sli_gate(t);
+	test_sli_share(t);
 	test_report_waits(t);
 	test_report_holders(t);
 	test_two_causes(t);
