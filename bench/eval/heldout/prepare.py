@@ -29,7 +29,9 @@ tree of 600 small files for cp to copy; `--set 12 --release` as for set 10. Set 
 /var/tmp/argus-heldout13, on the root file system: 48 MB of text for pbzip2, plzip and zstd, and
 500000 shuffled lines for sort. Set 14 (--set 14) in /var/tmp/argus-heldout14, a fourth journaled
 file system as set 10's: a tree of 3000 small files for zip, 256 MB of random bytes for shred to
-overwrite and 256 MB more for sha512sum to read; `--set 14 --release` as for set 10.
+overwrite and 256 MB more for sha512sum to read; `--set 14 --release` as for set 10. Set 15
+(--set 15) in /var/tmp/argus-heldout15, a fifth: 384 MB of random bytes for openssl to encrypt, 16
+MB of text for perl and 192 MB more for lz4; `--set 15 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -44,8 +46,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
         7: "/var/tmp/argus-heldout7", 10: "/var/tmp/argus-heldout10",
         11: "/var/tmp/argus-heldout11", 12: "/var/tmp/argus-heldout12",
-        13: "/var/tmp/argus-heldout13", 14: "/var/tmp/argus-heldout14"}
-JOURNALED = (10, 11, 12, 14)
+        13: "/var/tmp/argus-heldout13", 14: "/var/tmp/argus-heldout14",
+        15: "/var/tmp/argus-heldout15"}
+JOURNALED = (10, 11, 12, 14, 15)
 DIR = DIRS[1]
 
 
@@ -339,26 +342,37 @@ def set14(nobody):
     journaled_end(nobody, dev)
 
 
+def set15(nobody):
+    dev, rng, _, block = journaled_begin(20261215, ())
+    # 384 MB that openssl encrypts from the page cache
+    write("enc.dat", b"".join(rng.randbytes(1 << 20) for _ in range(384)), nobody.pw_uid,
+          nobody.pw_gid)
+    # 16 MB of numbered text for perl to count the words of, 192 MB for lz4
+    write("words.dat", numbered(block, 6 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    write("text.dat", numbered(block, 72 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14: unmount the file system and free its loop device")
+                    help="sets 10 to 12, 14 and 15: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
         if a.set not in JOURNALED:
-            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14")
+            raise SystemExit("prepare: --release is for sets 10, 11, 12, 14 and 15")
         journaled_release()
         return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14):
+    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15):
         {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
-         12: set12, 13: set13, 14: set14}[a.set](nobody)
+         12: set12, 13: set13, 14: set14, 15: set15}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
