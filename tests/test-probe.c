@@ -2416,28 +2416,68 @@ WORKLOAD static void work_timed_wait(void)
 	pthread_join(th, NULL);
 }
 
+static pthread_mutex_t timed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *spins_holding(void *arg)
+{
+	(void)arg;
+	pin_cpu0();
+	pthread_mutex_lock(&timed_lock);
+	atomic_store(&spinning, true);
+	spin_ms(TIMED_WAIT_MS + 60);
+	pthread_mutex_unlock(&timed_lock);
+	return NULL;
+}
+
+/* pthread_mutex_timedlock on a mutex that the target's other thread holds while it spins. */
+WORKLOAD static void work_timed_lock(void)
+{
+	struct timespec until;
+	pthread_t th;
+
+	pin_cpu0();
+	atomic_store(&spinning, false);
+	if (pthread_create(&th, NULL, spins_holding, NULL))
+		_exit(5);
+	while (!atomic_load(&spinning))
+		sched_yield();
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += TIMED_WAIT_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&timed_lock, &until) != ETIMEDOUT)
+		_exit(6);
+	pthread_join(th, NULL);
+}
+
 /*
  * The timeout's timer interrupt ends the wait, and finds the spinning
  * thread on the CPU: that thread did not end the wait, nor did any task.
  * The thread waited as long as it chose to: idle (wait_idle), neither a
  * futex wait the target lost nor one of its own. The same whether the
- * probe sees the call's entry or only its sleep (syscall_events = none).
+ * probe sees the call's entry or only its sleep (syscall_events = none),
+ * and for a lock's wait that ran out (pthread_mutex_timedlock: a futex wait
+ * with an absolute deadline) as for a bare futex wait.
  */
 static void test_timed_wait(void)
 {
-	int none;
+	int i;
 
-	for (none = 0; none <= 1; none++) {
+	for (i = 0; i < 4; i++) {
+		bool lock = i / 2, none = i % 2;
 		struct probe_counts c = {};
 		int r;
 
 		syscall_events_set(none ? SYSCALL_EVENTS_NONE : SYSCALL_EVENTS_RAW);
-		r = run_probed(work_timed_wait, &c);
+		r = run_probed(lock ? work_timed_lock : work_timed_wait, &c);
 		CHECKF(r == 0, "run: %s", strerror(-r));
 		fprintf(stderr,
-			"timed wait (%s): futex %llu (%llu ns), futex_own %llu (%llu ns), "
+			"timed %s (%s): futex %llu (%llu ns), futex_own %llu (%llu ns), "
 			"idle %llu (%llu ns)\n",
-			none ? "at the switch" : "calls' entries", cls(&c, ARGUS_CLS_FUTEX),
+			lock ? "lock" : "wait", none ? "at the switch" : "calls' entries",
+			cls(&c, ARGUS_CLS_FUTEX),
 			c.cls[ARGUS_CLS_FUTEX].time_ns, cls(&c, ARGUS_CLS_FUTEX_OWN),
 			c.cls[ARGUS_CLS_FUTEX_OWN].time_ns, cls(&c, ARGUS_CLS_WAIT_IDLE),
 			c.cls[ARGUS_CLS_WAIT_IDLE].time_ns);
