@@ -2389,13 +2389,27 @@ static void test_futex_then_runq(void)
 
 static atomic_bool spinning;
 
-static void *spins(void *arg)
+/* The target's other thread: spins on CPU 0 past the deadline, holding lock when one is given. */
+static void *spins(void *lock)
 {
-	(void)arg;
 	pin_cpu0();
+	if (lock)
+		pthread_mutex_lock(lock);
 	atomic_store(&spinning, true);
 	spin_ms(TIMED_WAIT_MS + 60);
+	if (lock)
+		pthread_mutex_unlock(lock);
 	return NULL;
+}
+
+/* Pinned to CPU 0, start the spinner there and return once it spins (holding lock, if any). */
+static void start_spinner(pthread_t *th, pthread_mutex_t *lock)
+{
+	pin_cpu0();
+	if (pthread_create(th, NULL, spins, lock))
+		_exit(5);
+	while (!atomic_load(&spinning))
+		sched_yield();
 }
 
 /* A futex wait that times out while the target's other thread has the CPU. */
@@ -2405,49 +2419,28 @@ WORKLOAD static void work_timed_wait(void)
 	uint32_t word = 0;
 	pthread_t th;
 
-	pin_cpu0();
-	if (pthread_create(&th, NULL, spins, NULL))
-		_exit(5);
-	while (!atomic_load(&spinning))
-		sched_yield();
+	start_spinner(&th, NULL);
 	if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0) != -1 ||
 	    errno != ETIMEDOUT)
 		_exit(6);
 	pthread_join(th, NULL);
 }
 
-static pthread_mutex_t timed_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void *spins_holding(void *arg)
-{
-	(void)arg;
-	pin_cpu0();
-	pthread_mutex_lock(&timed_lock);
-	atomic_store(&spinning, true);
-	spin_ms(TIMED_WAIT_MS + 60);
-	pthread_mutex_unlock(&timed_lock);
-	return NULL;
-}
-
 /* pthread_mutex_timedlock on a mutex that the target's other thread holds while it spins. */
 WORKLOAD static void work_timed_lock(void)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct timespec until;
 	pthread_t th;
 
-	pin_cpu0();
-	atomic_store(&spinning, false);
-	if (pthread_create(&th, NULL, spins_holding, NULL))
-		_exit(5);
-	while (!atomic_load(&spinning))
-		sched_yield();
+	start_spinner(&th, &lock);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_nsec += TIMED_WAIT_MS * 1000000L;
 	if (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	if (pthread_mutex_timedlock(&timed_lock, &until) != ETIMEDOUT)
+	if (pthread_mutex_timedlock(&lock, &until) != ETIMEDOUT)
 		_exit(6);
 	pthread_join(th, NULL);
 }
