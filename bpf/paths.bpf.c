@@ -71,6 +71,12 @@ const volatile int fentry_slot[ARGUS_FENTRY_PAIRS] = {};
  * (calls.bpf.h, call_at_switch).
  */
 const volatile bool calls_at_switch = false;
+/*
+ * The function of a flush's barrier (the workqueue's wq_barrier_func),
+ * which only wakes the flusher: a worker is named by the work it ran
+ * before it (sched.bpf.h, cpu_work). 0: not known.
+ */
+const volatile __u64 work_barrier = 0;
 
 /* Diagnostics for the trace: faults that moved nothing a class recognizes. */
 unsigned long long unclassified_faults = 0;

@@ -40,7 +40,7 @@
 	X(FILE_MAJOR, file_major, FAULT, MAX, NONE, NONE) /* file-backed, storage or slept */      \
 	X(TLB_SHOOTDOWN, tlb_shootdown, NONE, MAX, NONE, NONE) /* TLB flushes */                   \
 	/* kernel_scheduler */                                                                     \
-	X(RUNQ_WAIT, runq_wait, NONE, RUNQ_OWN, NONE, NONE) /* runnable, not running */            \
+	X(RUNQ_WAIT, runq_wait, HOLDER, RUNQ_OWN, NONE, NONE) /* runnable, not running */          \
 	X(MIGRATE, migrate, NONE, MAX, NONE, NONE) /* moved between CPUs */                        \
 	X(FORK, fork, CREATE, MAX, NONE, NONE) /* process and thread creation */                   \
 	/* kernel_memory_pressure */                                                               \
@@ -259,6 +259,7 @@ enum argus_companions {
 	ARGUS_COMPANIONS_BLOCK,	 /* every phase of a block request */
 	ARGUS_COMPANIONS_CREATE, /* the parent's time in clone/fork/clone3 */
 	ARGUS_COMPANIONS_WAKE,	 /* who ends a wait: its own tasks, others, timers */
+	ARGUS_COMPANIONS_HOLDER, /* what a kernel worker that held the CPU was running */
 	ARGUS_COMPANIONS_MAX,
 };
 
@@ -295,6 +296,12 @@ struct argus_rq_holder_key {
 	unsigned int tgid; /* in argusd's PID namespace; 0: the idle task, or not visible */
 	char comm[16];	   /* the task's name (TASK_COMM_LEN) */
 	unsigned int own;  /* 1: one of the target's own tasks (the time it held the CPU counts in runq_own) */
+	/*
+	 * A workqueue worker's work: the function of the work item it started
+	 * last on that CPU (a kernel address, named by user space); 0 for any
+	 * other task, or where the workqueue's companion is not attached.
+	 */
+	unsigned long long work;
 };
 
 /*

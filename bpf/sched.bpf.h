@@ -380,6 +380,52 @@ static __always_inline void switched_out(struct thread_state *ts, struct task_st
 }
 
 /*
+ * Per CPU, the work item a workqueue worker started last there: the worker
+ * and the item's function. A worker that held a target's CPU is named by
+ * what it ran (a block driver's, reclaim's, a file system's work).
+ */
+struct cpu_work {
+	__u32 pid;  /* the worker's thread */
+	__u64 func; /* the item's function, a kernel address */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_work);
+} cpu_work SEC(".maps");
+
+SEC("tp_btf/workqueue_execute_start")
+int BPF_PROG(handle_workqueue_execute_start, struct work_struct *work)
+{
+	__u32 zero = 0;
+	struct cpu_work *w = bpf_map_lookup_elem(&cpu_work, &zero);
+	__u64 func = (__u64)BPF_CORE_READ(work, func);
+
+	if (w && !(work_barrier && func == work_barrier)) {
+		w->pid = (__u32)bpf_get_current_pid_tgid();
+		w->func = func;
+	}
+	return 0;
+}
+
+/* PF_WQ_WORKER (include/linux/sched.h): the task is a workqueue worker. */
+#define ARGUS_PF_WQ_WORKER 0x00000020
+
+/* The function of the work item holder, a worker switched out on this CPU, started last; 0: none. */
+static __always_inline __u64 holder_work(struct task_struct *holder)
+{
+	__u32 zero = 0;
+	struct cpu_work *w;
+
+	if (!(holder->flags & ARGUS_PF_WQ_WORKER))
+		return 0;
+	w = bpf_map_lookup_elem(&cpu_work, &zero);
+	return w && w->pid == (__u32)holder->pid ? w->func : 0;
+}
+
+/*
  * A target thread's runqueue wait ended by switching holder out; lost ns
  * of it counted in runq_wait (the holder, or tasks before it on that CPU,
  * had it: not the target's own, not the idle task).
@@ -391,6 +437,7 @@ static __always_inline void note_holder(struct task_struct *holder, bool own, __
 
 	k.tgid = argus_tgid_in_ns(holder, pidns_inum);
 	k.own = own;
+	k.work = holder_work(holder);
 	bpf_probe_read_kernel_str(k.comm, sizeof(k.comm), holder->comm);
 	c = bpf_map_lookup_elem(&runq_holders, &k);
 	if (!c) {

@@ -589,12 +589,14 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 
 		for (i = 0; i < c->n_rq_holders; i++) {
 			const struct probe_task *h = &c->rq_holders[i];
+			json_t *e = json_pack("{s:i,s:s,s:b,s:i,s:I,s:I}", "pid", (int)h->tgid,
+					      "comm", h->comm, "own", h->own, "processes",
+					      (int)h->processes, "waits", (json_int_t)h->waits,
+					      "wait_ns", (json_int_t)h->wait_ns);
 
-			json_array_append_new(a, json_pack("{s:i,s:s,s:b,s:i,s:I,s:I}", "pid",
-							   (int)h->tgid, "comm", h->comm, "own",
-							   h->own, "processes", (int)h->processes,
-							   "waits", (json_int_t)h->waits, "wait_ns",
-							   (json_int_t)h->wait_ns));
+			if (h->work[0])
+				json_object_set_new(e, "work", json_string(h->work));
+			json_array_append_new(a, e);
 		}
 		json_object_set_new(o, "runq_holders", a);
 		json_object_set_new(o, "runq_holders_total", task_totals(&c->rq_holders_total));

@@ -342,6 +342,7 @@ static int probe_prepare(const struct tree *t, const struct probe_plan *plan, st
 			 char *logbuf, __u32 log_level, char **ret_err)
 {
 	unsigned pair = 0, c;
+	uint64_t barrier;
 	size_t i;
 	int r;
 
@@ -362,6 +363,9 @@ static int probe_prepare(const struct tree *t, const struct probe_plan *plan, st
 	for (i = 0; i < ARGUS_FENTRY_PAIRS; i++)
 		p->skel->rodata->fentry_slot[i] = -1;
 	p->skel->rodata->calls_at_switch = syscall_events_none();
+	/* unknown, a worker may be named by a flush's barrier it ran last */
+	if (kallsyms_address("wq_barrier_func", &barrier) == 0)
+		p->skel->rodata->work_barrier = barrier;
 
 	r = autoload_tracepoints(t, p, ret_err);
 	if (r < 0)
@@ -696,13 +700,18 @@ void probe_sum_run_stats(struct bpf_object *obj, struct probe_counts *c)
  * A task's name is whatever the task set (prctl PR_SET_NAME): it reaches
  * JSON and HTML only as printable ASCII.
  */
-static void comm_copy(char dst[16], const char src[16])
+static void printable_copy(char *dst, const char *src, size_t size)
 {
 	size_t i;
 
-	for (i = 0; i < 15 && src[i]; i++)
+	for (i = 0; i + 1 < size && src[i]; i++)
 		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
 	dst[i] = '\0';
+}
+
+static void comm_copy(char dst[16], const char src[16])
+{
+	printable_copy(dst, src, 16);
 }
 
 /* Most wait time first. */
@@ -758,7 +767,8 @@ static void tasks_by_name(struct probe_task *v, size_t n, struct probe_task *top
 	qsort(v, n, sizeof(v[0]), task_cmp);
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < groups && !(v[j].own == v[i].own && v[j].cls == v[i].cls &&
-					    strcmp(v[j].comm, v[i].comm) == 0);
+					    strcmp(v[j].comm, v[i].comm) == 0 &&
+					    strcmp(v[j].work, v[i].work) == 0);
 		     j++)
 			;
 		if (j == groups) {
@@ -787,8 +797,10 @@ static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
 	struct argus_rq_holder_key key, next;
 	const struct argus_rq_holder_key *prev = NULL;
 	struct probe_task all[ARGUS_RQ_HOLDERS];
+	uint64_t work[ARGUS_RQ_HOLDERS];
+	char names[ARGUS_RQ_HOLDERS][KALLSYMS_NAME_MAX];
 	struct argus_counter v;
-	size_t n = 0;
+	size_t n = 0, i;
 	int r;
 
 	while ((r = bpf_map__get_next_key(m, prev, &next, sizeof(next))) == 0) {
@@ -804,10 +816,19 @@ static int read_rq_holders(struct bpf_map *m, struct probe_counts *c)
 		comm_copy(h.comm, key.comm);
 		h.waits = v.count;
 		h.wait_ns = v.time_ns;
+		if (n < ARRAY_SIZE(work))
+			work[n] = key.work;
 		task_add(all, &n, ARRAY_SIZE(all), &c->rq_holders_total, &h);
 	}
+	if (r != -ENOENT)
+		return r;
+	/* a worker by the work it ran: unnamed where the kernel's symbols cannot be read */
+	if (kallsyms_names(work, n, names) < 0)
+		log_warning("runqueue holders: /proc/kallsyms unreadable, workers' work not named");
+	for (i = 0; i < n; i++)
+		printable_copy(all[i].work, names[i], sizeof(all[i].work));
 	tasks_by_name(all, n, c->rq_holders, &c->n_rq_holders, PROBE_RQ_HOLDERS_TOP);
-	return r == -ENOENT ? 0 : r;
+	return 0;
 }
 
 static int read_wakers(struct bpf_map *m, struct probe_counts *c)

@@ -18,6 +18,7 @@
 #include <linux/types.h>
 
 #include "bpf/paths.h"
+#include "daemon/kallsyms.h"
 #include "daemon/probe_plan.h"
 #include "daemon/tree.h"
 
@@ -93,6 +94,8 @@ int probe_tree_programs_here(const struct tree *t, json_t *nodes);
 struct probe_task {
 	unsigned int tgid;	/* the one of most wait time; 0: idle, or a process argusd cannot see */
 	char comm[16];		/* NUL-terminated, printable ASCII ('?' for anything else) */
+	/* holders: a kernel worker's work, the function of the item it ran last; "" for others */
+	char work[KALLSYMS_NAME_MAX];
 	bool own;		/* the target's own tasks */
 	unsigned int cls;	/* the class the waits counted in (enum argus_class) */
 	unsigned int processes; /* how many processes of this name */

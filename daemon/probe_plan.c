@@ -73,6 +73,9 @@ static const char *const create_companions[] = {"sys_enter", "sys_exit"};
 static const char *const wake_companions[] = {"sched_waking", "hrtimer_expire_entry",
 					      "hrtimer_expire_exit"};
 
+/* A workqueue worker that held a target's CPU is named by the work it ran. */
+static const char *const holder_companions[] = {"workqueue_execute_start"};
+
 static const struct {
 	const char *const *tracepoints;
 	size_t n;
@@ -81,6 +84,7 @@ static const struct {
     [ARGUS_COMPANIONS_BLOCK] = {block_companions, ARRAY_SIZE(block_companions)},
     [ARGUS_COMPANIONS_CREATE] = {create_companions, ARRAY_SIZE(create_companions)},
     [ARGUS_COMPANIONS_WAKE] = {wake_companions, ARRAY_SIZE(wake_companions)},
+    [ARGUS_COMPANIONS_HOLDER] = {holder_companions, ARRAY_SIZE(holder_companions)},
 };
 
 /*

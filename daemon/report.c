@@ -243,7 +243,8 @@ static char *then_text(const struct tree *t, json_t *task)
 /*
  * The tasks a target's waits went to, runqueue holders or wakers: "cpu_hog
  * (pid 812): 9812 waits, 280.1 ms; app (pid 90, the target's own): 12 waits,
- * 0.4 ms", each with " in CLASS" when it names the class of its waits, and
+ * 0.4 ms; kworker/0:1 (pid 33, running loop_workfn): 40 waits, 16.0 ms",
+ * each with " in CLASS" when it names the class of its waits, and
  * for a waker where its time went before (then_text;
  * t NULL: not said). unseen: what a pid of 0 means for these tasks.
  */
@@ -258,13 +259,16 @@ static char *tasks_text(const struct tree *tree, json_t *tasks, const char *unse
 		json_int_t pid = json_integer_value(json_object_get(t, "pid"));
 		const char *cls = json_string_value(json_object_get(t, "class"));
 		json_int_t procs = json_integer_value(json_object_get(t, "processes"));
-		const char *own = json_is_true(json_object_get(t, "own")) ? ", the target's own" : "";
+		const char *work = json_string_value(json_object_get(t, "work"));
+		_cleanup_free_ char *own = xasprintf(
+		    "%s%s%s", json_is_true(json_object_get(t, "own")) ? ", the target's own" : "",
+		    work ? ", running " : "", work ?: "");
 		_cleanup_free_ char *who =
 		    procs > 1 && pid ? xasprintf("%lld processes, pid %lld the most%s", (long long)procs,
 						 (long long)pid, own)
 		    : procs > 1	     ? xasprintf("%lld processes%s", (long long)procs, own)
 		    : pid	     ? xasprintf("pid %lld%s", (long long)pid, own)
-				     : xstrdup(unseen);
+				     : xasprintf("%s%s", unseen, own);
 
 		_cleanup_free_ char *then = then_text(tree, t);
 

@@ -1641,6 +1641,17 @@ static void test_report_holders(const struct tree *t)
 	sum = json_string_value(json_object_get(all, "summary"));
 	CHECKF(strstr(sum, "cpu_hog (pid 9): 30 waits, 100.0 ms") && !strstr(sum, "those named"),
 	       "summary: %s", sum);
+
+	/* a kernel worker is named with the work it ran */
+	json_array_append_new(json_object_get(probe, "runq_holders"),
+			      json_pack("{s:i,s:s,s:b,s:i,s:i,s:i,s:s}", "pid", 33, "comm",
+					"kworker/0:1", "own", 0, "processes", 1, "waits", 1,
+					"wait_ns", 100000, "work", "loop_workfn"));
+	json_decref(all);
+	all = runqueue_result(t, probe);
+	sum = json_string_value(json_object_get(all, "summary"));
+	CHECKF(strstr(sum, "; kworker/0:1 (pid 33, running loop_workfn): 1 waits, 0.1 ms"),
+	       "summary: %s", sum);
 }
 
 /*

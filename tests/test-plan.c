@@ -630,9 +630,12 @@ static void test_class_table(void)
 	n = probe_companions(1u << ARGUS_CLS_MIGRATE, comp, ARRAY_SIZE(comp));
 	CHECK_EQ(n, 6, "migrate: the always-attached only");
 	CHECK(listed(comp, n, "cgroup_attach_task"));
+	/* a runqueue wait names the work a kernel worker that held the CPU ran */
+	n = probe_companions(1u << ARGUS_CLS_RUNQ_WAIT, comp, ARRAY_SIZE(comp));
+	CHECK(n == 7 && listed(comp, n, "workqueue_execute_start"));
 	/* every class: each group once, in group order */
 	n = probe_companions(all, comp, ARRAY_SIZE(comp));
-	CHECK_EQ(n, 6 + 13 + 3 + 2 + 3, "all companions");
+	CHECK_EQ(n, 6 + 13 + 3 + 2 + 3 + 1, "all companions");
 	for (i = 0; i < n; i++)
 		for (j = 0; j < i; j++)
 			CHECKF(strcmp(comp[i], comp[j]) != 0, "%s twice", comp[i]);

@@ -1682,6 +1682,82 @@ static void test_runq_holders_by_name(void)
 	CHECKF(named == 1 && first, "%zu entries named worker, first: %d", named, first);
 }
 
+#define SPIN_MS 400
+
+/* A busy loop of SPIN_MS on CPU 0. */
+WORKLOAD static void work_spin(void)
+{
+	struct timespec t0, t;
+
+	pin_cpu0();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < SPIN_MS);
+}
+
+/*
+ * Writes to /proc/sys/vm/stat_refresh from CPU 1 until killed: each write
+ * has every CPU's kernel worker run refresh_vm_stats (schedule_on_each_cpu)
+ * and waits for them; it changes no setting.
+ */
+static pid_t start_refresher(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		cpu_set_t set;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		CPU_ZERO(&set);
+		CPU_SET(1, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0)
+			_exit(5);
+		for (;;) {
+			int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
+
+			if (fd < 0 || write(fd, "1", 1) != 1)
+				_exit(6);
+			close(fd);
+		}
+	}
+	return pid;
+}
+
+/*
+ * A kernel worker that held the target's CPU is named by the work item it
+ * ran: the target spins on CPU 0 while the refresher has CPU 0's worker
+ * run refresh_vm_stats over and over. A task that is no worker has no
+ * work; a worker's waits by work are still its waits.
+ */
+static void test_runq_holders_work(void)
+{
+	struct probe_counts c = {};
+	unsigned long long refresh = 0;
+	pid_t refresher;
+	size_t i;
+	int r;
+
+	refresher = start_refresher();
+	REQUIRE(refresher >= 0);
+	r = run_probed(work_spin, &c);
+	stop(refresher);
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	for (i = 0; i < c.n_rq_holders; i++) {
+		const struct probe_task *h = &c.rq_holders[i];
+		bool worker = strncmp(h->comm, "kworker/", 8) == 0;
+
+		fprintf(stderr, "runq holder %s (pid %u) running '%s': %llu waits, %llu ns\n",
+			h->comm, h->tgid, h->work, h->waits, h->wait_ns);
+		CHECKF(worker || !h->work[0], "%s, no worker, ran work %s", h->comm, h->work);
+		if (strncmp(h->comm, "kworker/0:", 10) == 0 && strcmp(h->work, "refresh_vm_stats") == 0)
+			refresh += h->waits;
+	}
+	CHECKF(refresh > 0, "no wait behind CPU 0's worker running refresh_vm_stats, of %zu holders",
+	       c.n_rq_holders);
+}
+
 #define TIMED_WAIT_MS 100
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
@@ -2701,6 +2777,7 @@ int main(int argc, char **argv)
 	RUN(file_readahead);
 	RUN(runq_holders);
 	RUN(runq_holders_by_name);
+	RUN(runq_holders_work);
 	RUN(thread_time);
 	RUN(own_waits);
 	RUN(runq_occupancy);
