@@ -175,6 +175,15 @@ struct span {
 	__u64 runq;
 };
 
+/*
+ * A runqueue wait's parts, or a CPU's times, by what ran on the CPU: the
+ * target's own tasks, the idle task, the kernel's background reclaim
+ * (sched.bpf.h, cpu_occupancy).
+ */
+struct runq_parts {
+	__u64 own, idle, reclaim;
+};
+
 struct thread_state {
 	__u32 role; /* ROLE_TARGET or ROLE_OTHER, decided on first sight */
 	__u32 gen;  /* targets_gen when role was decided */
@@ -201,10 +210,9 @@ struct thread_state {
 	struct {
 		__u64 runq_start;     /* runnable since (wakeup or preemption) */
 		__u32 runq_cpu;	      /* the CPU it waits on */
-		__u64 runq_own0;      /* that CPU's time with the target's tasks, at the wait's start */
-		__u64 runq_own;	      /* the own part of the wait on CPUs it has left (migrations) */
-		__u64 runq_idle0;     /* that CPU's idle time, at the wait's start */
-		__u64 runq_idle;      /* the idle part of the wait on CPUs it has left */
+		/* that CPU's times with the target's tasks, idle and reclaiming, at the wait's start */
+		struct runq_parts runq0;
+		struct runq_parts runq; /* the wait's parts on CPUs it has left (migrations) */
 		__u64 runq_total;     /* all its runqueue waits so far */
 		__u64 block_start;    /* blocked since (switched out not runnable) */
 		__u64 sleep_start;    /* asleep since (switched out not runnable), until the wakeup */

@@ -14,13 +14,16 @@
 
 /*
  * Per CPU: how long it has run the target's tasks, and since when it runs
- * one now (0: another task); the same for its idle task. A runqueue wait
- * is split by them: the part of the wait in which the CPU ran the target's
+ * one now (0: another task); the same for its idle task, and for the
+ * kernel's background reclaim (kswapd, kcompactd). A runqueue wait is
+ * split by them: the part of the wait in which the CPU ran the target's
  * own tasks lost the target no CPU and counts apart (runq_own), so does
  * the part in which it was idle (runq_idle: no task held it, the CPU was
- * coming out of idle); the rest, whoever held the CPU then, counts as
- * runqueue wait. An array indexed by CPU, not a per-CPU map, so that a
- * wait can read the CPU it waits on from the one it ends on.
+ * coming out of idle); the part in which it reclaimed memory is memory
+ * pressure's, named where it starts (kswapd); the rest, whoever held the
+ * CPU then, counts as runqueue wait. An array indexed by CPU, not a
+ * per-CPU map, so that a wait can read the CPU it waits on from the one it
+ * ends on.
  */
 struct occupant {
 	__u64 ns;    /* its time on the CPU so far, the current run left out */
@@ -28,7 +31,7 @@ struct occupant {
 };
 
 struct cpu_occupancy {
-	struct occupant target, idle;
+	struct occupant target, idle, reclaim;
 } __attribute__((aligned(64)));
 
 struct {
@@ -53,15 +56,40 @@ static __always_inline void occupant_switch(struct occupant *o, __u64 now, __u64
 }
 
 /*
- * The target's time on cpu until now and the CPU's idle time, each with
- * the run it is in now: one lookup for both.
+ * The target's time on cpu until now, the CPU's idle time and its time in
+ * background reclaim, each with the run it is in now: one lookup for all.
  */
-static __always_inline void cpu_occupied(__u32 cpu, __u64 now, __u64 *own, __u64 *idle)
+static __always_inline void cpu_occupied(__u32 cpu, __u64 now, struct runq_parts *ret)
 {
 	struct cpu_occupancy *o = bpf_map_lookup_elem(&cpu_occupancy, &cpu);
 
-	*own = o ? occupied(&o->target, now) : 0;
-	*idle = o ? occupied(&o->idle, now) : 0;
+	ret->own = o ? occupied(&o->target, now) : 0;
+	ret->idle = o ? occupied(&o->idle, now) : 0;
+	ret->reclaim = o ? occupied(&o->reclaim, now) : 0;
+}
+
+/* PF_KTHREAD and PF_KSWAPD (include/linux/sched.h): a kernel thread; kswapd. */
+#define ARGUS_PF_KTHREAD 0x00200000
+#define ARGUS_PF_KSWAPD 0x00020000
+
+/*
+ * The kernel's background reclaim: kswapd, which frees memory when a
+ * zone runs low, and kcompactd, which it wakes to compact it. Kernel
+ * threads only: a task may name itself anything, not set these flags.
+ */
+static __always_inline bool reclaimer(struct task_struct *p)
+{
+	unsigned int flags = p->flags;
+	char comm[10];
+
+	if (!(flags & ARGUS_PF_KTHREAD))
+		return false;
+	if (flags & ARGUS_PF_KSWAPD)
+		return true;
+	bpf_probe_read_kernel(comm, sizeof(comm), p->comm);
+	return comm[0] == 'k' && comm[1] == 'c' && comm[2] == 'o' && comm[3] == 'm' &&
+	       comm[4] == 'p' && comm[5] == 'a' && comm[6] == 'c' && comm[7] == 't' &&
+	       comm[8] == 'd';
 }
 
 /* Kernels before 5.16 keep a task's CPU in the task, later ones in its thread_info. */
@@ -81,34 +109,51 @@ static __always_inline void runq_enter(struct thread_state *ts, __u32 cpu, __u64
 {
 	ts->sched.runq_start = now;
 	ts->sched.runq_cpu = cpu;
-	ts->sched.runq_own = 0;
-	ts->sched.runq_idle = 0;
-	cpu_occupied(cpu, now, &ts->sched.runq_own0, &ts->sched.runq_idle0);
+	ts->sched.runq = (struct runq_parts){};
+	cpu_occupied(cpu, now, &ts->sched.runq0);
 }
 
-/* The waiting thread leaves the CPU it waits on: the own and idle parts there so far are kept. */
+static __always_inline void part_add(__u64 *part, __u64 now_total, __u64 then_total)
+{
+	if (now_total > then_total)
+		*part += now_total - then_total;
+}
+
+/* The waiting thread leaves the CPU it waits on: the parts there so far are kept. */
 static __always_inline void runq_leave_cpu(struct thread_state *ts, __u64 now)
 {
-	__u64 own, idle;
+	struct runq_parts o;
 
-	cpu_occupied(ts->sched.runq_cpu, now, &own, &idle);
-	if (own > ts->sched.runq_own0)
-		ts->sched.runq_own += own - ts->sched.runq_own0;
-	if (idle > ts->sched.runq_idle0)
-		ts->sched.runq_idle += idle - ts->sched.runq_idle0;
+	cpu_occupied(ts->sched.runq_cpu, now, &o);
+	part_add(&ts->sched.runq.own, o.own, ts->sched.runq0.own);
+	part_add(&ts->sched.runq.idle, o.idle, ts->sched.runq0.idle);
+	part_add(&ts->sched.runq.reclaim, o.reclaim, ts->sched.runq0.reclaim);
+}
+
+static __always_inline __u64 at_most(__u64 x, __u64 bound)
+{
+	return x < bound ? x : bound;
 }
 
 /*
- * A wait of wait ns ends now: its own part, at most the wait, and its idle
- * part, at most what the own part left of it (the CPU it was last known to
- * wait on counts too: a move the probe did not see).
+ * A wait of wait ns ends now: its own part, at most the wait, its idle
+ * part, at most what the own part left of it, and its reclaim part, at
+ * most what those left (the CPU it was last known to wait on counts too:
+ * a move the probe did not see). The rest of the wait is another task's.
  */
-static __always_inline void runq_parts(struct thread_state *ts, __u64 now, __u64 wait, __u64 *own,
-				       __u64 *idle)
+static __always_inline void runq_parts(struct thread_state *ts, __u64 now, __u64 wait,
+				       struct runq_parts *ret)
 {
 	runq_leave_cpu(ts, now);
-	*own = ts->sched.runq_own < wait ? ts->sched.runq_own : wait;
-	*idle = ts->sched.runq_idle < wait - *own ? ts->sched.runq_idle : wait - *own;
+	ret->own = at_most(ts->sched.runq.own, wait);
+	ret->idle = at_most(ts->sched.runq.idle, wait - ret->own);
+	ret->reclaim = at_most(ts->sched.runq.reclaim, wait - ret->own - ret->idle);
+}
+
+/* What of a wait of wait ns another task held the CPU for, its parts p taken out. */
+static __always_inline __u64 runq_others(__u64 wait, const struct runq_parts *p)
+{
+	return wait - p->own - p->idle - p->reclaim;
 }
 
 static __always_inline __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
@@ -172,11 +217,14 @@ static __always_inline void watched_runnable(struct thread_state *ws, struct tas
 static __always_inline void watched_in(struct thread_state *ws, __u64 now)
 {
 	if (ws->sched.runq_start && now > ws->sched.runq_start) {
-		__u64 wait = now - ws->sched.runq_start, own, idle;
+		__u64 wait = now - ws->sched.runq_start;
+		struct runq_parts p;
 
-		runq_parts(ws, now, wait, &own, &idle);
-		if (wait > own + idle)
-			spend(ws, ARGUS_CLS_RUNQ_WAIT, wait - own - idle);
+		runq_parts(ws, now, wait, &p);
+		if (runq_others(wait, &p))
+			spend(ws, ARGUS_CLS_RUNQ_WAIT, runq_others(wait, &p));
+		if (p.reclaim)
+			spend(ws, ARGUS_CLS_KSWAPD, p.reclaim);
 	}
 	ws->sched.runq_start = 0;
 	watched_iowait_end(ws, now);
@@ -469,6 +517,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		occupant_switch(&occ->target, now, 0); /* set again below for a target task */
 		/* the idle task is pid 0, on every CPU */
 		occupant_switch(&occ->idle, now, next->pid == 0 ? now : 0);
+		occupant_switch(&occ->reclaim, now, reclaimer(next) ? now : 0);
 	}
 	ts = current_state(); /* prev: the switch is on its way out */
 	prev_target = ts != NULL;
@@ -487,19 +536,24 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	if (!ts || ts->role != ROLE_TARGET)
 		return 0;
 	if (ts->sched.runq_start && now > ts->sched.runq_start) {
-		__u64 wait = now - ts->sched.runq_start, own, idle;
+		__u64 wait = now - ts->sched.runq_start, others;
+		struct runq_parts p;
 
-		runq_parts(ts, now, wait, &own, &idle);
+		runq_parts(ts, now, wait, &p);
+		others = runq_others(wait, &p);
 
 		/* while the CPU ran the target's own tasks, or was idle, the target lost no CPU */
-		if (wait > own + idle) {
-			account_thread(ts, ARGUS_CLS_RUNQ_WAIT, 1, wait - own - idle);
-			note_holder(prev, prev_target, wait - own - idle);
+		if (others) {
+			account_thread(ts, ARGUS_CLS_RUNQ_WAIT, 1, others);
+			note_holder(prev, prev_target, others);
 		}
-		if (own)
-			account_thread(ts, ARGUS_CLS_RUNQ_OWN, 1, own);
-		if (idle)
-			account_thread(ts, ARGUS_CLS_RUNQ_IDLE, 1, idle);
+		if (p.own)
+			account_thread(ts, ARGUS_CLS_RUNQ_OWN, 1, p.own);
+		if (p.idle)
+			account_thread(ts, ARGUS_CLS_RUNQ_IDLE, 1, p.idle);
+		/* memory pressure's, counted as time: kswapd's count is its wakeups */
+		if (p.reclaim)
+			account_thread(ts, ARGUS_CLS_KSWAPD, 0, p.reclaim);
 		ts->sched.runq_total += wait;
 		fault_nest(ts, next, wait, ts->sched.runq_start);
 	}
@@ -544,7 +598,7 @@ int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
 
 		runq_leave_cpu(ts, now);
 		ts->sched.runq_cpu = dest_cpu;
-		cpu_occupied(dest_cpu, now, &ts->sched.runq_own0, &ts->sched.runq_idle0);
+		cpu_occupied(dest_cpu, now, &ts->sched.runq0);
 	}
 	return 0;
 }

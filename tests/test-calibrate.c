@@ -1318,17 +1318,16 @@ static void test_missing_metrics(const struct tree *t)
 	CHECK_EQ(d.why, CALIB_WHY_CHILDREN_FLAT, "why");
 	calib_decision_free(&d);
 
-	/* Declared-only: kswapd has no time_ns, so its time is never read. */
+	/* Declared-only: load_balance has no time_ns, so its time is never read. */
 	{
-		const struct row kswapd[] = {
-		    {"kernel_memory_pressure.kswapd/time_ns", {0, 0, 0}, 1e10},
-		    {"kernel_memory_pressure.kswapd/count", {0, 0, 0}, 0},
+		const struct row moves[] = {
+		    {"kernel_scheduler.load_balance/time_ns", {0, 0, 0}, 1e10},
+		    {"kernel_scheduler.load_balance/count", {0, 0, 0}, 0},
 		};
 
-		CHECK(decide(NULL, t, "kernel_memory_pressure", kswapd, ARRAY_SIZE(kswapd), &d) ==
-		      0);
-		CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_memory_pressure"));
-		CHECK(d.n_scores == 1 && !find_score(&d, "kernel_memory_pressure.kswapd/time_ns"));
+		CHECK(decide(NULL, t, "kernel_scheduler", moves, ARRAY_SIZE(moves), &d) == 0);
+		CHECK(d.action == CALIB_COMMIT && streq(node_id(t, &d), "kernel_scheduler"));
+		CHECK(d.n_scores == 1 && !find_score(&d, "kernel_scheduler.load_balance/time_ns"));
 		calib_decision_free(&d);
 	}
 }

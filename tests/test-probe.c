@@ -4,6 +4,7 @@
  * machine, then known workloads whose fault counts are known in advance,
  * run in a child the probe follows (as the kernel's BPF selftests do).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1758,6 +1759,146 @@ static void test_runq_holders_work(void)
 	       c.n_rq_holders);
 }
 
+static int make_big_file(const char *path);
+
+/* The big file the reclaim test reads, in the test's directory; where perturbers are built. */
+static const char *big_file;
+static const char *perturbers_dir;
+
+#define BIG_MB 512
+
+/* Reads the big file twice with read(2) on CPU 0: its pages are reclaimed and read again. */
+WORKLOAD static void work_read_big(void)
+{
+	static char buf[1 << 20];
+	int pass;
+
+	pin_cpu0();
+	for (pass = 0; pass < 2; pass++) {
+		int fd = open(big_file, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			_exit(3);
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+}
+
+/* kswapd0's pid and its CPUs before the test pinned it, to give them back, also on exit. */
+static pid_t kswapd_pid;
+static cpu_set_t kswapd_cpus;
+
+static void kswapd_restore(void)
+{
+	if (kswapd_pid > 0 && sched_setaffinity(kswapd_pid, sizeof(kswapd_cpus), &kswapd_cpus) < 0)
+		fprintf(stderr, "# kswapd0 (pid %d): its CPUs not given back: %s\n", kswapd_pid,
+			strerror(errno));
+	kswapd_pid = 0;
+}
+
+/* The pid of the kernel thread named comm, or -1. */
+static pid_t kthread_pid(const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = -1;
+
+	while (d && found < 0 && (e = readdir(d))) {
+		_cleanup_free_ char *path = xasprintf("/proc/%s/comm", e->d_name), *text = NULL;
+		_cleanup_free_ char *exe = xasprintf("/proc/%s/exe", e->d_name);
+		char target[8];
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    read_file_bounded(path, 64, &text, NULL) < 0)
+			continue;
+		text[strcspn(text, "\n")] = '\0';
+		/* a kernel thread has no executable */
+		if (strcmp(text, comm) == 0 && readlink(exe, target, sizeof(target)) < 0)
+			found = (pid_t)atoi(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Start the bundled mem_pressure on CPU 1 and wait (at most 180 s) until it says it is ready. */
+static pid_t start_mem_pressure(void)
+{
+	_cleanup_free_ char *path = xasprintf("%s/mem_pressure", perturbers_dir);
+	char line[256];
+	FILE *f;
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execl(path, "mem_pressure", "--reserve-mb", "256", "--cpu", "1", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	alarm(180);
+	while (f && fgets(line, sizeof(line), f) && !strstr(line, ": ready"))
+		;
+	alarm(0);
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+/*
+ * With little memory left, the target's reads of a file make the kernel
+ * reclaim in the background, and kswapd0, held to the target's CPU for the
+ * test, takes that CPU from it: the part of its runqueue waits in which
+ * the CPU ran kswapd or kcompactd is memory pressure's (kswapd's time),
+ * and runqueue_wait keeps the rest, its holders still adding up to it.
+ */
+static void test_runq_reclaim(void)
+{
+	struct probe_counts c = {};
+	cpu_set_t cpu0;
+	pid_t pressure;
+	size_t i;
+	int r;
+
+	REQUIRE(make_big_file(big_file) == 0);
+	kswapd_pid = kthread_pid("kswapd0");
+	REQUIRE(kswapd_pid > 0 && sched_getaffinity(kswapd_pid, sizeof(kswapd_cpus), &kswapd_cpus) == 0);
+	atexit(kswapd_restore);
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	REQUIRE(sched_setaffinity(kswapd_pid, sizeof(cpu0), &cpu0) == 0);
+	pressure = start_mem_pressure();
+	if (pressure > 0) {
+		r = run_probed(work_read_big, &c);
+		kill(pressure, SIGTERM);
+		waitpid(pressure, NULL, 0);
+	} else {
+		r = pressure;
+	}
+	kswapd_restore();
+
+	CHECKF(r == 0, "run: %s", strerror(-r));
+	fprintf(stderr, "kswapd: %llu wakeups, %.1f ms; runqueue_wait %llu, %.1f ms\n",
+		c.cls[ARGUS_CLS_KSWAPD].count, c.cls[ARGUS_CLS_KSWAPD].time_ns / 1e6,
+		c.cls[ARGUS_CLS_RUNQ_WAIT].count, c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns / 1e6);
+	for (i = 0; i < c.n_rq_holders; i++)
+		fprintf(stderr, "runq holder %s (pid %u) '%s': %llu waits, %.1f ms\n",
+			c.rq_holders[i].comm, c.rq_holders[i].tgid, c.rq_holders[i].work,
+			c.rq_holders[i].waits, c.rq_holders[i].wait_ns / 1e6);
+	CHECKF(c.cls[ARGUS_CLS_KSWAPD].count > 0, "the reads never woke kswapd");
+	CHECKF(c.cls[ARGUS_CLS_KSWAPD].time_ns > 0, "no wait behind kswapd0 on CPU 0");
+	CHECK(c.rq_holders_total.wait_ns + c.rq_holders_total.unkept_ns ==
+	      c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns);
+}
+
 #define TIMED_WAIT_MS 100
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
@@ -2563,20 +2704,31 @@ static void test_timed_wait(void)
 	syscall_events_set(SYSCALL_EVENTS_RAW);
 }
 
-static int make_data_file(const char *path)
+/* A file of n blocks of size bytes of c, on storage. */
+static int make_file(const char *path, size_t size, size_t n, char c)
 {
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	char buf[PAGE];
+	_cleanup_free_ char *buf = malloc(size);
 	size_t i;
 
-	if (fd < 0)
-		return -errno;
-	memset(buf, 'a', sizeof(buf));
-	for (i = 0; i < NPAGES; i++)
-		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+	if (fd < 0 || !buf)
+		return fd < 0 ? -errno : -ENOMEM;
+	memset(buf, c, size);
+	for (i = 0; i < n; i++)
+		if (write(fd, buf, size) != (ssize_t)size)
 			return -errno;
-	fsync(fd);
-	return 0;
+	return fsync(fd) < 0 ? -errno : 0;
+}
+
+static int make_data_file(const char *path)
+{
+	return make_file(path, PAGE, NPAGES, 'a');
+}
+
+/* BIG_MB of bytes. */
+static int make_big_file(const char *path)
+{
+	return make_file(path, 1 << 20, BIG_MB, 'b');
 }
 
 /*
@@ -2726,7 +2878,8 @@ int main(int argc, char **argv)
 	struct backend_order order = {};
 	char tmpl[] = "/var/tmp/argus-test-probe-XXXXXX";
 	_cleanup_free_ char *file = NULL, *sync_path = NULL, *lock_path = NULL, *vfs_path = NULL,
-				 *lease_path = NULL, *image_path = NULL, *mount_path = NULL;
+				 *lease_path = NULL, *image_path = NULL, *mount_path = NULL,
+				 *big_path = NULL, *perturbers = NULL;
 	char *err = NULL;
 
 	only_argc = argc;
@@ -2753,6 +2906,10 @@ int main(int argc, char **argv)
 	lease_file = lease_path;
 	image_path = xasprintf("%s/journal.img", tmpl);
 	journal_image = image_path;
+	big_path = xasprintf("%s/big", tmpl);
+	big_file = big_path;
+	perturbers = xasprintf("%s/bench/perturbers", getenv("ARGUS_BUILD_DIR") ?: "build");
+	perturbers_dir = perturbers;
 	mount_path = xasprintf("%s/journal", tmpl);
 	journal_dir = mount_path;
 
@@ -2778,6 +2935,7 @@ int main(int argc, char **argv)
 	RUN(runq_holders);
 	RUN(runq_holders_by_name);
 	RUN(runq_holders_work);
+	RUN(runq_reclaim);
 	RUN(thread_time);
 	RUN(own_waits);
 	RUN(runq_occupancy);
@@ -2795,6 +2953,7 @@ int main(int argc, char **argv)
 	unlink(vfs_path);
 	unlink(lease_path);
 	unlink(image_path);
+	unlink(big_path);
 	rmdir(mount_path);
 	rmdir(tmpl);
 	tree_free(tree);
