@@ -29,8 +29,9 @@ def off_cpu_s(s):
     return s["wall_s"] - (s.get("perf/task-clock") or 0) / 1e3  # task-clock is in ms
 
 
-def paths(cell, perturber, victim_cpu):
-    """The acceptable paths of a slower cell, and the rules that gave them."""
+def paths(cell, perturber, victim_cpu, extra_rules=()):
+    """The acceptable paths of a slower cell, and the rules that gave them: rules (1) to (4), and
+    those of extra_rules that a set's rule adds."""
     q, p = cell["quiet"], cell["perturbed"]
     out, why = [], []
     if rose(q, p, "perf/major-faults"):
@@ -51,6 +52,10 @@ def paths(cell, perturber, victim_cpu):
         why.append("(4) off the CPU %.3f -> %.3f s, pgpgin %g -> %g, pgpgout %g -> %g" % (
             off_cpu_s(q), off_cpu_s(p), q["vmstat/pgpgin"], p["vmstat/pgpgin"],
             q["vmstat/pgpgout"], p["vmstat/pgpgout"]))
+    if 5 in extra_rules and waited and rose(q, p, "vmstat/pgscan_kswapd"):
+        out.append("kernel_memory_pressure.kswapd")
+        why.append("(5) off the CPU %.3f -> %.3f s, pgscan_kswapd %g -> %g" % (
+            off_cpu_s(q), off_cpu_s(p), q["vmstat/pgscan_kswapd"], p["vmstat/pgscan_kswapd"]))
     return out, why
 
 
@@ -79,7 +84,8 @@ def main():
             cells.append({"victim": c["victim"], "perturber": c["perturber"], "truth": "no_bottleneck",
                           "why": "not slower: " + numbers})
             continue
-        found, why = paths(m, pert, int(cpus.split(",")[0].split("-")[0]))
+        found, why = paths(m, pert, int(cpus.split(",")[0].split("-")[0]),
+                           spec.get("extra_rules", ()))
         if not found:
             left_out.append("%s: slower, no rule explains it: %s" % (k, numbers))
             continue
