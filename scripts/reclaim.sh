@@ -55,6 +55,8 @@ reclaim_hold() {
 reclaim_release() {
 	local d
 	for d in $reclaim_kdamonds; do
+		# on again already: something else turned it on meanwhile, and "on" would be refused
+		[ "$(cat "$d/state" 2>/dev/null)" = on ] && continue
 		echo on >"$d/state" 2>/dev/null || echo "reclaim: cannot turn $d back on" >&2
 	done
 	reclaim_kdamonds=""
