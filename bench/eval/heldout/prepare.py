@@ -36,7 +36,10 @@ MB of text for perl and 192 MB more for lz4; `--set 15 --release` as for set 10.
 sum and 24 MiB for xxd, 96 MB of text for sed and 160 MB of lines for rev, and a GnuPG home for
 nobody; `--set 16 --release` as for set 10. Set 17 (--set 17) in /var/tmp/argus-heldout17, a seventh:
 640 MiB of random bytes for cksum, 128 MiB for base64 and 96 MiB for strings, 24 MB of text for
-7z and 192 MB for lzop; `--set 17 --release` as for set 10.
+7z and 192 MB for lzop; `--set 17 --release` as for set 10. Set 18 (--set 18) in
+/var/tmp/argus-heldout18, an eighth: 640 MiB of random bytes for cat and 32 MiB for od, 96 MB of
+text for cut and 48 MB for iconv, and a tree of 6000 files for ls; `--set 18 --release` as for set
+10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -53,8 +56,8 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         11: "/var/tmp/argus-heldout11", 12: "/var/tmp/argus-heldout12",
         13: "/var/tmp/argus-heldout13", 14: "/var/tmp/argus-heldout14",
         15: "/var/tmp/argus-heldout15", 16: "/var/tmp/argus-heldout16",
-        17: "/var/tmp/argus-heldout17"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17)
+        17: "/var/tmp/argus-heldout17", 18: "/var/tmp/argus-heldout18"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18)
 DIR = DIRS[1]
 
 
@@ -380,26 +383,38 @@ def set17(nobody):
     journaled_end(nobody, dev)
 
 
+def set18(nobody):
+    dev, rng, _, block = journaled_begin(20261218, ("tree",))
+    for name, mib in (("big.dat", 640), ("od.dat", 32)):
+        write(name, b"".join(rng.randbytes(1 << 20) for _ in range(mib)), nobody.pw_uid,
+              nobody.pw_gid)
+    write("text.dat", numbered(block, 35 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    write("utf.dat", numbered(block, 18 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    write_tree("tree", 60, block, nobody)
+    journaled_end(nobody, dev)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 17: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 18: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
         if a.set not in JOURNALED:
-            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14 to 17")
+            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14 to 18")
         journaled_release()
         return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17):
+    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18):
         {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
-         12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17}[a.set](nobody)
+         12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
+         18: set18}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
