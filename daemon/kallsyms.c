@@ -16,7 +16,7 @@
 /* Addresses named so far (a name "" when the file has none there); the first ones kept when full. */
 #define KEPT_MAX 256
 
-static struct {
+static struct kept_symbol {
 	uint64_t addr;
 	char name[KALLSYMS_NAME_MAX];
 } kept[KEPT_MAX];
@@ -33,15 +33,15 @@ static const char *kept_name(uint64_t addr)
 	return NULL;
 }
 
-/* A kept name's address, or 0. */
-static uint64_t kept_address(const char *name)
+/* A kept name's entry (its address 0: the file has no such text symbol), or NULL. */
+static const struct kept_symbol *kept_by_name(const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < n_kept; i++)
-		if (kept[i].addr && strcmp(kept[i].name, name) == 0)
-			return kept[i].addr;
-	return 0;
+		if (strcmp(kept[i].name, name) == 0)
+			return &kept[i];
+	return NULL;
 }
 
 static void keep(uint64_t addr, const char *name)
@@ -131,15 +131,18 @@ int kallsyms_names(const uint64_t *addrs, size_t n, char (*names)[KALLSYMS_NAME_
 int kallsyms_address(const char *name, uint64_t *ret)
 {
 	_cleanup_fclose_ FILE *f = NULL;
+	const struct kept_symbol *k;
 	char line[640];
 	int r = -ENOENT;
 
 	*ret = 0;
 	pthread_mutex_lock(&kept_lock);
-	*ret = kept_address(name);
-	if (*ret) {
+	k = kept_by_name(name);
+	if (k) {
+		/* known, found or not: the file is read once per name */
+		*ret = k->addr;
 		pthread_mutex_unlock(&kept_lock);
-		return 0;
+		return k->addr ? 0 : -ENOENT;
 	}
 	f = fopen("/proc/kallsyms", "re");
 	if (!f)
@@ -149,13 +152,18 @@ int kallsyms_address(const char *name, uint64_t *ret)
 		uint64_t addr;
 
 		if (text_symbol(line, &addr, sym) && strcmp(sym, name) == 0) {
-			keep(addr, sym);
 			*ret = addr;
 			r = 0;
 		}
 	}
 	if (f && r == -ENOENT && ferror(f))
 		r = -EIO;
+	if (r == 0 || r == -ENOENT) {
+		char copy[KALLSYMS_NAME_MAX] = "";
+
+		strncpy(copy, name, KALLSYMS_NAME_MAX - 1);
+		keep(*ret, copy);
+	}
 	pthread_mutex_unlock(&kept_lock);
 	return r;
 }

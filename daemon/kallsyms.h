@@ -24,6 +24,6 @@ int kallsyms_names(const uint64_t *addrs, size_t n, char (*names)[KALLSYMS_NAME_
 /*
  * The address of the text symbol name (the first one the file lists by
  * that name) into *ret; -ENOENT when it has none, or a negative errno
- * when the file could not be read. Kept like the names.
+ * when the file could not be read. Kept like the names, a name it lacks too.
  */
 int kallsyms_address(const char *name, uint64_t *ret);

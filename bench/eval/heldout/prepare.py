@@ -78,6 +78,13 @@ def write(name, text, uid, gid):
     os.chmod(path, 0o644)
 
 
+def write_random(rng, files, nobody):
+    """Each (name, MiB) of files: that many MiB of the generator's random bytes, in turn."""
+    for name, mib in files:
+        write(name, b"".join(rng.randbytes(1 << 20) for _ in range(mib)), nobody.pw_uid,
+              nobody.pw_gid)
+
+
 def numbered(block, lines):
     """lines lines of the block's lines in turn, each after its line number: repeats of the
     block told apart by their numbers."""
@@ -312,7 +319,7 @@ def set11(nobody):
         dump += [" key%06d" % i, " %s" % words(rng, vocab, 24)]
     dump += ["DATA=END"]
     write("records.mdb.txt", "\n".join(dump) + "\n", nobody.pw_uid, nobody.pw_gid)
-    write("b2.dat", b"".join(rng.randbytes(1 << 20) for _ in range(512)), nobody.pw_uid, nobody.pw_gid)
+    write_random(rng, (("b2.dat", 512),), nobody)
     journaled_end(nobody, dev)
 
 
@@ -345,17 +352,14 @@ def set14(nobody):
     # 3000 files of about 8 KB for zip -r (its archive made anew by each run)
     write_tree("tree", 30, block, nobody)
     # 256 MB that shred overwrites in place, 256 MB that sha512sum reads past the page cache
-    for name in ("shred.dat", "read.dat"):
-        write(name, b"".join(rng.randbytes(1 << 20) for _ in range(256)), nobody.pw_uid,
-              nobody.pw_gid)
+    write_random(rng, (("shred.dat", 256), ("read.dat", 256)), nobody)
     journaled_end(nobody, dev)
 
 
 def set15(nobody):
     dev, rng, _, block = journaled_begin(20261215, ())
     # 384 MB that openssl encrypts from the page cache
-    write("enc.dat", b"".join(rng.randbytes(1 << 20) for _ in range(384)), nobody.pw_uid,
-          nobody.pw_gid)
+    write_random(rng, (("enc.dat", 384),), nobody)
     # 16 MB of numbered text for perl to count the words of, 192 MB for lz4
     write("words.dat", numbered(block, 6 * len(block)), nobody.pw_uid, nobody.pw_gid)
     write("text.dat", numbered(block, 72 * len(block)), nobody.pw_uid, nobody.pw_gid)
@@ -364,9 +368,7 @@ def set15(nobody):
 
 def set16(nobody):
     dev, rng, _, block = journaled_begin(20261216, ("gnupg",))
-    for name, mib in (("gpg.dat", 256), ("big.dat", 512), ("hex.dat", 24)):
-        write(name, b"".join(rng.randbytes(1 << 20) for _ in range(mib)), nobody.pw_uid,
-              nobody.pw_gid)
+    write_random(rng, (("gpg.dat", 256), ("big.dat", 512), ("hex.dat", 24)), nobody)
     write("text.dat", numbered(block, 35 * len(block)), nobody.pw_uid, nobody.pw_gid)
     write("lines.dat", numbered(block, 58 * len(block)), nobody.pw_uid, nobody.pw_gid)
     os.makedirs(os.path.join(DIR, "gnupg"), mode=0o700)
@@ -375,9 +377,7 @@ def set16(nobody):
 
 def set17(nobody):
     dev, rng, _, block = journaled_begin(20261217, ())
-    for name, mib in (("big.dat", 640), ("b64.dat", 128), ("bin.dat", 96)):
-        write(name, b"".join(rng.randbytes(1 << 20) for _ in range(mib)), nobody.pw_uid,
-              nobody.pw_gid)
+    write_random(rng, (("big.dat", 640), ("b64.dat", 128), ("bin.dat", 96)), nobody)
     write("text.dat", numbered(block, 9 * len(block)), nobody.pw_uid, nobody.pw_gid)
     write("lzo.dat", numbered(block, 70 * len(block)), nobody.pw_uid, nobody.pw_gid)
     journaled_end(nobody, dev)
@@ -385,9 +385,7 @@ def set17(nobody):
 
 def set18(nobody):
     dev, rng, _, block = journaled_begin(20261218, ("tree",))
-    for name, mib in (("big.dat", 640), ("od.dat", 32)):
-        write(name, b"".join(rng.randbytes(1 << 20) for _ in range(mib)), nobody.pw_uid,
-              nobody.pw_gid)
+    write_random(rng, (("big.dat", 640), ("od.dat", 32)), nobody)
     write("text.dat", numbered(block, 35 * len(block)), nobody.pw_uid, nobody.pw_gid)
     write("utf.dat", numbered(block, 18 * len(block)), nobody.pw_uid, nobody.pw_gid)
     write_tree("tree", 60, block, nobody)
