@@ -37,11 +37,11 @@ run_ctest() {
 }
 
 # Every test runs at least once. On the release build (what the package
-# ships) the tests labelled release: the probe's measurements, the daemon's
-# diagnoses of perturbed workloads, and those labelled slow too (the matrix
-# slice, the packages under systemd), which the sanitizers would distort or
-# make too long. Under ASan and UBSan every test that is not slow, the
-# release ones again. test-stock-kernel (label vm) boots Debian's stock
+# ships) the test labelled release, the probe's measurements, and those
+# labelled slow too (the matrix slice, which drives the daemon through
+# diagnoses of perturbed workloads, the packages under systemd, the probe in
+# a new PID namespace), which the sanitizers would distort or make too long.
+# Under ASan and UBSan every test that is not slow, the release one again. test-stock-kernel (label vm) boots Debian's stock
 # kernel in QEMU: run by scripts/test-stock-kernel.sh, apart (README,
 # "Testing").
 echo "== build"
