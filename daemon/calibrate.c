@@ -651,10 +651,48 @@ static int score_nodes(const struct calib_params *p, const struct tree *t, const
 	return largest;
 }
 
+/* A time's excess over what the rest of the run predicts, or its increase when nothing is. */
+static double excess(const struct calib_score *s)
+{
+	return s->expected > 0 ? s->value - s->expected : s->delta;
+}
+
+/*
+ * A run more than min_slowdown slower whose wall time a noisy reference's
+ * spread hides is slower all the same where a path's own time, flagged
+ * against its own spread, grew by at least min_slowdown of the reference's
+ * wall time: the loss is measured where it went, which the wall time
+ * alone cannot tell from the reference runs' scatter. A service's SLI is
+ * in its own unit and is left to its z. Flags the wall score and names
+ * the largest such path's score in d->slower_by.
+ */
+static void slower_by_path(const struct calib_params *p, struct calib_decision *d,
+			   double wall_rel)
+{
+	struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
+	size_t i;
+
+	if (!w || w->flagged || d->wall_is_sli || !(wall_rel > p->min_slowdown) ||
+	    !(w->centre > 0))
+		return;
+	for (i = 0; i < d->n_scores; i++) {
+		const struct calib_score *s = &d->scores[i];
+		const char *metric = strrchr(s->metric, '/');
+
+		if ((int)i == d->wall || !s->flagged || !metric || !metric_is_time(metric + 1) ||
+		    !(excess(s) >= p->min_slowdown * w->centre))
+			continue;
+		if (d->slower_by < 0 || excess(s) > excess(&d->scores[d->slower_by]))
+			d->slower_by = (int)i;
+	}
+	w->flagged = d->slower_by >= 0;
+}
+
 /*
  * The target's wall time as the level's last score (d->wall), "flagged"
- * meaning slower: beyond tau and min_slowdown. Returns the
- * relative increase; d->wall stays -1 without wall times.
+ * meaning slower: beyond tau and min_slowdown (or shown by a path,
+ * slower_by_path). Returns the relative increase; d->wall stays -1
+ * without wall times.
  */
 static double score_wall(const struct calib_params *p, const struct mvec *ref, size_t k,
 			 const struct mvec *pmv, double *vals, struct calib_decision *d)
@@ -681,13 +719,14 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 	}
 	rel = w->centre != 0 ? w->delta / fabs(w->centre) : (w->delta > 0 ? INFINITY : 0);
 	w->flagged = w->flagged && rel > p->min_slowdown;
+	slower_by_path(p, d, rel);
 	return rel;
 }
 
 int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_t k,
 		     const struct mvec *pmv, struct calib_score *ret)
 {
-	struct calib_decision d = {.node = -1, .evidence = -1, .wall = -1};
+	struct calib_decision d = {.node = -1, .evidence = -1, .wall = -1, .slower_by = -1};
 	_cleanup_free_ double *vals = calloc(k ? k : 1, sizeof(double));
 	struct calib_score score = {};
 
@@ -724,12 +763,6 @@ static enum calib_why gate(const struct calib_params *p, struct calib_decision *
 		       wall_rel <= p->min_slowdown
 		   ? CALIB_WHY_BELOW_MIN_SLOWDOWN
 		   : CALIB_WHY_NOT_SLOWER;
-}
-
-/* A time's excess over what the rest of the run predicts, or its increase when nothing is. */
-static double excess(const struct calib_score *s)
-{
-	return s->expected > 0 ? s->value - s->expected : s->delta;
 }
 
 /*
@@ -951,6 +984,16 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 
 	if (w) {
 		wall = d->wall_is_sli ? describe_sli(w) : describe("wall", true, NULL, w);
+		if (d->slower_by >= 0) {
+			const struct calib_score *b = &d->scores[d->slower_by];
+			char *shown = xasprintf("%s, within the reference's spread, but %s grew by "
+						"%.1f ms, %.0f%% of the reference's wall time",
+						wall, b->metric, excess(b) / 1e6,
+						excess(b) / w->centre * 100.0);
+
+			free(wall);
+			wall = shown;
+		}
 		target = xasprintf(" (target %s)", wall);
 	}
 	switch (d->why) {
@@ -1044,7 +1087,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		 const struct mvec *pmv, struct calib_decision *ret)
 {
 	_cleanup_(decision_freep) struct calib_decision d = {
-	    .node = -1, .evidence = -1, .wall = -1, .rest_others = 1.0, .loss = NAN};
+	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .rest_others = 1.0,
+	    .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
 	struct calib_params defaults;

@@ -235,6 +235,12 @@ struct calib_decision {
 	int wall;	  /* index in scores[] of "target/wall_ns" (or of the SLI), -1 without */
 	bool wall_is_sli; /* the slowdown is the service's SLI, not a wall time */
 	/*
+	 * The wall time is flagged though within the reference's spread: the
+	 * index in scores[] of the path's time that shows the loss (see the
+	 * rule below); -1 when the wall time stands on its own z.
+	 */
+	int slower_by;
+	/*
 	 * The time the slower target lost, that a path's share is of: the wall
 	 * time's delta, or what a service's SLI's change cost it at the least,
 	 * per unit of its work ("target/unit_cpu_ns" times the SLI's relative
@@ -276,8 +282,10 @@ struct calib_decision {
  *
  * Scores: every scored metric of every active node in node and declaration
  * order, then "target/wall_ns" when present; for the wall time "flagged"
- * means the target is slower: z > tau and a relative increase above
- * min_slowdown.
+ * means the target is slower: a relative increase above min_slowdown, and
+ * either z > tau or, where a noisy reference's spread hides it, a path's
+ * flagged time whose excess (below) is itself at least min_slowdown of the
+ * reference's wall time (slower_by): the loss is measured where it went.
  *
  * Rule (calibrated): when the wall time is scored and the target is not
  * slower, abstain (a kernel path change that does not slow the target is not

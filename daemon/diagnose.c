@@ -643,23 +643,21 @@ static const char *ambiguous(const struct diag_state *st, const struct calib_par
 			     const struct agent_level *lvl, const struct mvec *pmv)
 {
 	struct calib_decision d;
-	struct calib_score w;
-	bool again = false;
+	const struct calib_score *w;
+	const char *why = NULL;
 
-	if (calib_score_wall(p, st->ref, st->k, pmv, &w) == 0) {
-		again = !w.flagged && w.z >= p->refute_z && w.z <= p->tau;
-		free(w.metric);
-	}
-	if (again)
-		return "the target was slower than its reference, but within its spread";
 	if (calib_decide(p, lvl->tree, lvl->active, lvl->n_active, lvl->parent, st->ref, st->k,
 			 pmv, &d) < 0)
 		return NULL;
-	again = d.outgrown;
+	/* the wall time as the level judged it: a path may show the loss its spread hides */
+	w = d.wall >= 0 ? &d.scores[d.wall] : NULL;
+	if (w && !w->flagged && w->z >= p->refute_z && w->z <= p->tau)
+		why = "the target was slower than its reference, but within its spread";
+	else if (d.outgrown)
+		why = "the path ranked first took less of the added time than another grew by, "
+		      "within that one's spread";
 	calib_decision_free(&d);
-	return again ? "the path ranked first took less of the added time than another grew by, "
-		       "within that one's spread"
-		     : NULL;
+	return why;
 }
 
 /* The mean of n runs' vectors, metric by metric, over the runs that have it. */

@@ -341,6 +341,39 @@ static void test_gate(const struct tree *t)
 	CHECK(near(d.scores[10].z, 10) && !d.scores[10].flagged);
 	calib_decision_free(&d);
 
+	/*
+	 * A noisy reference (wall 0.8, 1.5, 1.0 s: 1.10 +- 0.36 s): a run 14%
+	 * slower is within its spread, but the scheduler's time, flat at 1 ms in
+	 * every reference run, grew by 299 ms, 27% of the reference's wall time:
+	 * the path shows the loss, the wall score is flagged and the level
+	 * descends there.
+	 */
+	level1_flat(rows);
+	rows[3] = (struct row){"kernel_scheduler/time_ns", {1e6, 1e6, 1e6}, 3e8};
+	rows[10] = (struct row){"target/wall_ns", {0.8e9, 1.5e9, 1.0e9}, 1.25e9};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler") &&
+		       d.scores[10].flagged && d.scores[10].z < d.scores[10].threshold && d.slower_by == 3,
+	       "shown by a path: %s (wall z %.1f), %s", node_id(t, &d), d.scores[10].z, d.reason);
+	CHECKF(strstr(d.reason, "within the reference's spread, but kernel_scheduler/time_ns grew "
+				"by 299.0 ms, 27% of the reference's wall time"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+	/* the same path, the run 5% slower: below min_slowdown, not slower */
+	rows[10].pmv = 1.155e9;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && !d.scores[10].flagged && d.slower_by == -1);
+	calib_decision_free(&d);
+	/* 14% slower, the path's growth 5% of the wall time: it does not show the loss */
+	rows[10].pmv = 1.25e9;
+	rows[3].pmv = 5.1e7;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && !d.scores[10].flagged && d.slower_by == -1 &&
+		       find_score(&d, "kernel_scheduler/time_ns")->flagged,
+	       "a small path: %s", d.reason);
+	CHECK_EQ(d.why, CALIB_WHY_NOT_SLOWER, "why");
+	calib_decision_free(&d);
+
 	/* No wall time anywhere (a running target): the gate is skipped. */
 	memcpy(rows, level1_slow, sizeof(rows));
 	rows[10] = (struct row){"perf/page-faults", {1, 1, 1}, 1};
