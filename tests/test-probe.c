@@ -2152,38 +2152,37 @@ static void pin_cpu0_lowest(void)
  */
 static const char *vfs_file;
 static int vfs_uffd = -1;
+static long vfs_page; /* the system's page size: userfaultfd fills whole pages */
 static char *vfs_pages;
 static atomic_int vfs_parked; /* faults reported so far */
 
 static void *big_writer(void *arg)
 {
 	int fd = *(const int *)arg, i;
-	long pg = sysconf(_SC_PAGESIZE);
 
 	prctl(PR_SET_NAME, "argus-bigwrite");
 	for (i = 0; i < NPIPE; i++)
-		if (pwrite(fd, vfs_pages + (size_t)i * pg, pg, 0) != pg)
+		if (pwrite(fd, vfs_pages + (size_t)i * vfs_page, vfs_page, 0) != vfs_page)
 			_exit(6);
 	return NULL;
 }
 
 static void *fault_resolver(void *arg)
 {
-	long pg = sysconf(_SC_PAGESIZE);
 	char *src = arg;
 	int i;
 
 	prctl(PR_SET_NAME, "argus-resolve");
 	for (i = 0; i < NPIPE; i++) {
 		struct uffd_msg msg;
-		struct uffdio_copy copy = {.src = (unsigned long)src, .len = pg};
+		struct uffdio_copy copy = {.src = (unsigned long)src, .len = vfs_page};
 
 		if (read(vfs_uffd, &msg, sizeof(msg)) != sizeof(msg) ||
 		    msg.event != UFFD_EVENT_PAGEFAULT)
 			_exit(8);
 		atomic_store(&vfs_parked, i + 1);
 		usleep(PIPE_GAP_US);
-		copy.dst = msg.arg.pagefault.address & ~(unsigned long long)(pg - 1);
+		copy.dst = msg.arg.pagefault.address & ~(unsigned long long)(vfs_page - 1);
 		if (ioctl(vfs_uffd, UFFDIO_COPY, &copy))
 			_exit(9);
 	}
@@ -2193,7 +2192,7 @@ static void *fault_resolver(void *arg)
 WORKLOAD static void work_vfs_wait(void)
 {
 	int fd = open(vfs_file, O_RDWR | O_CREAT | O_TRUNC, 0600), i;
-	long pg = sysconf(_SC_PAGESIZE);
+	long pg = vfs_page = sysconf(_SC_PAGESIZE);
 	struct uffdio_api api = {.api = UFFD_API};
 	struct uffdio_register reg = {.mode = UFFDIO_REGISTER_MODE_MISSING};
 	char *src = malloc(pg);
