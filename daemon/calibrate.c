@@ -662,25 +662,37 @@ static double excess(const struct calib_score *s)
  * spread hides is slower all the same where a path's own time, flagged
  * against its own spread, grew by at least min_slowdown of the reference's
  * wall time: the loss is measured where it went, which the wall time
- * alone cannot tell from the reference runs' scatter. A service's SLI is
- * in its own unit and is left to its z. Flags the wall score and names
- * the largest such path's score in d->slower_by.
+ * alone cannot tell from the reference runs' scatter. A service's SLI
+ * worse by more than min_slowdown is, in the same way, shown by a path
+ * whose time per unit of work grew by at least what the worse SLI cost it
+ * at the least (sli_loss: its CPU time per unit, the least its time per
+ * unit can be, times the SLI's change in cost; above min_slowdown of that
+ * CPU time, since the SLI's change is); without its CPU time the SLI is
+ * left to its z. Flags the wall score and names the largest such path's
+ * score in d->slower_by.
  */
-static void slower_by_path(const struct calib_params *p, struct calib_decision *d,
+static void slower_by_path(const struct calib_params *p, const struct mvec *ref, size_t k,
+			   const struct mvec *pmv, double *vals, struct calib_decision *d,
 			   double wall_rel)
 {
 	struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
+	double bar;
 	size_t i;
 
-	if (!w || w->flagged || d->wall_is_sli || !(wall_rel > p->min_slowdown) ||
-	    !(w->centre > 0))
+	if (!w || w->flagged || !(wall_rel > p->min_slowdown))
+		return;
+	if (d->wall_is_sli)
+		bar = sli_loss(p, ref, k, pmv, vals, w);
+	else
+		bar = w->centre > 0 ? p->min_slowdown * w->centre : NAN;
+	if (!(bar > 0))
 		return;
 	for (i = 0; i < d->n_scores; i++) {
 		const struct calib_score *s = &d->scores[i];
 		const char *metric = strrchr(s->metric, '/');
 
 		if ((int)i == d->wall || !s->flagged || !metric || !metric_is_time(metric + 1) ||
-		    !(excess(s) >= p->min_slowdown * w->centre))
+		    !(excess(s) >= bar))
 			continue;
 		if (d->slower_by < 0 || excess(s) > excess(&d->scores[d->slower_by]))
 			d->slower_by = (int)i;
@@ -719,7 +731,7 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 	}
 	rel = w->centre != 0 ? w->delta / fabs(w->centre) : (w->delta > 0 ? INFINITY : 0);
 	w->flagged = w->flagged && rel > p->min_slowdown;
-	slower_by_path(p, d, rel);
+	slower_by_path(p, ref, k, pmv, vals, d, rel);
 	return rel;
 }
 
@@ -986,10 +998,18 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 		wall = d->wall_is_sli ? describe_sli(w) : describe("wall", true, NULL, w);
 		if (d->slower_by >= 0) {
 			const struct calib_score *b = &d->scores[d->slower_by];
-			char *shown = xasprintf("%s, within the reference's spread, but %s grew by "
-						"%.1f ms, %.0f%% of the reference's wall time",
-						wall, b->metric, excess(b) / 1e6,
-						excess(b) / w->centre * 100.0);
+			char *shown =
+			    d->wall_is_sli
+				? xasprintf("%s, within the reference's spread, but %s grew by "
+					    "%.1f ms%s%s, %.1f times the %.1f ms that the SLI's "
+					    "change cost at the least",
+					    wall, b->metric, excess(b) / 1e6,
+					    p->per_unit ? " per " : "", p->per_unit ?: "",
+					    excess(b) / d->loss, d->loss / 1e6)
+				: xasprintf("%s, within the reference's spread, but %s grew by "
+					    "%.1f ms, %.0f%% of the reference's wall time",
+					    wall, b->metric, excess(b) / 1e6,
+					    excess(b) / w->centre * 100.0);
 
 			free(wall);
 			wall = shown;

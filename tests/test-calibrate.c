@@ -1528,6 +1528,50 @@ static void test_sli_share(const struct tree *t)
 	CHECK(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler"));
 	calib_decision_free(&d);
 
+	/*
+	 * A noisy reference (1200, 800, 1000 req/s): 850 req/s, 15% worse, is
+	 * within its spread (z 0.8), but the scheduler's time, flat in every
+	 * reference run, grew by 300 ms per CPU-second, more than the 176.5 ms
+	 * (1000 / 850 - 1 of a CPU-second) that the worse SLI cost at the
+	 * least: the path shows the loss and the level descends there.
+	 */
+	for (i = 0; i < sli; i++)
+		rows[i].pmv = rows[i].ref[0];
+	rows[sli] = (struct row){"target/sli_cost", {-1200, -800, -1000}, -850};
+	rows[cpu] = (struct row){"target/unit_cpu_ns", {1e9, 1e9, 1e9}, 1e9};
+	rows[3].pmv = 3.01e8;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler") &&
+		       d.scores[d.wall].flagged && d.scores[d.wall].z < d.scores[d.wall].threshold &&
+		       d.slower_by == 3,
+	       "SLI shown by a path: %s (SLI z %.1f), %s", node_id(t, &d), d.scores[d.wall].z,
+	       d.reason);
+	CHECKF(strstr(d.reason, "within the reference's spread, but kernel_scheduler/time_ns grew "
+				"by 300.0 ms per CPU-second of the service, 1.7 times the 176.5 ms "
+				"that the SLI's change cost at the least"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+	/* the path's growth, 100 ms, under that loss: not slower */
+	rows[3].pmv = 1.01e8;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NOT_SLOWER && d.slower_by == -1 &&
+		       find_score(&d, "kernel_scheduler/time_ns")->flagged,
+	       "%s", d.reason);
+	calib_decision_free(&d);
+	/* 950 req/s, 5% worse: below min_slowdown, whatever the path */
+	rows[3].pmv = 3.01e8;
+	rows[sli].pmv = -950;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.slower_by == -1 && !d.scores[d.wall].flagged);
+	calib_decision_free(&d);
+	/* without the service's CPU time per unit there is no loss to hold the path to */
+	rows[sli].pmv = -850;
+	rows[cpu] = (struct row){"perf/page-faults", {1, 1, 1}, 1};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.slower_by == -1 && d.why == CALIB_WHY_NOT_SLOWER);
+	calib_decision_free(&d);
+	rows[cpu] = (struct row){"target/unit_cpu_ns", {1e9, 1e9, 1e9}, 1e9};
+
 	/* a throughput that fell to nothing: no loss to take shares of, the path is named */
 	rows[sli] = (struct row){"target/sli_cost", {-1000, -990, -1010}, 0};
 	rows[3].pmv = 1.1e7;
