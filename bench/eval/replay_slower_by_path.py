@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Replay the level-1 rule "slower by a path" on committed matrix results.
+"""Replay the level-1 rule "slower by a path" on committed matrix and services results.
 
 A level-1 abstention of a calibrated run is flipped by the rule when the run
 was more than min_slowdown slower than the reference's wall centre and a
@@ -10,9 +10,18 @@ wall score and flagged metrics, not the expected value from the rest of the
 run, so the growth here is value - reference: the replay errs towards
 flipping. Prints every flipped run with its truth, then the totals.
 
-Usage: replay_slower_by_path.py [results.json ...]
-(default: every results.json under bench/eval/results)
+A service's level-1 abstention (services.py's traces: each decision's
+scores) is flipped when its SLI was more than min_slowdown worse and a
+flagged time metric grew by at least what the worse SLI cost it at the
+least (daemon/calibrate.c, sli_loss): the SLI's change in cost times the
+service's CPU time per unit of work, one CPU-second for a command's SLI
+(services.py's SLIs are all commands), which the traces do not keep.
+
+Usage: replay_slower_by_path.py [--services] [results.json or services.json ...]
+(default: every results.json, or with --services every services.json, under
+bench/eval/results)
 """
+import gzip
 import glob
 import json
 import os
@@ -38,8 +47,69 @@ def flipped(level):
     return (rel, best) if best else None
 
 
+def sli_flipped(step):
+    """(SLI worse by, (metric, its excess over the SLI's loss)) for a level-1 abstention the SLI
+    rule flips, else None."""
+    scores = {s['metric']: s for s in step.get('scores', [])}
+    w = scores.get('target/sli_cost')
+    if step.get('level') != 1 or step.get('action') != 'abstain' or not w or w['flagged']:
+        return None
+    centre, value = w['reference'], w['value']
+    if not centre or (w['delta'] / abs(centre)) <= MIN_SLOWDOWN:
+        return None
+    if centre > 0 and value > 0:
+        loss = value / centre - 1
+    elif centre < 0 and value < 0:
+        loss = centre / value - 1
+    else:
+        return None
+    loss *= 1e9
+    best = None
+    for m, s in scores.items():
+        if not m.endswith('/time_ns') or not s['flagged']:
+            continue
+        grew = s['value'] - s['expected'] if s.get('expected', 0) > 0 else s['delta']
+        if grew >= loss and (best is None or grew > best[1]):
+            best = (m, grew / loss)
+    return (w['delta'] / abs(centre), best) if best else None
+
+
+def services(argv, root):
+    files = argv or sorted(glob.glob(os.path.join(root, '**', 'services.json'), recursive=True))
+    seen = flips = null_flips = 0
+    for f in files:
+        truth = json.load(open(f)).get('truth', {})
+        for tf in sorted(glob.glob(os.path.join(os.path.dirname(f), 'traces', '*.json.gz'))):
+            cell = os.path.basename(tf)[:-len('.json.gz')].rsplit('-', 1)[0]
+            try:
+                steps = json.load(gzip.open(tf)).get('steps', [])
+            except (OSError, ValueError, AttributeError):
+                continue
+            for step in steps:
+                if step.get('kind') != 'decision' or step.get('level') != 1:
+                    continue
+                w = [s for s in step.get('scores', []) if s['metric'] == 'target/sli_cost']
+                if step.get('action') != 'abstain' or not w or w[0]['flagged']:
+                    continue
+                seen += 1
+                hit = sli_flipped(step)
+                if not hit:
+                    continue
+                flips += 1
+                t = truth.get(cell, {})
+                null_flips += bool(t.get('null', True))
+                print('%s  %s: truth %s%s; SLI %+.0f%% worse, %s grew by %.1f times its loss' %
+                      (os.path.relpath(tf, root), cell, 'null' if t.get('null', True) else 'cause',
+                       ' ' + json.dumps(t.get('truths')) if t.get('truths') else '',
+                       hit[0] * 100, hit[1][0], hit[1][1]))
+    print('%d level-1 abstentions of services in %d files: %d flipped, %d of them null cells'
+          % (seen, len(files), flips, null_flips))
+
+
 def main(argv):
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
+    if argv[:1] == ['--services']:
+        return services(argv[1:], root)
     files = argv or sorted(glob.glob(os.path.join(root, '**', 'results.json'), recursive=True))
     seen = flips = null_flips = 0
     for f in files:
