@@ -286,6 +286,9 @@ struct calib_decision {
  * either z > tau or, where a noisy reference's spread hides it, a path's
  * flagged time whose excess (below) is itself at least min_slowdown of the
  * reference's wall time (slower_by): the loss is measured where it went.
+ * A service's SLI worse by more than min_slowdown is shown the same way by
+ * a path whose excess per unit of work is at least the SLI's loss (below),
+ * when the service's CPU time per unit is known.
  *
  * Rule (calibrated): when the wall time is scored and the target is not
  * slower, abstain (a kernel path change that does not slow the target is not
