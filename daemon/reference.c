@@ -410,11 +410,12 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	if (noisy)
 		json_array_append_new(
 		    json_object_get(*ret_result, "warnings"),
-		    json_sprintf("noisy reference: the %s varies by %.0f%% between runs in the "
-				 "least noisy of %d attempts; record it again on a quiet system "
-				 "for sharper diagnoses",
+		    json_sprintf("noisy reference: the %s varies by %.0f%% between its %d runs "
+				 "(the least noisy of %d attempt%s%s); record it again on a quiet "
+				 "system for sharper diagnoses",
 				 tg.workload ? "workload's wall time" : "service's SLI",
-				 best.cv * 100, attempts));
+				 best.cv * 100, (int)repeats, attempts, attempts == 1 ? "" : "s",
+				 extended ? ", its runs extended after it" : ""));
 	if (slower)
 		json_array_append_new(json_object_get(*ret_result, "warnings"),
 				      json_string(slower));
