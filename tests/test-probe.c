@@ -1985,10 +1985,29 @@ static void test_own_waits(void)
 #define OCC_SPINNERS 3
 #define OCC_MS 400
 
+static uint64_t cpu_ns_of(pid_t pid);
+
+/* The hog beside the target, and its CPU time while all the spinners were there (shared). */
+static pid_t occ_hog;
+static uint64_t *occ_hog_ns;
+/*
+ * The window the hog's time is read over: from when every spinner has
+ * started (the barrier's release: each is then running or waiting for the
+ * CPU) to when the first one is done. Outside it fewer than three wait
+ * behind the hog, so its time there would not be waited three times.
+ */
+static pthread_barrier_t occ_started;
+static atomic_int occ_done;
+static uint64_t occ_t0, occ_t1;
+
 static void *occ_spinner(void *arg)
 {
 	(void)arg;
+	if (pthread_barrier_wait(&occ_started) == PTHREAD_BARRIER_SERIAL_THREAD)
+		occ_t0 = cpu_ns_of(occ_hog);
 	spin_ms(OCC_MS);
+	if (atomic_fetch_add(&occ_done, 1) == 0)
+		occ_t1 = cpu_ns_of(occ_hog);
 	return NULL;
 }
 
@@ -2004,52 +2023,41 @@ static void *occ_napper(void *arg)
 	return NULL;
 }
 
-static uint64_t cpu_ns_of(pid_t pid);
-
-/* The hog beside the target, and its CPU time while the target ran (shared with the child). */
-static pid_t occ_hog;
-static uint64_t *occ_hog_ns;
-
 /* Three threads that spin and one that naps, all on CPU 0 (beside a hog there). */
 WORKLOAD static void work_threads_beside_hog(void)
 {
 	pthread_t th[OCC_SPINNERS + 1];
-	uint64_t t0;
 	int i;
 
 	pin_cpu0();
-	t0 = cpu_ns_of(occ_hog);
+	if (pthread_barrier_init(&occ_started, NULL, OCC_SPINNERS))
+		_exit(5);
 	for (i = 0; i < OCC_SPINNERS + 1; i++)
 		if (pthread_create(&th[i], NULL, i < OCC_SPINNERS ? occ_spinner : occ_napper, NULL))
 			_exit(5);
 	for (i = 0; i < OCC_SPINNERS + 1; i++)
 		pthread_join(th[i], NULL);
-	*occ_hog_ns = cpu_ns_of(occ_hog) - t0;
+	*occ_hog_ns = occ_t1 > occ_t0 ? occ_t1 - occ_t0 : 0;
 }
 
-/* CPU time of pid so far (user and system), in ns. */
+/*
+ * CPU time of pid so far, in ns: the scheduler's own sum of its run time
+ * (/proc/PID/schedstat's first field), not the clock ticks of stat.
+ */
 static uint64_t cpu_ns_of(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
+	char path[64];
+	unsigned long long ns = 0;
 	FILE *f;
-	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
 	f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
+	if (!f)
 		return 0;
-	}
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
 	fclose(f);
-	/* after the name, whatever it holds: field 3 on, utime and stime are 14 and 15 */
-	p = strrchr(buf, ')');
-	for (i = 3; p && i <= 13; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		sscanf(p, " %llu %llu", &ut, &st);
-	return (ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	return ns;
 }
 
 /*
@@ -2057,9 +2065,9 @@ static uint64_t cpu_ns_of(pid_t pid)
  * a foreign hog on one CPU, whichever task a wait ends behind, the time the
  * hog ran while a target thread waited counts as runqueue wait, and the
  * time the target's own threads ran counts apart (runq_own). At every
- * moment the hog runs the three spinners wait, so the foreign part is at
- * least the hog's CPU time while the target ran, three times over (less a
- * margin: 90%% of it).
+ * moment the hog runs while the three spinners are there, all three wait,
+ * so the foreign part is at least the hog's CPU time over that window,
+ * three times over (less a margin: 90% of it).
  */
 static void test_runq_occupancy(void)
 {
@@ -2084,7 +2092,7 @@ static void test_runq_occupancy(void)
 		(unsigned long long)hog_ns / 1000000, cls(&c, ARGUS_CLS_RUNQ_WAIT),
 		c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns / 1000000, cls(&c, ARGUS_CLS_RUNQ_OWN),
 		c.cls[ARGUS_CLS_RUNQ_OWN].time_ns / 1000000);
-	CHECKF(hog_ns >= OCC_MS / 20 * 1000000ull, "the hog ran %llu ms while the target did",
+	CHECKF(hog_ns >= OCC_MS / 20 * 1000000ull, "the hog ran %llu ms while the spinners were all there",
 	       (unsigned long long)hog_ns / 1000000);
 	CHECKF(c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns >= OCC_SPINNERS * hog_ns / 10 * 9,
 	       "the foreign part of the waits, %llu ms, is at least 90%% of %d spinners times "
