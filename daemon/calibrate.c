@@ -998,18 +998,18 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 		wall = d->wall_is_sli ? describe_sli(w) : describe("wall", true, NULL, w);
 		if (d->slower_by >= 0) {
 			const struct calib_score *b = &d->scores[d->slower_by];
-			char *shown =
+			/* what the path's growth is held to: the SLI's loss, or the wall time */
+			_cleanup_free_ char *against =
 			    d->wall_is_sli
-				? xasprintf("%s, within the reference's spread, but %s grew by "
-					    "%.1f ms%s%s, %.1f times the %.1f ms that the SLI's "
-					    "change cost at the least",
-					    wall, b->metric, excess(b) / 1e6,
+				? xasprintf("%s%s, %.1f times the %.1f ms that the SLI's change "
+					    "cost at the least",
 					    p->per_unit ? " per " : "", p->per_unit ?: "",
 					    excess(b) / d->loss, d->loss / 1e6)
-				: xasprintf("%s, within the reference's spread, but %s grew by "
-					    "%.1f ms, %.0f%% of the reference's wall time",
-					    wall, b->metric, excess(b) / 1e6,
+				: xasprintf(", %.0f%% of the reference's wall time",
 					    excess(b) / w->centre * 100.0);
+			char *shown = xasprintf("%s, within the reference's spread, but %s grew by "
+						"%.1f ms%s",
+						wall, b->metric, excess(b) / 1e6, against);
 
 			free(wall);
 			wall = shown;

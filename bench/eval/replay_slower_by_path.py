@@ -47,13 +47,20 @@ def flipped(level):
     return (rel, best) if best else None
 
 
-def sli_flipped(step):
-    """(SLI worse by, (metric, its excess over the SLI's loss)) for a level-1 abstention the SLI
-    rule flips, else None."""
+def sli_abstention(step):
+    """A level-1 decision that abstained with the SLI not flagged: its scores by metric, else
+    None."""
+    if step.get('kind') != 'decision' or step.get('level') != 1 or step.get('action') != 'abstain':
+        return None
     scores = {s['metric']: s for s in step.get('scores', [])}
     w = scores.get('target/sli_cost')
-    if step.get('level') != 1 or step.get('action') != 'abstain' or not w or w['flagged']:
-        return None
+    return scores if w and not w['flagged'] else None
+
+
+def sli_flipped(scores):
+    """(SLI worse by, (metric, its excess over the SLI's loss)) for an SLI abstention's scores
+    that the SLI rule flips, else None."""
+    w = scores['target/sli_cost']
     centre, value = w['reference'], w['value']
     if not centre or (w['delta'] / abs(centre)) <= MIN_SLOWDOWN:
         return None
@@ -86,13 +93,11 @@ def services(argv, root):
             except (OSError, ValueError, AttributeError):
                 continue
             for step in steps:
-                if step.get('kind') != 'decision' or step.get('level') != 1:
-                    continue
-                w = [s for s in step.get('scores', []) if s['metric'] == 'target/sli_cost']
-                if step.get('action') != 'abstain' or not w or w[0]['flagged']:
+                scores = sli_abstention(step)
+                if not scores:
                     continue
                 seen += 1
-                hit = sli_flipped(step)
+                hit = sli_flipped(scores)
                 if not hit:
                     continue
                 flips += 1
