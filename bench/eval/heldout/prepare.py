@@ -43,7 +43,10 @@ text for cut and 48 MB for iconv, and a tree of 6000 files for ls; `--set 18 --r
 64 MB of text for tr and nl, two files of 32 MB for paste, and 64 MB of sorted lines for uniq;
 `--set 19 --release` as for set 10. Set 20 (--set 20) in /var/tmp/argus-heldout20, a tenth: 512 MiB
 of random bytes for sha384sum, 48 MiB for base32, 64 MB of text for fold, 32 MB of tab-separated
-text for expand, and two sorted 24 MB files for comm; `--set 20 --release` as for set 10.
+text for expand, and two sorted 24 MB files for comm; `--set 20 --release` as for set 10. Set 21
+(--set 21) in /var/tmp/argus-heldout21, an eleventh: 384 MiB of random bytes for sha224sum, 48 MB of
+text for unexpand and csplit, two sorted 20 MB files with unique keys for join, and an LMDB
+environment of about 160 MB in one file for mdb_dump; `--set 21 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -61,8 +64,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         13: "/var/tmp/argus-heldout13", 14: "/var/tmp/argus-heldout14",
         15: "/var/tmp/argus-heldout15", 16: "/var/tmp/argus-heldout16",
         17: "/var/tmp/argus-heldout17", 18: "/var/tmp/argus-heldout18",
-        19: "/var/tmp/argus-heldout19", 20: "/var/tmp/argus-heldout20"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20)
+        19: "/var/tmp/argus-heldout19", 20: "/var/tmp/argus-heldout20",
+        21: "/var/tmp/argus-heldout21"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21)
 DIR = DIRS[1]
 
 
@@ -421,27 +425,48 @@ def set20(nobody):
     journaled_end(nobody, dev)
 
 
+def set21(nobody):
+    dev, rng, vocab, block = journaled_begin(20261221, ("parts",))
+    write_random(rng, (("big.dat", 384),), nobody)
+    write("text.dat", numbered(block, 18 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    # unique keys, zero-padded so that C collation sorts them as numbers; about half shared
+    for name in ("a.dat", "b.dat"):
+        keys = sorted(rng.sample(range(500000), 250000))
+        write(name, "".join("k%07d %s\n" % (k, block[k % len(block)]) for k in keys),
+              nobody.pw_uid, nobody.pw_gid)
+    # 260000 records of about 600 bytes, loaded by mdb_load into one file
+    dump = ["VERSION=3", "format=print", "type=btree", "mapsize=536870912", "HEADER=END"]
+    for i in range(260000):
+        dump += [" key%07d" % i, " %s" % words(rng, vocab, 96)]
+    dump += ["DATA=END"]
+    subprocess.run(["rm", "-f", os.path.join(DIR, "lmdb.mdb"), os.path.join(DIR, "lmdb.mdb-lock")],
+                   check=True)
+    subprocess.run(["mdb_load", "-n", "-f", "/dev/stdin", os.path.join(DIR, "lmdb.mdb")],
+                   input=("\n".join(dump) + "\n").encode(), check=True)
+    journaled_end(nobody, dev)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 20: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 21: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
         if a.set not in JOURNALED:
-            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14 to 20")
+            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14 to 21")
         journaled_release()
         return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20):
+    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21):
         {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
          12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
-         18: set18, 19: set19, 20: set20}[a.set](nobody)
+         18: set18, 19: set19, 20: set20, 21: set21}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
