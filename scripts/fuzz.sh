@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Run every libFuzzer target of fuzz/ for SECONDS each (default 30) on its
 # seed corpus (fuzz/corpus/TARGET, read only) and its working corpus
-# (BUILD_DIR/fuzz-corpus/TARGET, kept between runs). Prints each target's
+# (BUILD_DIR/fuzz-corpus/TARGET, kept between runs), as many targets at a
+# time as there are CPUs. Prints each target's
 # executions and whether it found anything; exits non-zero when one found
 # a crash, a leak, a timeout or a broken property (the input is kept under
 # BUILD_DIR/fuzz-artifacts/TARGET, the output in BUILD_DIR/fuzz-logs).
@@ -66,18 +67,17 @@ options() {
 	esac
 }
 
-failed=""
-for t in $targets; do
+# One target: its log in BUILD_DIR/fuzz-logs/TARGET.log, its line of the
+# report in TARGET.result, and TARGET.failed when it found something.
+fuzz_one() {
+	t=$1
 	bin=$BUILD_DIR/fuzz-$t
-	if [ ! -x "$bin" ]; then
-		echo "fuzz: $bin is missing: run $0 --build" >&2
-		exit 1
-	fi
 	work=$BUILD_DIR/fuzz-corpus/$t
 	artifacts=$BUILD_DIR/fuzz-artifacts/$t
 	logs=$BUILD_DIR/fuzz-logs
 	mkdir -p "$work" "$artifacts" "$logs"
 	log=$logs/$t.log
+	rm -f "$logs/$t.result" "$logs/$t.failed"
 	# shellcheck disable=SC2046 # the options are words to split
 	set -- -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=2048 \
 		-artifact_prefix="$artifacts/" $(options "$t")
@@ -92,15 +92,46 @@ for t in $targets; do
 	[ -n "$runs" ] || runs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$log" | tail -n 1)
 	corpus=$(find "$work" -type f | wc -l)
 	if [ $rc = 0 ]; then
-		echo "fuzz-$t: ${runs:-?} executions in ${seconds} s, corpus $corpus, nothing found"
+		echo "fuzz-$t: ${runs:-?} executions in ${seconds} s, corpus $corpus, nothing found" \
+			>"$logs/$t.result"
 	else
 		found=$(grep -a -o -E "Test unit written to [^ ]*" "$log" |
 			sed 's/.* written to //' | tail -n 1)
-		echo "fuzz-$t: FOUND after ${runs:-?} executions (exit $rc): ${found:-see $log}"
-		grep -a -E 'ERROR|SUMMARY|property failed|runtime error|deadly signal|timeout' "$log" |
-			head -n 8 | sed 's/^/    /'
-		failed="$failed $t"
+		{
+			echo "fuzz-$t: FOUND after ${runs:-?} executions (exit $rc): ${found:-see $log}"
+			grep -a -E 'ERROR|SUMMARY|property failed|runtime error|deadly signal|timeout' \
+				"$log" | head -n 8 | sed 's/^/    /'
+		} >"$logs/$t.result"
+		: >"$logs/$t.failed"
 	fi
+}
+
+for t in $targets; do
+	if [ ! -x "$BUILD_DIR/fuzz-$t" ]; then
+		echo "fuzz: $BUILD_DIR/fuzz-$t is missing: run $0 --build" >&2
+		exit 1
+	fi
+done
+# Each target is one process on one CPU: as many lanes as CPUs, each
+# running its share of the targets in turn, so that the whole takes
+# SECONDS x targets / CPUs and every target still gets its SECONDS.
+lanes=$(nproc)
+lane=0
+while [ $lane -lt "$lanes" ]; do
+	(
+		i=0
+		for t in $targets; do
+			[ $((i % lanes)) = $lane ] && fuzz_one "$t"
+			i=$((i + 1))
+		done
+	) &
+	lane=$((lane + 1))
+done
+wait
+failed=""
+for t in $targets; do
+	cat "$BUILD_DIR/fuzz-logs/$t.result"
+	[ -e "$BUILD_DIR/fuzz-logs/$t.failed" ] && failed="$failed $t"
 done
 if [ -n "$failed" ]; then
 	echo "fuzz: found something in:$failed (logs in $BUILD_DIR/fuzz-logs)" >&2

@@ -15,14 +15,15 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 reclaim_hold
 
-# Run ctest in build dir $1 with the remaining arguments; fail on a failed
-# test or on a skip that is not allowed.
+# Run ctest in build dir $1 with the remaining arguments, one test per CPU
+# where a test may run beside another (CMakeLists.txt: the rest run alone);
+# fail on a failed test or on a skip that is not allowed.
 run_ctest() {
 	dir=$1
 	shift
 	out=$(mktemp)
 	rc=0
-	(cd "$dir" && ctest --output-on-failure --timeout 900 "$@") 2>&1 | tee "$out" || rc=$?
+	(cd "$dir" && ctest --output-on-failure --timeout 900 -j"$(nproc)" "$@") 2>&1 | tee "$out" || rc=$?
 	# tee hides ctest's status in a plain sh pipeline: read it from the summary.
 	grep -q '^100% tests passed' "$out" || rc=1
 	./scripts/check-skips.sh "$dir" "$out" || rc=1
@@ -40,7 +41,8 @@ run_ctest() {
 # ships) the test labelled release, the probe's measurements, and those
 # labelled slow too (the matrix slice, which drives the daemon through
 # diagnoses of perturbed workloads, the packages under systemd, the probe in
-# a new PID namespace), which the sanitizers would distort or make too long.
+# a new PID namespace, the probe's reclaim test, which fills the memory),
+# which the sanitizers would distort or make too long.
 # Under ASan and UBSan every test that is not slow, the release one again. test-stock-kernel (label vm) boots Debian's stock
 # kernel in QEMU: run by scripts/test-stock-kernel.sh, apart (README,
 # "Testing").
