@@ -27,6 +27,7 @@ void config_defaults(struct config *c)
 	c->queue_max = 16;
 	c->max_body = 65536;
 	c->reference_repeats = 5;
+	c->quiet_sample_ms = 1000;
 	c->tau = CONFIG_DEFAULT_TAU;
 	c->false_flag_rate = CONFIG_DEFAULT_FALSE_FLAG_RATE;
 	c->min_slowdown = CONFIG_DEFAULT_MIN_SLOWDOWN;
@@ -114,6 +115,8 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_uint(&c->max_body, value, 1024, 16 << 20);
 	else if (!strcmp(key, "reference_repeats"))
 		r = set_uint(&c->reference_repeats, value, 3, 20);
+	else if (!strcmp(key, "quiet_sample_ms"))
+		r = set_uint(&c->quiet_sample_ms, value, 100, 10000);
 	else if (!strcmp(key, "window_s"))
 		r = set_uint(&c->window_s, value, 1, 600);
 	else if (!strcmp(key, "warmup_runs"))

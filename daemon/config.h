@@ -29,6 +29,7 @@ struct config {
 	unsigned queue_max;  /* waiting jobs, default 16 */
 	unsigned max_body;   /* request body bytes, default 65536 */
 	unsigned reference_repeats; /* default K, 5 */
+	unsigned quiet_sample_ms;   /* the wait for a quiet machine's interval (quiet.h), 1000 */
 	double tau;	     /* default 3 */
 	/* the chance a level of an unchanged target flags a path (calib_params), default 0.05 */
 	double false_flag_rate;

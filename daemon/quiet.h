@@ -46,7 +46,7 @@ double cpu_busiest(const struct cpu_times *a, size_t na, const struct cpu_times 
 
 struct quiet_opts {
 	double limit;	     /* busiest CPU's fraction that counts as quiet, 0.15 */
-	unsigned sample_ms;  /* one sampling interval, 1000 */
+	unsigned sample_ms;  /* one sampling interval, 1000 (quiet_sample_ms of argusd.conf) */
 	unsigned timeout_ms; /* give up waiting after this, 10000 */
 	bool (*should_stop)(void *userdata);
 	void *userdata;

@@ -158,7 +158,8 @@ static uint64_t clock_ns(void *clock)
  * its CPU time is taken off (quiet.h); a target that cannot be found is
  * left to the run, which says so.
  */
-static json_t *wait_quiet(struct job_ctx *ctx, const struct measure_target *tg)
+static json_t *wait_quiet(struct job_ctx *ctx, const struct config *cfg,
+			  const struct measure_target *tg)
 {
 	struct target_clock *clock = NULL;
 	struct quiet_opts qo;
@@ -166,6 +167,7 @@ static json_t *wait_quiet(struct job_ctx *ctx, const struct measure_target *tg)
 	int r;
 
 	quiet_opts_default(&qo);
+	qo.sample_ms = cfg->quiet_sample_ms;
 	qo.should_stop = diag_should_stop;
 	qo.userdata = ctx;
 	if (!tg->workload) {
@@ -183,9 +185,10 @@ static json_t *wait_quiet(struct job_ctx *ctx, const struct measure_target *tg)
 }
 
 /* Measure the target repeats times with the plan; *ret filled on success. */
-static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct probe_plan *plan,
-		       const struct measure_target *tg, const struct measure_opts *mo,
-		       int attempt, size_t repeats, struct attempt *ret, json_t **ret_error)
+static int record_runs(struct job_ctx *ctx, const struct diag_env *env,
+		       const struct probe_plan *plan, const struct measure_target *tg,
+		       const struct measure_opts *mo, int attempt, size_t repeats,
+		       struct attempt *ret, json_t **ret_error)
 {
 	struct attempt a = {.runs = json_array()};
 	double wall_sum = 0;
@@ -209,8 +212,8 @@ static int record_runs(struct job_ctx *ctx, const struct tree *t, const struct p
 			break;
 		}
 		job_ctx_progress(ctx, (double)k / repeats, step);
-		quiet = wait_quiet(ctx, tg);
-		r = measure_run(t, plan, tg, mo, &mr);
+		quiet = wait_quiet(ctx, env->cfg, tg);
+		r = measure_run(env->tree, plan, tg, mo, &mr);
 		if (r < 0) {
 			*ret_error = job_error(mr.error_code ?: "measurement_failed",
 						"reference run %zu: %s", k + 1,
@@ -313,7 +316,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	job_ctx_trace(ctx, "probe", json_pack("{s:s,s:o}", "scope", "every available leaf",
 					      "probe", probe_plan_describe(t, &plan)));
 
-	json_decref(wait_quiet(ctx, &tg));
+	json_decref(wait_quiet(ctx, env->cfg, &tg));
 	r = diag_warmup(ctx, env, &tg, ret_error);
 	if (r < 0)
 		return r;
@@ -341,7 +344,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				break;
 			}
 		}
-		r = record_runs(ctx, t, &plan, &tg, &mo, attempt, (size_t)repeats, &a, ret_error);
+		r = record_runs(ctx, env, &plan, &tg, &mo, attempt, (size_t)repeats, &a, ret_error);
 		if (r < 0)
 			break;
 		attempts = attempt;
@@ -362,7 +365,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			      json_pack("{s:s,s:f,s:i,s:i}", "note",
 					"the reference's runs vary: extending it", "wall_cv", best.cv,
 					"runs", (int)best.n, "to", REFERENCE_EXTENDED_RUNS));
-		r = record_runs(ctx, t, &plan, &tg, &mo, best_attempt,
+		r = record_runs(ctx, env, &plan, &tg, &mo, best_attempt,
 				REFERENCE_EXTENDED_RUNS - best.n, &more, ret_error);
 		if (r >= 0) {
 			extended = more.n;

@@ -92,9 +92,11 @@ static void test_refusals(void)
 	expect_refused("false_flag_rate = 0.6\n", "line 1", "0.6");
 	expect_refused("false_flag_rate = nan\n", "line 1", "nan");
 	expect_refused("false_flag_rate = -0.01\n", "line 1", "-0.01");
+	expect_refused("quiet_sample_ms = 50\n", "line 1", "50");
+	expect_refused("quiet_sample_ms = 20000\n", "line 1", "20000");
 }
 
-/* false_flag_rate: 0.05 by default, 0 to 0.5; K defaults to 5. */
+/* false_flag_rate: 0.05 by default, 0 to 0.5; K defaults to 5, the quiet wait's interval to 1 s. */
 static void test_false_flag_rate(void)
 {
 	struct config c;
@@ -103,6 +105,10 @@ static void test_false_flag_rate(void)
 	tap_subtest("false_flag_rate");
 	CHECK(load("tau = 3\n", &c, &err) == 0);
 	CHECK(c.false_flag_rate == 0.05 && c.reference_repeats == 5);
+	CHECK_EQ(c.quiet_sample_ms, 1000, "the quiet wait's interval by default");
+	config_free(&c);
+	CHECK(load("quiet_sample_ms = 250\n", &c, &err) == 0);
+	CHECK_EQ(c.quiet_sample_ms, 250, "quiet_sample_ms");
 	config_free(&c);
 	CHECK(load("false_flag_rate = 0.01\n", &c, &err) == 0);
 	CHECK(c.false_flag_rate == 0.01);
