@@ -2245,6 +2245,7 @@ static void test_vfs_wait(void)
 	struct probe_counts c = {};
 	const struct probe_task *w = NULL, *f = NULL;
 	int r = run_probed(work_vfs_wait, &c);
+	unsigned long long theirs;
 	size_t i;
 
 	CHECKF(r == 0, "run: %s", strerror(-r));
@@ -2264,7 +2265,17 @@ static void test_vfs_wait(void)
 	       w ? w->waits : 0, w ? w->wait_ns : 0);
 	CHECKF(f && f->own && f->waits == NPIPE, "waker %s (own %d): %llu waits",
 	       f ? f->comm : "(none)", f ? f->own : 0, f ? f->waits : 0);
-	CHECKF(cls(&c, ARGUS_CLS_VFS_WAIT) == (w ? w->waits : 0) + (f ? f->waits : 0),
+	/*
+	 * Every wait is one of theirs but for the odd one another task ended
+	 * (one in a run of the sanitizer build's suite: 81 waits, 40 + 40 theirs).
+	 */
+	for (i = 0; i < c.n_wakers; i++)
+		if (c.wakers[i].cls == ARGUS_CLS_VFS_WAIT && &c.wakers[i] != w && &c.wakers[i] != f)
+			fprintf(stderr, "vfs_wait: %llu ended by %s (pid %u)\n", c.wakers[i].waits,
+				c.wakers[i].comm, c.wakers[i].tgid);
+	theirs = (w ? w->waits : 0) + (f ? f->waits : 0);
+	CHECKF(cls(&c, ARGUS_CLS_VFS_WAIT) >= theirs &&
+		       cls(&c, ARGUS_CLS_VFS_WAIT) <= theirs + NPIPE / 20,
 	       "vfs waits %llu for %d small writes and %d big ones", cls(&c, ARGUS_CLS_VFS_WAIT),
 	       NPIPE, NPIPE);
 	fprintf(stderr, "vfs_wait: %llu waits, %.0f us each; %llu ended by argus-bigwrite, %llu by "
