@@ -46,7 +46,10 @@ of random bytes for sha384sum, 48 MiB for base32, 64 MB of text for fold, 32 MB 
 text for expand, and two sorted 24 MB files for comm; `--set 20 --release` as for set 10. Set 21
 (--set 21) in /var/tmp/argus-heldout21, an eleventh: 384 MiB of random bytes for sha224sum, 48 MB of
 text for unexpand and csplit, two sorted 20 MB files with unique keys for join, and an LMDB
-environment of about 160 MB in one file for mdb_dump; `--set 21 --release` as for set 10.
+environment of about 160 MB in one file for mdb_dump; `--set 21 --release` as for set 10. Set 22
+(--set 22) in /var/tmp/argus-heldout22, a twelfth: 48 MB of text for fmt, 144 MB for tee, 3 MB for
+ptx, 8 MiB of random bytes for hexdump, and the Tcl script tclsh runs; `--set 22
+--release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -65,8 +68,8 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         15: "/var/tmp/argus-heldout15", 16: "/var/tmp/argus-heldout16",
         17: "/var/tmp/argus-heldout17", 18: "/var/tmp/argus-heldout18",
         19: "/var/tmp/argus-heldout19", 20: "/var/tmp/argus-heldout20",
-        21: "/var/tmp/argus-heldout21"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21)
+        21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22)
 DIR = DIRS[1]
 
 
@@ -446,27 +449,39 @@ def set21(nobody):
     journaled_end(nobody, dev)
 
 
+def set22(nobody):
+    dev, rng, _, block = journaled_begin(20261222, ())
+    write("text.dat", numbered(block, 18 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    write("words.dat", numbered(block, 40000), nobody.pw_uid, nobody.pw_gid)
+    write("text3.dat", numbered(block, 54 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    write_random(rng, (("r8.dat", 8),), nobody)
+    write("build.tcl", "set d [dict create]\n"
+          "for {set i 0} {$i < 300000} {incr i} { dict set d key$i [string repeat x 64] }\n"
+          "puts [dict size $d]\n", nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 21: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 22: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
         if a.set not in JOURNALED:
-            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14 to 21")
+            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14 to 22")
         journaled_release()
         return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21):
+    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22):
         {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
          12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
-         18: set18, 19: set19, 20: set20, 21: set21}[a.set](nobody)
+         18: set18, 19: set19, 20: set20, 21: set21, 22: set22}[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
