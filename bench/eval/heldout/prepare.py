@@ -46,7 +46,7 @@ of random bytes for sha384sum, 48 MiB for base32, 64 MB of text for fold, 32 MB 
 text for expand, and two sorted 24 MB files for comm; `--set 20 --release` as for set 10. Set 21
 (--set 21) in /var/tmp/argus-heldout21, an eleventh: 384 MiB of random bytes for sha224sum, 48 MB of
 text for unexpand and csplit, two sorted 20 MB files with unique keys for join, and an LMDB
-environment of about 160 MB in one file for mdb_dump; `--set 21 --release` as for set 10. Set 22
+environment of about 210 MB in one file for mdb_dump; `--set 21 --release` as for set 10. Set 22
 (--set 22) in /var/tmp/argus-heldout22, a twelfth: 48 MB of text for fmt, 144 MB for tee, 3 MB for
 ptx, 8 MiB of random bytes for hexdump, and the Tcl script tclsh runs; `--set 22
 --release` as for set 10.
