@@ -471,17 +471,19 @@ def main():
     DIR = DIRS[a.set]
     if a.release:
         if a.set not in JOURNALED:
-            raise SystemExit("prepare: --release is for sets 10, 11, 12 and 14 to 22")
+            raise SystemExit("prepare: --release is for sets %s"
+                             % ", ".join(str(n) for n in JOURNALED))
         journaled_release()
         return
     nobody = pwd.getpwnam("nobody")
     os.makedirs(DIR, exist_ok=True)
     os.chown(DIR, nobody.pw_uid, nobody.pw_gid)
     os.chmod(DIR, 0o755)
-    if a.set in (2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22):
-        {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
-         12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
-         18: set18, 19: set19, 20: set20, 21: set21, 22: set22}[a.set](nobody)
+    sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
+            12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
+            18: set18, 19: set19, 20: set20, 21: set21, 22: set22}
+    if a.set in sets:
+        sets[a.set](nobody)
         print("prepared %s" % DIR)
         return
     rng = random.Random(20261202)
