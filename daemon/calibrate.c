@@ -42,6 +42,14 @@ void calib_params_default(struct calib_params *p)
 	};
 }
 
+void calib_params_configured(struct calib_params *p, const struct config *cfg)
+{
+	calib_params_default(p);
+	p->tau = cfg->tau;
+	p->min_slowdown = cfg->min_slowdown;
+	p->false_flag_rate = cfg->false_flag_rate;
+}
+
 const char *calib_action_name(enum calib_action a)
 {
 	switch (a) {
@@ -216,6 +224,30 @@ void calib_null_for(const struct calib_params *p, size_t k, size_t n_tests, stru
 			hi = mid;
 	}
 	ret->threshold = hi;
+}
+
+double calib_runs_cv(const struct calib_params *p, const struct mvec *runs, size_t n,
+		     const char *metric)
+{
+	_cleanup_free_ double *vals = calloc(n ? n : 1, sizeof(double));
+	_cleanup_free_ double *work = calloc(n ? n : 1, sizeof(double));
+	struct calib_null nul;
+	double centre, noise;
+	size_t i, k = 0;
+
+	if (!vals || !work)
+		abort();
+	for (i = 0; i < n; i++) {
+		const double *x = mvec_get(&runs[i], metric);
+
+		if (x && isfinite(*x))
+			vals[k++] = *x;
+	}
+	if (k < 2)
+		return 0;
+	centre_noise(p->robust, vals, k, work, &centre, &noise);
+	calib_null_for(p, k, 1, &nul);
+	return centre != 0 ? noise * nul.noise_scale / fabs(centre) : 0;
 }
 
 void calib_score_metric(const struct calib_params *p, const struct calib_null *null,

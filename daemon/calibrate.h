@@ -130,6 +130,9 @@ struct calib_params {
 };
 
 void calib_params_default(struct calib_params *p);
+/* The defaults with the configuration's tau, min_slowdown and false_flag_rate. */
+struct config;
+void calib_params_configured(struct calib_params *p, const struct config *cfg);
 
 /*
  * What the score of K reference runs needs from a Gaussian null: the
@@ -183,6 +186,16 @@ struct calib_score {
 void calib_score_metric(const struct calib_params *p, const struct calib_null *null,
 			const char *metric, bool is_time, const double *ref, size_t k, double value,
 			struct calib_score *ret);
+
+/*
+ * How much metric varies over n runs (those that have it, finite): the
+ * noise a score sees in them (calib_score_metric: robust when p->robust,
+ * scaled as the null is) over the magnitude of their centre, before any
+ * floor. 0 with fewer than two runs or a centre of 0. What a reference's
+ * agreement is judged by (reference.c, diagnose.c).
+ */
+double calib_runs_cv(const struct calib_params *p, const struct mvec *runs, size_t n,
+		     const char *metric);
 
 /* The median of n values (n >= 1), sorting v. */
 double calib_median_sorting(double *v, size_t n);

@@ -835,7 +835,7 @@ static void record_step(struct diag_state *st, const struct descent_step *step)
 
 		/* a slowdown not seen, or not lasting, against runs that disagree among themselves */
 		if ((why == DESCENT_NOT_SLOWER || why == DESCENT_TRANSIENT) && st->noise &&
-		    mvec_cv(st->ref, st->k, st->noise) > REFERENCE_NOISY_CV)
+		    calib_runs_cv(&st->params, st->ref, st->k, st->noise) > REFERENCE_NOISY_CV)
 			why = DESCENT_REFERENCE_NOISY;
 		report_stop(&st->rep, step->node, step->action, step->why,
 			    descent_abstain_code(why));
@@ -892,9 +892,7 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 	char *err = NULL;
 	int r;
 
-	calib_params_default(&st.params);
-	st.params.false_flag_rate = env->cfg->false_flag_rate;
-	st.params.min_slowdown = env->cfg->min_slowdown;
+	calib_params_configured(&st.params, env->cfg);
 	if (json_is_number(tau))
 		st.params.tau = json_number_value(tau);
 	if (json_is_boolean(cal))

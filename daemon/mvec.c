@@ -3,7 +3,6 @@
 #include "daemon/util.h"
 
 #include <errno.h>
-#include <math.h>
 #include <string.h>
 
 void mvec_set(struct mvec *m, const char *metric, double value)
@@ -59,28 +58,6 @@ void mvec_array_free(struct mvec *v, size_t n)
 	for (i = 0; v && i < n; i++)
 		mvec_free(&v[i]);
 	free(v);
-}
-
-double mvec_cv(const struct mvec *v, size_t n, const char *metric)
-{
-	double sum = 0, sq = 0, mean;
-	size_t i, k = 0;
-
-	for (i = 0; v && i < n; i++) {
-		const double *x = mvec_get(&v[i], metric);
-
-		if (!x)
-			continue;
-		sum += *x;
-		sq += *x * *x;
-		k++;
-	}
-	if (k < 2)
-		return 0;
-	mean = sum / (double)k;
-	if (mean == 0)
-		return 0;
-	return sqrt(fmax(0, (sq - (double)k * mean * mean) / (double)(k - 1))) / fabs(mean);
 }
 
 json_t *mvec_to_json(const struct mvec *m)

@@ -31,11 +31,6 @@ const double *mvec_get(const struct mvec *m, const char *metric);
 void mvec_free(struct mvec *m);
 /* Frees n vectors and the array that holds them; NULL is fine. */
 void mvec_array_free(struct mvec *v, size_t n);
-/*
- * The coefficient of variation (sample standard deviation over mean) of a
- * metric across n vectors; 0 when fewer than two have it or its mean is 0.
- */
-double mvec_cv(const struct mvec *v, size_t n, const char *metric);
 /* {"metric": value, ...} */
 json_t *mvec_to_json(const struct mvec *m);
 /* Inverse of mvec_to_json; non-number values are -EINVAL. */

@@ -99,9 +99,7 @@ static char *slower_than_last(struct store *s, const struct config *cfg, const c
 				 json_object_get(now, "sli")) ||
 	    store_reference_runs(s, id, &last_runs, &n_last) < 0)
 		return NULL;
-	calib_params_default(&p);
-	p.tau = cfg->tau;
-	p.min_slowdown = cfg->min_slowdown;
+	calib_params_configured(&p, cfg);
 	mvec_set(&median_run, "target/sli_cost", runs_median(runs, n, "target/sli_cost"));
 	if (calib_score_wall(&p, last_runs, n_last, &median_run, &score) == 0 && score.flagged)
 		text = xasprintf("recorded while the service was slower than at its last reference "
@@ -117,7 +115,23 @@ static char *slower_than_last(struct store *s, const struct config *cfg, const c
 	return text;
 }
 
-/* The K runs of one attempt: vectors, per-run info, and the wall time's coefficient of variation. */
+/*
+ * How much the target's runs disagree: the noise metric's (a workload's
+ * wall time, a service's SLI) coefficient of variation as a diagnosis's
+ * scores see it (calib_runs_cv: the run farthest from the median left out
+ * from five runs on), so that a single disturbed run neither makes a
+ * reference noisy nor hides that it is; 0 for a target with neither.
+ */
+static double runs_cv(const struct config *cfg, const struct measure_target *tg,
+		      const struct mvec *runs, size_t n)
+{
+	struct calib_params p;
+
+	calib_params_configured(&p, cfg);
+	return diag_noise_metric(tg) ? calib_runs_cv(&p, runs, n, diag_noise_metric(tg)) : 0;
+}
+
+/* The K runs of one attempt: vectors, per-run info, and the noise metric's cv (runs_cv). */
 struct attempt {
 	struct mvec *vecs;
 	size_t n;
@@ -241,13 +255,14 @@ static int record_runs(struct job_ctx *ctx, const struct diag_env *env,
 		return r;
 	}
 	a.mean_ns = wall_sum / (double)repeats;
-	a.cv = diag_noise_metric(tg) ? mvec_cv(a.vecs, a.n, diag_noise_metric(tg)) : 0;
+	a.cv = runs_cv(env->cfg, tg, a.vecs, a.n);
 	*ret = a;
 	return 0;
 }
 
 /* Add more's runs to a's, numbered after them, with a's mean and cv recomputed; more is emptied. */
-static void attempt_extend(struct attempt *a, struct attempt *more, const struct measure_target *tg)
+static void attempt_extend(struct attempt *a, struct attempt *more, const struct config *cfg,
+			   const struct measure_target *tg)
 {
 	struct mvec *vecs = realloc(a->vecs, (a->n + more->n) * sizeof(*vecs));
 	json_t *run;
@@ -267,7 +282,7 @@ static void attempt_extend(struct attempt *a, struct attempt *more, const struct
 		json_array_append(a->runs, run);
 		a->n++;
 	}
-	a->cv = diag_noise_metric(tg) ? mvec_cv(a->vecs, a->n, diag_noise_metric(tg)) : 0;
+	a->cv = runs_cv(cfg, tg, a->vecs, a->n);
 	attempt_clear(more);
 }
 
@@ -369,7 +384,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				REFERENCE_EXTENDED_RUNS - best.n, &more, ret_error);
 		if (r >= 0) {
 			extended = more.n;
-			attempt_extend(&best, &more, &tg);
+			attempt_extend(&best, &more, env->cfg, &tg);
 			repeats = (json_int_t)best.n;
 		}
 	}

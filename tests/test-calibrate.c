@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Calibration maths and the descent rule, with hand-computed numbers. */
 #include "daemon/calibrate.h"
+#include "daemon/diagnose.h"
 #include "daemon/report.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
@@ -1073,6 +1074,56 @@ static void test_trimmed(void)
 }
 
 /*
+ * A reference's agreement is judged by the noise its scores see: five runs
+ * with one disturbed vary by 48% on their plain sd, by 1% as scored, and
+ * are not noisy; three runs count whole. Runs without the metric, or a
+ * non-finite value, are left out.
+ */
+static void test_runs_cv(void)
+{
+	double walls[] = {1000, 1010, 990, 1000, 2000}, plain = 0, mean = 0;
+	struct mvec runs[6] = {};
+	struct calib_params p, classic;
+	struct calib_null null;
+	size_t i;
+
+	tap_subtest("runs_cv");
+	calib_params_default(&p);
+	classic_params(&classic);
+	for (i = 0; i < 5; i++) {
+		mvec_set(&runs[i], "target/wall_ns", walls[i]);
+		mean += walls[i] / 5;
+	}
+	for (i = 0; i < 5; i++)
+		plain += (walls[i] - mean) * (walls[i] - mean) / 4;
+	plain = sqrt(plain) / mean;
+	mvec_set(&runs[5], "target/other", 1);
+	calib_null_for(&p, 5, 1, &null);
+	CHECKF(plain > REFERENCE_NOISY_CV, "plain cv %.3f", plain);
+	CHECKF(near(calib_runs_cv(&p, runs, 6, "target/wall_ns"),
+		    sqrt(200.0 / 3.0) * null.noise_scale / 1000),
+	       "cv %.4f", calib_runs_cv(&p, runs, 6, "target/wall_ns"));
+	CHECK(calib_runs_cv(&p, runs, 6, "target/wall_ns") < REFERENCE_NOISY_CV);
+	/* the plain estimator (the ablation's) counts every run */
+	CHECKF(near(calib_runs_cv(&classic, runs, 5, "target/wall_ns"), plain), "cv %.4f",
+	       calib_runs_cv(&classic, runs, 5, "target/wall_ns"));
+	/* three runs (990, 1000, 2000) count whole, their sd scaled as the null's is */
+	calib_null_for(&p, 3, 1, &null);
+	CHECKF(near(calib_runs_cv(&p, &runs[2], 3, "target/wall_ns"),
+		    sqrt((340.0 * 340.0 + 330.0 * 330.0 + 670.0 * 670.0) / 2) / 1330 *
+			null.noise_scale),
+	       "cv %.4f", calib_runs_cv(&p, &runs[2], 3, "target/wall_ns"));
+	/* a run without a finite value is left out */
+	mvec_set(&runs[1], "target/wall_ns", NAN);
+	CHECK(near(calib_runs_cv(&p, runs, 3, "target/wall_ns"),
+		   calib_runs_cv(&p, (struct mvec[]){runs[0], runs[2]}, 2, "target/wall_ns")));
+	CHECK(calib_runs_cv(&p, runs, 1, "target/wall_ns") == 0);
+	CHECK(calib_runs_cv(&p, runs, 5, "target/none") == 0);
+	for (i = 0; i < 6; i++)
+		mvec_free(&runs[i]);
+}
+
+/*
  * Thresholds: at least tau, larger with fewer runs and more metrics, the
  * same every call; and the rate they state is the rate they give, checked
  * on draws of the test's own.
@@ -1810,6 +1861,7 @@ int main(void)
 	test_outgrown(t);
 	test_shadows(t);
 	test_trimmed();
+	test_runs_cv();
 	test_thresholds();
 	test_looks();
 	test_default_decision(t);
