@@ -49,7 +49,9 @@ text for unexpand and csplit, two sorted 20 MB files with unique keys for join, 
 environment of about 210 MB in one file for mdb_dump; `--set 21 --release` as for set 10. Set 22
 (--set 22) in /var/tmp/argus-heldout22, a twelfth: 48 MB of text for fmt, 144 MB for tee, 3 MB for
 ptx, 8 MiB of random bytes for hexdump, and the Tcl script tclsh runs; `--set 22
---release` as for set 10.
+--release` as for set 10. Set 23 (--set 23) in /var/tmp/argus-heldout23, a thirteenth: numbers for
+factor, 96 MB of text for pr, a table of words for column, pairs of names for tsort, and 396 MB of
+text for grep, its needle on the last line; `--set 23 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -68,8 +70,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         15: "/var/tmp/argus-heldout15", 16: "/var/tmp/argus-heldout16",
         17: "/var/tmp/argus-heldout17", 18: "/var/tmp/argus-heldout18",
         19: "/var/tmp/argus-heldout19", 20: "/var/tmp/argus-heldout20",
-        21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22)
+        21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22",
+        23: "/var/tmp/argus-heldout23"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23)
 DIR = DIRS[1]
 
 
@@ -461,12 +464,38 @@ def set22(nobody):
     journaled_end(nobody, dev)
 
 
+def set23(nobody):
+    dev, rng, vocab, block = journaled_begin(20261223, ())
+    # odd products of two random numbers of up to 31 bits: factor's work is the search
+    nums = ["%d" % (rng.getrandbits(31) * rng.getrandbits(31) | 1) for _ in range(NUMS23)]
+    write("nums.dat", "\n".join(nums) + "\n", nobody.pw_uid, nobody.pw_gid)
+    write("text.dat", numbered(block, 36 * len(block)), nobody.pw_uid, nobody.pw_gid)
+    write("table.dat", "".join("%s\n" % words(rng, vocab, 6) for _ in range(TABLE23)),
+          nobody.pw_uid, nobody.pw_gid)
+    # a chain of names with shortcuts: a graph with one order, which tsort finds
+    names = ["n%06d" % i for i in range(EDGES23)]
+    rng.shuffle(names)
+    edges = ["%s %s" % (names[i], names[i + 1]) for i in range(len(names) - 1)]
+    edges += ["%s %s" % (names[i], names[min(len(names) - 1, i + rng.randint(2, 50))])
+              for i in range(0, len(names) - 1, 3)]
+    write("edges.dat", "\n".join(edges) + "\n", nobody.pw_uid, nobody.pw_gid)
+    # the needle on the last line alone: grep reads the whole file, and finds it
+    write("big.dat", numbered(block, 144 * len(block)) + "argusneedle\n", nobody.pw_uid,
+          nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+NUMS23 = 16000
+TABLE23 = 120000
+EDGES23 = 200000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 22: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 23: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -481,7 +510,7 @@ def main():
     os.chmod(DIR, 0o755)
     sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
-            18: set18, 19: set19, 20: set20, 21: set21, 22: set22}
+            18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
