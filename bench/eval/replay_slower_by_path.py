@@ -17,7 +17,14 @@ least (daemon/calibrate.c, sli_loss): the SLI's change in cost times the
 service's CPU time per unit of work, one CPU-second for a command's SLI
 (services.py's SLIs are all commands), which the traces do not keep.
 
-Usage: replay_slower_by_path.py [--services] [results.json or services.json ...]
+With --cpu-time, the variant that was considered and not adopted: a run not
+more than min_slowdown slower whose wall time less the change of its CPU time
+(perf/task_clock_ns, means as the results keep them) is, with a flagged time
+metric grown by min_slowdown of the centre, is flipped too: a faster CPU in the
+run than in the reference would hide the loss. Prints those runs, then the
+totals.
+
+Usage: replay_slower_by_path.py [--services | --cpu-time] [results.json or services.json ...]
 (default: every results.json, or with --services every services.json, under
 bench/eval/results)
 """
@@ -45,6 +52,57 @@ def flipped(level):
         if share >= MIN_SLOWDOWN and (best is None or share > best[1]):
             best = (s['metric'], share)
     return (rel, best) if best else None
+
+
+def cpu_time_flipped(level, deltas):
+    """(wall's change, its change less the CPU time's, (metric, growth)) for a level-1
+    abstention that the CPU-time variant flips and the rule itself does not, else None."""
+    w = level.get('wall')
+    tc = deltas.get('perf/task_clock_ns')
+    if not w or level.get('action') != 'abstain' or not w.get('reference') or not tc:
+        return None
+    rel = (w['value'] - w['reference']) / w['reference']
+    less_cpu = (w['value'] - tc[1] + tc[0] - w['reference']) / w['reference']
+    if rel > MIN_SLOWDOWN or less_cpu <= MIN_SLOWDOWN:
+        return None
+    best = None
+    for s in level.get('flagged', []):
+        if not s['metric'].endswith('/time_ns'):
+            continue
+        share = (s['value'] - s['reference']) / w['reference']
+        if share >= MIN_SLOWDOWN and (best is None or share > best[1]):
+            best = (s['metric'], share)
+    return (rel, less_cpu, best) if best else None
+
+
+def cpu_time(argv, root):
+    files = argv or sorted(glob.glob(os.path.join(root, '**', 'results.json'), recursive=True))
+    seen = flips = null_flips = 0
+    for f in files:
+        try:
+            runs = json.load(open(f)).get('runs', [])
+        except (OSError, ValueError, AttributeError):
+            continue
+        for r in runs:
+            if r.get('mode') != 'calibrated' or not r.get('levels'):
+                continue
+            level = r['levels'][0]
+            if level.get('action') != 'abstain' or not level.get('wall'):
+                continue
+            seen += 1
+            hit = cpu_time_flipped(level, r.get('class_deltas', {}))
+            if not hit:
+                continue
+            flips += 1
+            truth = r.get('truth')
+            null = truth in ('no_bottleneck', None) or truth == []
+            null_flips += null
+            print('%s  %s rep %s: truth %s, %s; %+.0f%% slower, %+.0f%% less the CPU time\'s '
+                  'change, %s grew by %.0f%% of the wall' %
+                  (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(truth),
+                   r.get('reason_code'), hit[0] * 100, hit[1] * 100, hit[2][0], hit[2][1] * 100))
+    print('%d level-1 abstentions of calibrated runs in %d files: %d flipped by the CPU-time '
+          'variant, %d of them null runs' % (seen, len(files), flips, null_flips))
 
 
 def sli_abstention(step):
@@ -115,6 +173,8 @@ def main(argv):
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
     if argv[:1] == ['--services']:
         return services(argv[1:], root)
+    if argv[:1] == ['--cpu-time']:
+        return cpu_time(argv[1:], root)
     files = argv or sorted(glob.glob(os.path.join(root, '**', 'results.json'), recursive=True))
     seen = flips = null_flips = 0
     for f in files:
