@@ -37,7 +37,7 @@ static json_t *backends_of(const struct tree *t)
 #define REFERENCE_ATTEMPTS 3
 #define REFERENCE_PAUSE_S 5 /* before attempt n + 1: n times this */
 /*
- * A kept reference whose runs vary so much that one run of a diagnosis
+ * An attempt whose runs vary so much that one run of a diagnosis
  * could not show a slowdown of min_slowdown, tau of their spreads being
  * more than that (a coefficient of variation above min_slowdown / tau:
  * 3.3% with the defaults), is extended to REFERENCE_EXTENDED_RUNS runs:
@@ -45,6 +45,8 @@ static json_t *backends_of(const struct tree *t)
  * and more runs of the diagnosis would not lower that bar, since the
  * reference's own centre is as uncertain; with ten, the mean of three runs
  * of a diagnosis is judged against about two (diagnose.c, LEVEL_RUNS).
+ * Extended when its runs agree (REFERENCE_NOISY_CV), else only if it is
+ * the least noisy of every attempt and kept.
  */
 #define REFERENCE_EXTENDED_RUNS 10
 
@@ -135,6 +137,7 @@ static double runs_cv(const struct config *cfg, const struct measure_target *tg,
 struct attempt {
 	struct mvec *vecs;
 	size_t n;
+	size_t extended; /* of the n, the runs that extended it */
 	json_t *runs; /* [{"run", "wall_s", "quiet"?}] */
 	double mean_ns, cv;
 };
@@ -286,6 +289,28 @@ static void attempt_extend(struct attempt *a, struct attempt *more, const struct
 	attempt_clear(more);
 }
 
+/* Extend attempt a (number attempt) to REFERENCE_EXTENDED_RUNS runs, noted in the trace. */
+static int extend_attempt(struct job_ctx *ctx, const struct diag_env *env,
+			  const struct probe_plan *plan, const struct measure_target *tg,
+			  const struct measure_opts *mo, int attempt, struct attempt *a,
+			  json_t **ret_error)
+{
+	struct attempt more = {};
+	int r;
+
+	job_ctx_trace(ctx, "note",
+		      json_pack("{s:s,s:f,s:i,s:i,s:i}", "note",
+				"the reference's runs vary: extending it", "wall_cv", a->cv, "runs",
+				(int)a->n, "to", REFERENCE_EXTENDED_RUNS, "attempt", attempt));
+	r = record_runs(ctx, env, plan, tg, mo, attempt, REFERENCE_EXTENDED_RUNS - a->n, &more,
+			ret_error);
+	if (r < 0)
+		return r;
+	a->extended += more.n;
+	attempt_extend(a, &more, env->cfg, tg);
+	return 0;
+}
+
 int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_t **ret_error)
 {
 	const struct diag_env *env = userdata;
@@ -341,7 +366,9 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	 * every deviation measured against it would need to be that much
 	 * larger. Runs that disagree are recorded again, after a pause and a
 	 * wait for a quiet machine, a bounded number of times; the least noisy
-	 * attempt is kept.
+	 * attempt is kept. An attempt whose runs agree, but too loosely for one
+	 * run of a diagnosis, is extended first: runs that disagree in its
+	 * extension make it a noisy attempt like any other.
 	 */
 	for (attempt = 1; attempt <= REFERENCE_ATTEMPTS; attempt++) {
 		struct attempt a = {};
@@ -360,8 +387,13 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			}
 		}
 		r = record_runs(ctx, env, &plan, &tg, &mo, attempt, (size_t)repeats, &a, ret_error);
-		if (r < 0)
+		if (r >= 0 && diag_noise_metric(&tg) && a.cv <= REFERENCE_NOISY_CV &&
+		    extends(env->cfg, a.cv) && a.n < REFERENCE_EXTENDED_RUNS)
+			r = extend_attempt(ctx, env, &plan, &tg, &mo, attempt, &a, ret_error);
+		if (r < 0) {
+			attempt_clear(&a);
 			break;
+		}
 		attempts = attempt;
 		if (!best.vecs || a.cv < best.cv) {
 			attempt_clear(&best);
@@ -372,22 +404,12 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		if (!diag_noise_metric(&tg) || best.cv <= REFERENCE_NOISY_CV)
 			break;
 	}
+	/* every attempt noisy: the least noisy one extended, as one that agreed would have been */
 	if (r >= 0 && diag_noise_metric(&tg) && extends(env->cfg, best.cv) &&
-	    best.n < REFERENCE_EXTENDED_RUNS) {
-		struct attempt more = {};
-
-		job_ctx_trace(ctx, "note",
-			      json_pack("{s:s,s:f,s:i,s:i}", "note",
-					"the reference's runs vary: extending it", "wall_cv", best.cv,
-					"runs", (int)best.n, "to", REFERENCE_EXTENDED_RUNS));
-		r = record_runs(ctx, env, &plan, &tg, &mo, best_attempt,
-				REFERENCE_EXTENDED_RUNS - best.n, &more, ret_error);
-		if (r >= 0) {
-			extended = more.n;
-			attempt_extend(&best, &more, env->cfg, &tg);
-			repeats = (json_int_t)best.n;
-		}
-	}
+	    best.n < REFERENCE_EXTENDED_RUNS)
+		r = extend_attempt(ctx, env, &plan, &tg, &mo, best_attempt, &best, ret_error);
+	extended = best.extended;
+	repeats = (json_int_t)best.n;
 	/* stored only once every run of the kept attempt succeeded: a partial reference is none */
 	if (r >= 0) {
 		if (tg.service)

@@ -194,6 +194,27 @@ static inline int sequence_make(struct sequence *q, const struct daemon *d, cons
 	return 0;
 }
 
+/*
+ * A paced workload (a sleeping sequence) whose reference is extended and
+ * whose diagnosis looks again (test-daemon's and test-llm's look_again).
+ * The reference's runs after the warm-up: 800, 960, 880, 960 and 800 ms,
+ * which vary, as a diagnosis's scores see them (the run farthest from the
+ * median set aside, scaled as the null is), by about 12% with the script's
+ * own start of 0.03 to 0.25 s: more than min_slowdown / tau (extended),
+ * less than 15% (recorded again); then 880, 800, 960, 880 and 800 ms,
+ * ten runs whose spread is about 85 ms. The diagnosis's runs: 1040 ms,
+ * 1.8 to 2.1 spreads above their centre, short of the three one run must
+ * pass and clear of the one below which a run counts as refuted. The gaps
+ * are wide in ms because a run only gets slower than asked (the script's
+ * start, a busy machine: one run under the sanitizers once took 60 ms
+ * more than asked). Runs of 400 and 520 ms in turn, which the plain cv
+ * of every run let be extended, vary by more than 15% as the scores see
+ * five of them.
+ */
+#define PACED_REFERENCE                                                                            \
+	"0.800\n0.800\n0.960\n0.880\n0.960\n0.800\n0.880\n0.800\n0.960\n0.880\n0.800\n"
+#define PACED_SLOWER "0.800\n1.040\n"
+
 /* Start the sequence again with these values (lines); 0 or a negative errno. */
 static inline int sequence_start(const struct sequence *q, const char *values)
 {

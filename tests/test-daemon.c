@@ -647,16 +647,8 @@ static struct sequence paced;
 /*
  * A reference whose runs vary is extended to ten runs, and a level-1 run
  * slower than it, but within its spread, is measured again, the level
- * decided on the mean of its runs. The reference's runs (after the
- * warm-up): 400 and 520 ms in turn, a noise of about 60 ms (a variation
- * of about 12%: extended, where one beyond 15% would be recorded again);
- * the diagnosis's: 600 ms each, 1.6 to 1.8 noises above the centre
- * (test-llm's look_again), short of the three one run must pass and clear
- * of the one below which a run counts as refuted (at 560 ms one run was
- * 0.97 noises above). The gaps are wide in ms because a run only gets
- * slower than asked (the script's own start, a busy machine: one run
- * under the sanitizers took 60 ms more than its 135 ms when they were 100
- * and 120 ms, and passed the three).
+ * decided on the mean of its runs (PACED_REFERENCE, PACED_SLOWER in
+ * daemon-harness.h).
  */
 static void test_look_again(void)
 {
@@ -667,9 +659,7 @@ static void test_look_again(void)
 	const char *reason;
 
 	tap_subtest("look_again");
-	REQUIRE(sequence_start(&paced,
-			       "0.400\n0.400\n0.520\n0.400\n0.520\n0.400\n0.520\n0.400\n0.520\n0.400\n0.520\n") ==
-		0);
+	REQUIRE(sequence_start(&paced, PACED_REFERENCE) == 0);
 	job = run_job("/references", "{\"workload\": \"paced\", \"repeats\": 5}", 120);
 	res = json_object_get(job, "result");
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0 &&
@@ -680,7 +670,7 @@ static void test_look_again(void)
 	CHECK_EQ(json_integer_value(json_object_get(res, "repeats")), 10, "to ten runs");
 	json_decref(job);
 
-	REQUIRE(sequence_start(&paced, "0.400\n0.600\n") == 0);
+	REQUIRE(sequence_start(&paced, PACED_SLOWER) == 0);
 	job = run_job("/diagnose", "{\"workload\": \"paced\"}", 120);
 	REQUIRE(job);
 	CHECKF(strcmp(job_state(job), "succeeded") == 0, "paced diagnosis: %s",

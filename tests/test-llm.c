@@ -587,14 +587,10 @@ static void test_witness(void)
 
 /*
  * Looking again at level 1 holds for an agent that authors its probes: a
- * workload whose runs take 400 and 520 ms in turn (its reference extended
- * to ten runs) and then 600 ms, 1.6 to 1.8 noises above the centre in
- * three runs of this test: wide gaps, since a run only gets slower than
- * asked (at 100, 120 and 135 ms the script's own start put a run 3.8
- * noises above a reference whose spread came out at 9 ms; at 560 ms one
- * run was 0.97 noises above, where a run counts as refuted). The first
- * run is the authored probe's, witnessed; the runs after it the builtin
- * probe's; the model decides on their mean.
+ * workload whose reference is extended to ten runs and whose run is then
+ * slower within its spread (PACED_REFERENCE, PACED_SLOWER in
+ * daemon-harness.h). The first run is the authored probe's, witnessed;
+ * the runs after it the builtin probe's; the model decides on their mean.
  */
 static void test_look_again(void)
 {
@@ -604,8 +600,7 @@ static void test_look_again(void)
 
 	tap_subtest("look_again");
 	fake_llm_set(&fake, "good");
-	REQUIRE(sequence_start(&paced, "0.400\n0.400\n0.520\n0.400\n0.520\n0.400\n0.520\n0.400\n"
-				       "0.520\n0.400\n0.520\n") == 0);
+	REQUIRE(sequence_start(&paced, PACED_REFERENCE) == 0);
 	job = run_job("/references", "{\"workload\": \"paced\", \"repeats\": 5}", 120);
 	CHECKF(job && !strcmp(state_of(job), "succeeded") &&
 		       json_integer_value(json_object_get(json_object_get(job, "result"),
@@ -613,7 +608,7 @@ static void test_look_again(void)
 	       "paced reference: %s", json_text(job));
 	json_decref(job);
 
-	REQUIRE(sequence_start(&paced, "0.400\n0.600\n") == 0);
+	REQUIRE(sequence_start(&paced, PACED_SLOWER) == 0);
 	job = run_job("/diagnose", "{\"workload\": \"paced\", \"agent\": \"llm\"}", 300);
 	REQUIRE(job);
 	CHECKF(!strcmp(state_of(job), "succeeded"), "paced diagnosis: %s",

@@ -13,22 +13,31 @@ static char counter_dir[] = "/tmp/argus-ref-XXXXXX";
 
 /*
  * A workload whose Nth run (counted in a file, warm-up included) sleeps
- * slow_s when N is listed in slow, else 0.5 s: a machine disturbed during
- * exactly those runs. The quick runs last long enough that a loaded
- * machine's own jitter (tens of milliseconds) stays far below the 15%
- * noise limit; only the listed runs make an attempt noisy.
+ * slow_s when N is listed in slow, slower_s when it is listed in slower,
+ * else 0.5 s: a machine disturbed during exactly those runs. The quick
+ * runs last long enough that a loaded machine's own jitter (tens of
+ * milliseconds) stays far below the 15% noise limit; only the listed runs
+ * make an attempt noisy.
  */
-static void add_workload(struct daemon *dm, const char *name, const char *slow, const char *slow_s)
+static void add_workload_twice(struct daemon *dm, const char *name, const char *slow,
+			       const char *slow_s, const char *slower, const char *slower_s)
 {
 	_cleanup_free_ char *script = xasprintf(
 	    "n=$(cat %s/%s 2>/dev/null || echo 0); n=$((n + 1)); echo $n > %s/%s; "
+	    "case \\\" %s \\\" in *\\\" $n \\\"*) sleep %s; exit ;; esac; "
 	    "case \\\" %s \\\" in *\\\" $n \\\"*) sleep %s ;; *) sleep 0.5 ;; esac",
-	    counter_dir, name, counter_dir, name, slow, slow_s);
+	    counter_dir, name, counter_dir, name, slow, slow_s, slower, slower_s);
 	_cleanup_free_ char *json = xasprintf(
 	    "{\"name\": \"%s\", \"argv\": [\"/bin/sh\", \"-c\", \"%s\"], \"timeout_s\": 30}", name,
 	    script);
 
 	daemon_add_workload(dm, name, json);
+}
+
+/* As add_workload_twice, with one list of runs that sleep slow_s. */
+static void add_workload(struct daemon *dm, const char *name, const char *slow, const char *slow_s)
+{
+	add_workload_twice(dm, name, slow, slow_s, "", "0.5");
 }
 
 static json_t *record_runs(struct daemon *dm, const char *name, int repeats, json_t **ret_trace)
@@ -129,6 +138,32 @@ static void test_one_disturbed(void)
 }
 
 /*
+ * The first attempt's three runs agree, loosely (0.5, 0.58 and 0.5 s):
+ * extended, and three of its seven more runs take 2 s. That attempt is
+ * noisy after all: recorded again, and the second, whose runs agree
+ * closely, is kept at three runs.
+ */
+static void test_extension_disagrees(void)
+{
+	json_t *trace, *job, *res;
+
+	tap_subtest("extension_disagrees");
+	job = record("late_noise", &trace);
+	res = json_object_get(job, "result");
+	CHECKF(strcmp(job_state(job), "succeeded") == 0, "%s", json_text(job));
+	CHECK_EQ(count_steps(trace, "note", "extending it"), 1, "extension noted");
+	CHECK_EQ(count_steps(trace, "note", "recording it again"), 1, "recorded again");
+	CHECK_EQ(count_steps(trace, "measure", NULL), 13, "measured runs");
+	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 2, "attempts");
+	CHECK_EQ(json_integer_value(json_object_get(res, "kept_attempt")), 2, "kept attempt");
+	CHECK_EQ(json_integer_value(json_object_get(res, "extended_runs")), 0, "extended runs");
+	CHECK_EQ(json_array_size(json_object_get(res, "runs")), 3, "runs kept");
+	CHECK_EQ(json_array_size(json_object_get(res, "warnings")), 0, "warnings");
+	json_decref(trace);
+	json_decref(job);
+}
+
+/*
  * Every other run slow: still noisy after three attempts, extended to ten
  * runs, stored with a warning and marked.
  */
@@ -220,10 +255,12 @@ int main(void)
 	add_workload(&d, "always", "3 5 7 9 11 13 15 17 19", "2");
 	add_workload(&d, "alternate", "2 4 6 8 10 12 14 16 18 20 22", "0.58");
 	add_workload(&d, "one_of_five", "3", "2");
+	add_workload_twice(&d, "late_noise", "5 7 9", "2", "3", "0.58");
 	REQUIRE(daemon_start(&d) == 0);
 
 	test_recorded_again();
 	test_one_disturbed();
+	test_extension_disagrees();
 	test_still_noisy();
 	test_extends_by_tau();
 
