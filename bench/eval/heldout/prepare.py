@@ -51,7 +51,10 @@ environment of about 210 MB in one file for mdb_dump; `--set 21 --release` as fo
 ptx, 8 MiB of random bytes for hexdump, and the Tcl script tclsh runs; `--set 22
 --release` as for set 10. Set 23 (--set 23) in /var/tmp/argus-heldout23, a thirteenth: numbers for
 factor, 96 MB of text for pr, a table of words for column, pairs of names for tsort, and 396 MB of
-text for grep, its needle on the last line; `--set 23 --release` as for set 10.
+text for grep, its needle on the last line; `--set 23 --release` as for set 10. Set 24 (--set 24) in
+/var/tmp/argus-heldout24, a fourteenth: text with macro calls for m4, a copy of Debian's LLVM 14
+library for nm, three versions of 11 MB of text for diff3, a tree of 2000 files for cpio, and an XML
+document of about 19 MB for xmllint; `--set 24 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -71,8 +74,8 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         17: "/var/tmp/argus-heldout17", 18: "/var/tmp/argus-heldout18",
         19: "/var/tmp/argus-heldout19", 20: "/var/tmp/argus-heldout20",
         21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22",
-        23: "/var/tmp/argus-heldout23"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23)
+        23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24)
 DIR = DIRS[1]
 
 
@@ -490,12 +493,42 @@ TABLE23 = 120000
 EDGES23 = 200000
 
 
+def set24(nobody):
+    dev, rng, vocab, block = journaled_begin(20261224, ("tree",))
+    # one macro defined, called four times a line: m4's work is the expansion
+    calls = " ".join("W(%s,%s)" for _ in range(4))
+    write("calls.m4", "define(`W', `[$2:$1]')dnl\n" + "".join(
+        calls % tuple(rng.choice(vocab) for _ in range(8)) + "\n" for _ in range(M4_LINES)),
+        nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["cp", "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+                    os.path.join(DIR, "llvm.so")], check=True)
+    # three versions of one text, each with its own lines changed
+    base = numbered(block, 4 * len(block)).splitlines(True)
+    for name, seed in (("v0.txt", None), ("v1.txt", 1), ("v2.txt", 2)):
+        lines = list(base)
+        if seed is not None:
+            r = random.Random(seed)
+            for i in r.sample(range(len(lines)), 400):
+                lines[i] = "%s\n" % words(r, vocab, 12)
+        write(name, "".join(lines), nobody.pw_uid, nobody.pw_gid)
+    write_tree("tree", 20, block, nobody)
+    rows = "".join('  <r id="%d"><w>%s</w><n>%d</n></r>\n' % (i, block[i % len(block)], i * 7)
+                   for i in range(XML_ROWS))
+    write("big.xml", '<?xml version="1.0"?>\n<rows>\n%s</rows>\n' % rows, nobody.pw_uid,
+          nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+M4_LINES = 200000
+XML_ROWS = 160000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 23: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 24: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -510,7 +543,8 @@ def main():
     os.chmod(DIR, 0o755)
     sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
-            18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23}
+            18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
+            24: set24}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
