@@ -1075,7 +1075,7 @@ static void test_trimmed(void)
 
 /*
  * A reference's agreement is judged by the noise its scores see: five runs
- * with one disturbed vary by 48% on their plain sd, by 1% as scored, and
+ * with one disturbed vary by 37% on their plain sd, by 1.3% as scored, and
  * are not noisy; three runs count whole. Runs without the metric, or a
  * non-finite value, are left out.
  */
