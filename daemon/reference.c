@@ -331,7 +331,6 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	int64_t ref_id = 0;
 	char *err = NULL;
 	int r, k, attempt, attempts = 0, best_attempt = 0;
-	size_t extended = 0;
 	bool noisy = false;
 	_cleanup_free_ char *slower = NULL;
 
@@ -408,7 +407,6 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	if (r >= 0 && diag_noise_metric(&tg) && extends(env->cfg, best.cv) &&
 	    best.n < REFERENCE_EXTENDED_RUNS)
 		r = extend_attempt(ctx, env, &plan, &tg, &mo, best_attempt, &best, ret_error);
-	extended = best.extended;
 	repeats = (json_int_t)best.n;
 	/* stored only once every run of the kept attempt succeeded: a partial reference is none */
 	if (r >= 0) {
@@ -446,7 +444,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				(json_int_t)ref_id, "subject", subject, "repeats", (int)repeats,
 				"runs", best.runs, "mean_wall_s", best.mean_ns / 1e9, "wall_cv",
 				best.cv, "attempts", attempts, "kept_attempt", best_attempt,
-				"extended_runs", (int)extended, "warnings");
+				"extended_runs", (int)best.extended, "warnings");
 	if (noisy)
 		json_array_append_new(
 		    json_object_get(*ret_result, "warnings"),
@@ -455,7 +453,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				 "system for sharper diagnoses",
 				 tg.workload ? "workload's wall time" : "service's SLI",
 				 best.cv * 100, (int)repeats, attempts, attempts == 1 ? "" : "s",
-				 extended ? ", its runs extended after it" : ""));
+				 best.extended ? ", its runs extended after it" : ""));
 	if (slower)
 		json_array_append_new(json_object_get(*ret_result, "warnings"),
 				      json_string(slower));

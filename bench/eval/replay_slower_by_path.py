@@ -76,31 +76,19 @@ def cpu_time_flipped(level, deltas):
 
 
 def cpu_time(argv, root):
-    files = argv or sorted(glob.glob(os.path.join(root, '**', 'results.json'), recursive=True))
+    files = results_files(argv, root)
     seen = flips = null_flips = 0
-    for f in files:
-        try:
-            runs = json.load(open(f)).get('runs', [])
-        except (OSError, ValueError, AttributeError):
+    for f, r, level, null in level1_abstentions(files):
+        seen += 1
+        hit = cpu_time_flipped(level, r.get('class_deltas', {}))
+        if not hit:
             continue
-        for r in runs:
-            if r.get('mode') != 'calibrated' or not r.get('levels'):
-                continue
-            level = r['levels'][0]
-            if level.get('action') != 'abstain' or not level.get('wall'):
-                continue
-            seen += 1
-            hit = cpu_time_flipped(level, r.get('class_deltas', {}))
-            if not hit:
-                continue
-            flips += 1
-            truth = r.get('truth')
-            null = truth in ('no_bottleneck', None) or truth == []
-            null_flips += null
-            print('%s  %s rep %s: truth %s, %s; %+.0f%% slower, %+.0f%% less the CPU time\'s '
-                  'change, %s grew by %.0f%% of the wall' %
-                  (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(truth),
-                   r.get('reason_code'), hit[0] * 100, hit[1] * 100, hit[2][0], hit[2][1] * 100))
+        flips += 1
+        null_flips += null
+        print('%s  %s rep %s: truth %s, %s; %+.0f%% slower, %+.0f%% less the CPU time\'s '
+              'change, %s grew by %.0f%% of the wall' %
+              (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(r.get('truth')),
+               r.get('reason_code'), hit[0] * 100, hit[1] * 100, hit[2][0], hit[2][1] * 100))
     print('%d level-1 abstentions of calibrated runs in %d files: %d flipped by the CPU-time '
           'variant, %d of them null runs' % (seen, len(files), flips, null_flips))
 
@@ -169,14 +157,13 @@ def services(argv, root):
           % (seen, len(files), flips, null_flips))
 
 
-def main(argv):
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
-    if argv[:1] == ['--services']:
-        return services(argv[1:], root)
-    if argv[:1] == ['--cpu-time']:
-        return cpu_time(argv[1:], root)
-    files = argv or sorted(glob.glob(os.path.join(root, '**', 'results.json'), recursive=True))
-    seen = flips = null_flips = 0
+def results_files(argv, root):
+    return argv or sorted(glob.glob(os.path.join(root, '**', 'results.json'), recursive=True))
+
+
+def level1_abstentions(files):
+    """(file, run, its level 1, whether its truth is null) for every calibrated run whose level 1
+    abstained with a wall score, in the files' order."""
     for f in files:
         try:
             runs = json.load(open(f)).get('runs', [])
@@ -188,17 +175,28 @@ def main(argv):
             level = r['levels'][0]
             if level.get('action') != 'abstain' or not level.get('wall'):
                 continue
-            seen += 1
-            hit = flipped(level)
-            if not hit:
-                continue
-            flips += 1
             truth = r.get('truth')
-            null = truth in ('no_bottleneck', None) or truth == []
-            null_flips += null
-            print('%s  %s rep %s: truth %s, %s; %+.0f%% slower, %s grew by %.0f%% of the wall' %
-                  (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(truth),
-                   r.get('reason_code'), hit[0] * 100, hit[1][0], hit[1][1] * 100))
+            yield f, r, level, truth in ('no_bottleneck', None) or truth == []
+
+
+def main(argv):
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
+    if argv[:1] == ['--services']:
+        return services(argv[1:], root)
+    if argv[:1] == ['--cpu-time']:
+        return cpu_time(argv[1:], root)
+    files = results_files(argv, root)
+    seen = flips = null_flips = 0
+    for f, r, level, null in level1_abstentions(files):
+        seen += 1
+        hit = flipped(level)
+        if not hit:
+            continue
+        flips += 1
+        null_flips += null
+        print('%s  %s rep %s: truth %s, %s; %+.0f%% slower, %s grew by %.0f%% of the wall' %
+              (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(r.get('truth')),
+               r.get('reason_code'), hit[0] * 100, hit[1][0], hit[1][1] * 100))
     print('%d level-1 abstentions of calibrated runs in %d files: %d flipped, %d of them null runs'
           % (seen, len(files), flips, null_flips))
 
