@@ -113,9 +113,8 @@ static void test_recorded_again(void)
 /*
  * Five runs, the second disturbed (2 s against 0.5 s): the decisions set
  * it aside (the run farthest from the median), so the reference's
- * agreement is judged without it too: kept at once, neither recorded
- * again nor extended, where the runs' plain cv (80%) would have recorded
- * it twice more.
+ * agreement is judged without it too: kept at once, not recorded again,
+ * where the runs' plain cv (80%) would have recorded it twice more.
  */
 static void test_one_disturbed(void)
 {
@@ -126,12 +125,10 @@ static void test_one_disturbed(void)
 	res = json_object_get(job, "result");
 	CHECKF(strcmp(job_state(job), "succeeded") == 0, "%s", json_text(job));
 	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 1, "attempts");
-	CHECK_EQ(json_integer_value(json_object_get(res, "extended_runs")), 0, "extended runs");
+	/* extended or not is the quick runs' own jitter's to say (a bar of 3.3%) */
 	CHECK_EQ(count_steps(trace, "note", "recording it again"), 0, "notes");
-	CHECKF(json_real_value(json_object_get(res, "wall_cv")) < 0.05, "wall cv %f",
+	CHECKF(json_real_value(json_object_get(res, "wall_cv")) < 0.15, "wall cv %f",
 	       json_real_value(json_object_get(res, "wall_cv")));
-	CHECKF(json_real_value(json_object_get(res, "mean_wall_s")) > 0.75, "mean %f",
-	       json_real_value(json_object_get(res, "mean_wall_s")));
 	CHECK_EQ(json_array_size(json_object_get(res, "warnings")), 0, "warnings");
 	json_decref(trace);
 	json_decref(job);
