@@ -54,7 +54,11 @@ factor, 96 MB of text for pr, a table of words for column, pairs of names for ts
 text for grep, its needle on the last line; `--set 23 --release` as for set 10. Set 24 (--set 24) in
 /var/tmp/argus-heldout24, a fourteenth: text with macro calls for m4, a copy of Debian's LLVM 14
 library for nm, three versions of 11 MB of text for diff3, a tree of 2000 files for cpio, and an XML
-document of about 19 MB for xmllint; `--set 24 --release` as for set 10.
+document of about 19 MB for xmllint; `--set 24 --release` as for set 10. Set 25 (--set 25) in
+/var/tmp/argus-heldout25, a fifteenth: an XML document and a stylesheet that sorts it for xsltproc,
+synthesized 16-bit stereo audio in a WAV file for flac, a copy of OpenSSL's libcrypto for objdump,
+a text and a unified diff of it for patch, and a long manual page for groff; `--set 25 --release`
+as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -74,8 +78,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         17: "/var/tmp/argus-heldout17", 18: "/var/tmp/argus-heldout18",
         19: "/var/tmp/argus-heldout19", 20: "/var/tmp/argus-heldout20",
         21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22",
-        23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24)
+        23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24",
+        25: "/var/tmp/argus-heldout25"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25)
 DIR = DIRS[1]
 
 
@@ -523,12 +528,86 @@ M4_LINES = 200000
 XML_ROWS = 160000
 
 
+def set25(nobody):
+    dev, rng, vocab, block = journaled_begin(20261225, ())
+    # rows in no order, and a stylesheet that writes them sorted by their key
+    rows = "".join('  <item key="%s" n="%d">%s</item>\n' % (rng.choice(vocab), i, block[i % len(block)])
+                   for i in range(XSLT_ROWS))
+    write("items.xml", '<?xml version="1.0"?>\n<items>\n%s</items>\n' % rows, nobody.pw_uid,
+          nobody.pw_gid)
+    write("sort.xsl", SORT_XSL, nobody.pw_uid, nobody.pw_gid)
+    write("audio.wav", wav(rng, WAV_S), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["cp", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", os.path.join(DIR, "crypto.so")],
+                   check=True)
+    # a text, and a diff that changes one line in PATCH_EVERY of it
+    lines = numbered(block, PATCH_LINES).splitlines(True)
+    write("orig.txt", "".join(lines), nobody.pw_uid, nobody.pw_gid)
+    new = [("%s\n" % words(rng, vocab, 12)) if i % PATCH_EVERY == 0 else l
+           for i, l in enumerate(lines)]
+    write("new.txt", "".join(new), nobody.pw_uid, nobody.pw_gid)
+    diff = subprocess.run(["diff", "-u", "orig.txt", "new.txt"], cwd=DIR, capture_output=True,
+                          text=True)
+    if diff.returncode != 1:
+        raise SystemExit("prepare: diff of set 25's text: %s" % diff.stderr)
+    write("text.diff", diff.stdout, nobody.pw_uid, nobody.pw_gid)
+    os.unlink(os.path.join(DIR, "new.txt"))
+    # a manual page of sections of tagged paragraphs
+    page = ['.TH ARGUS 1 "2026" "argus" "held-out set 25"']
+    for sec in range(MAN_SECTIONS):
+        page.append(".SH SECTION%d" % sec)
+        for i in range(20):
+            page += [".TP", "\\fB%s\\fR %s" % (rng.choice(vocab), rng.choice(vocab)),
+                     block[(sec * 20 + i) % len(block)], block[(sec * 20 + i + 1) % len(block)]]
+    write("page.1", "\n".join(page) + "\n", nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+def wav(rng, seconds):
+    """A WAV file of 16-bit stereo samples at 44.1 kHz: two drifting tones and noise, which
+    flac predicts in part."""
+    import math
+    import struct
+    n = 44100 * seconds
+    data = bytearray()
+    f1, f2 = 220.0, 331.0
+    for i in range(0, n, 441):
+        f1 += rng.uniform(-2, 2)
+        f2 += rng.uniform(-2, 2)
+        for j in range(i, min(n, i + 441)):
+            a = 9000 * math.sin(2 * math.pi * f1 * j / 44100) + rng.randint(-600, 600)
+            b = 7000 * math.sin(2 * math.pi * f2 * j / 44100) + rng.randint(-600, 600)
+            data += struct.pack("<hh", int(a), int(b))
+    head = struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + len(data), b"WAVE", b"fmt ", 16, 1, 2,
+                       44100, 44100 * 4, 4, 16, b"data", len(data))
+    return head + bytes(data)
+
+
+SORT_XSL = """<?xml version="1.0"?>
+<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+<xsl:output method="text"/>
+<xsl:template match="/items">
+<xsl:for-each select="item">
+<xsl:sort select="@key"/>
+<xsl:sort select="@n" data-type="number" order="descending"/>
+<xsl:value-of select="@key"/> <xsl:value-of select="@n"/>: <xsl:value-of select="."/>
+<xsl:text>&#10;</xsl:text>
+</xsl:for-each>
+</xsl:template>
+</xsl:stylesheet>
+"""
+XSLT_ROWS = 60000
+WAV_S = 120
+PATCH_LINES = 400000
+PATCH_EVERY = 20
+MAN_SECTIONS = 400
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 24: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 25: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -544,7 +623,7 @@ def main():
     sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
-            24: set24}
+            24: set24, 25: set25}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
