@@ -24,17 +24,45 @@ metric grown by min_slowdown of the centre, is flipped too: a faster CPU in the
 run than in the reference would hide the loss. Prints those runs, then the
 totals.
 
-Usage: replay_slower_by_path.py [--services | --cpu-time] [results.json or services.json ...]
+With --fast-centre, another variant, considered and not adopted (see its totals): the wall
+time's centre is the mean of the faster half of the reference's runs (results.json keeps each
+reference's wall times), as if the faster runs were the host's usual speed and the slower ones a
+disturbance; a level-1 abstention more than min_slowdown slower than that centre, with a flagged
+time metric grown by min_slowdown of it, is flipped. Prints those runs, then the totals.
+
+With --pooled, a third variant, considered and not adopted: a diagnosis that abstained
+`transient` (or `reference_noisy`) after level 1, because a deeper level's run did not show the
+slowdown again, would instead judge the slowdown on the mean of every run of the diagnosis (each
+level attaches the same programs, so each run's wall time or SLI is a sample of the same thing):
+flipped when that mean is more than min_slowdown slower and more than tau of the reference's
+spreads over the square root of the runs. Reads every results.json's and services.json's runs
+(services: their traces), prints the flipped ones with their truth, then the totals.
+
+Usage: replay_slower_by_path.py [--services | --cpu-time | --fast-centre | --pooled] [results.json or services.json ...]
 (default: every results.json, or with --services every services.json, under
 bench/eval/results)
 """
 import gzip
 import glob
 import json
+import math
 import os
 import sys
 
 MIN_SLOWDOWN = 0.10
+
+
+def grown_path(level, scale):
+    """(metric, its growth over scale) of the level's flagged time metric that grew the most, by
+    at least min_slowdown of scale, else None."""
+    best = None
+    for s in level.get('flagged', []):
+        if not s['metric'].endswith('/time_ns'):
+            continue
+        share = (s['value'] - s['reference']) / scale
+        if share >= MIN_SLOWDOWN and (best is None or share > best[1]):
+            best = (s['metric'], share)
+    return best
 
 
 def flipped(level):
@@ -44,13 +72,7 @@ def flipped(level):
     rel = (w['value'] - w['reference']) / w['reference']
     if rel <= MIN_SLOWDOWN:
         return None
-    best = None
-    for s in level.get('flagged', []):
-        if not s['metric'].endswith('/time_ns'):
-            continue
-        share = (s['value'] - s['reference']) / w['reference']
-        if share >= MIN_SLOWDOWN and (best is None or share > best[1]):
-            best = (s['metric'], share)
+    best = grown_path(level, w['reference'])
     return (rel, best) if best else None
 
 
@@ -65,13 +87,7 @@ def cpu_time_flipped(level, deltas):
     less_cpu = (w['value'] - tc[1] + tc[0] - w['reference']) / w['reference']
     if rel > MIN_SLOWDOWN or less_cpu <= MIN_SLOWDOWN:
         return None
-    best = None
-    for s in level.get('flagged', []):
-        if not s['metric'].endswith('/time_ns'):
-            continue
-        share = (s['value'] - s['reference']) / w['reference']
-        if share >= MIN_SLOWDOWN and (best is None or share > best[1]):
-            best = (s['metric'], share)
+    best = grown_path(level, w['reference'])
     return (rel, less_cpu, best) if best else None
 
 
@@ -91,6 +107,126 @@ def cpu_time(argv, root):
                r.get('reason_code'), hit[0] * 100, hit[1] * 100, hit[2][0], hit[2][1] * 100))
     print('%d level-1 abstentions of calibrated runs in %d files: %d flipped by the CPU-time '
           'variant, %d of them null runs' % (seen, len(files), flips, null_flips))
+
+
+def reference_walls(results, ref_id):
+    """The wall times (s) of the reference with id ref_id, recorded or recorded again."""
+    found = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            if x.get('id') == ref_id and x.get('walls_s'):
+                found.append(x['walls_s'])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk([results.get('references'), results.get('references_again')])
+    return found[0] if found else None
+
+
+def fast_centre_flipped(level, walls):
+    """(wall's change against the faster half's centre, (metric, growth)) for a level-1
+    abstention that the fast-centre variant flips and the rule itself does not, else None."""
+    if flipped(level) or not walls:
+        return None
+    w = level['wall']
+    fast = sorted(walls)[:max(1, len(walls) // 2)]
+    centre = sum(fast) / len(fast) * 1e9
+    rel = (w['value'] - centre) / centre
+    if rel <= MIN_SLOWDOWN:
+        return None
+    best = grown_path(level, centre)
+    return (rel, best) if best else None
+
+
+def fast_centre(argv, root):
+    files = results_files(argv, root)
+    seen = flips = null_flips = 0
+    loaded = {}
+    for f, r, level, null in level1_abstentions(files):
+        seen += 1
+        if f not in loaded:
+            loaded = {f: json.load(open(f))}
+        hit = fast_centre_flipped(level, reference_walls(loaded[f], r.get('reference')))
+        if not hit:
+            continue
+        flips += 1
+        null_flips += null
+        print('%s  %s rep %s: truth %s, %s; %+.0f%% slower than the faster half, %s grew by '
+              '%.0f%% of it' % (os.path.relpath(f, root), r.get('cell'), r.get('rep'),
+                                json.dumps(r.get('truth')), r.get('reason_code'), hit[0] * 100,
+                                hit[1][0], hit[1][1] * 100))
+    print('%d level-1 abstentions of calibrated runs in %d files: %d flipped by the fast-centre '
+          'variant, %d of them null runs' % (seen, len(files), flips, null_flips))
+
+
+TAU = 3.0
+
+
+def pooled_flip(values, centre, spread):
+    """(the mean's change, its z) when the mean of values is slower than centre by more than
+    min_slowdown and tau spreads over sqrt(n), else None. Costs: higher is worse."""
+    n = len(values)
+    mean = sum(values) / n
+    rel = (mean - centre) / abs(centre)
+    z = (mean - centre) / (spread / math.sqrt(n))
+    return (rel, z) if rel > MIN_SLOWDOWN and z > TAU else None
+
+
+def pooled(argv, root):
+    seen = flips = null_flips = 0
+    for f in results_files(argv, root):
+        try:
+            runs = json.load(open(f)).get('runs', [])
+        except (OSError, ValueError, AttributeError):
+            continue
+        for r in runs:
+            levels = r.get('levels') or []
+            if (r.get('mode') != 'calibrated' or len(levels) < 2 or
+                    r.get('reason_code') not in ('transient', 'reference_noisy')):
+                continue
+            seen += 1
+            w = levels[0]['wall']
+            values = [lv['wall']['value'] for lv in levels if lv.get('wall')]
+            hit = pooled_flip(values, w['reference'], w['spread'])
+            if not hit:
+                continue
+            truth = r.get('truth')
+            null = truth in ('no_bottleneck', None) or truth == []
+            flips += 1
+            null_flips += null
+            print('%s  %s rep %s: truth %s; %d runs %s, their mean %+.0f%% (z %.1f)' %
+                  (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(truth),
+                   len(values), ' '.join('%+.0f%%' % ((v / w['reference'] - 1) * 100)
+                                         for v in values), hit[0] * 100, hit[1]))
+    print('%d runs of the matrices that abstained after level 1 for a slowdown not shown again: '
+          '%d flipped by pooling every run, %d of them null runs' % (seen, flips, null_flips))
+    seen = flips = null_flips = 0
+    for tf, truth, cell, steps in services_traces(services_files([], root)):
+        report = [s for s in steps if s.get('kind') == 'report']
+        if not report or 'did not last' not in (report[-1].get('reason') or ''):
+            continue
+        slis = [sc for s in steps if s.get('kind') == 'decision'
+                for sc in s.get('scores', []) if sc['metric'] == 'target/sli_cost']
+        if len(slis) < 2:
+            continue
+        seen += 1
+        centre = slis[0]['reference']
+        values = [sc['value'] for sc in slis]
+        hit = pooled_flip(values, centre, slis[0]['spread'])
+        if not hit:
+            continue
+        null = bool(truth.get('null', True))
+        flips += 1
+        null_flips += null
+        print('%s  %s: truth %s; %d runs %s worse, their mean %+.0f%% (z %.1f)' %
+              (os.path.relpath(tf, root), cell, 'null' if null else 'cause', len(values),
+               ' '.join('%+.0f%%' % ((v - centre) / abs(centre) * 100) for v in values),
+               hit[0] * 100, hit[1]))
+    print('%d services runs that abstained for a slowdown not shown again: %d flipped by pooling '
+          'every run, %d of them null cells' % (seen, flips, null_flips))
 
 
 def sli_abstention(step):
@@ -127,9 +263,13 @@ def sli_flipped(scores):
     return (w['delta'] / abs(centre), best) if best else None
 
 
-def services(argv, root):
-    files = argv or sorted(glob.glob(os.path.join(root, '**', 'services.json'), recursive=True))
-    seen = flips = null_flips = 0
+def services_files(argv, root):
+    return argv or sorted(glob.glob(os.path.join(root, '**', 'services.json'), recursive=True))
+
+
+def services_traces(files):
+    """(trace file, its cell's truth in the services.json beside it, the cell, the trace's steps)
+    for every readable trace of every file's run."""
     for f in files:
         truth = json.load(open(f)).get('truth', {})
         for tf in sorted(glob.glob(os.path.join(os.path.dirname(f), 'traces', '*.json.gz'))):
@@ -138,21 +278,27 @@ def services(argv, root):
                 steps = json.load(gzip.open(tf)).get('steps', [])
             except (OSError, ValueError, AttributeError):
                 continue
-            for step in steps:
-                scores = sli_abstention(step)
-                if not scores:
-                    continue
-                seen += 1
-                hit = sli_flipped(scores)
-                if not hit:
-                    continue
-                flips += 1
-                t = truth.get(cell, {})
-                null_flips += bool(t.get('null', True))
-                print('%s  %s: truth %s%s; SLI %+.0f%% worse, %s grew by %.1f times its loss' %
-                      (os.path.relpath(tf, root), cell, 'null' if t.get('null', True) else 'cause',
-                       ' ' + json.dumps(t.get('truths')) if t.get('truths') else '',
-                       hit[0] * 100, hit[1][0], hit[1][1]))
+            yield tf, truth.get(cell, {}), cell, steps
+
+
+def services(argv, root):
+    files = services_files(argv, root)
+    seen = flips = null_flips = 0
+    for tf, t, cell, steps in services_traces(files):
+        for step in steps:
+            scores = sli_abstention(step)
+            if not scores:
+                continue
+            seen += 1
+            hit = sli_flipped(scores)
+            if not hit:
+                continue
+            flips += 1
+            null_flips += bool(t.get('null', True))
+            print('%s  %s: truth %s%s; SLI %+.0f%% worse, %s grew by %.1f times its loss' %
+                  (os.path.relpath(tf, root), cell, 'null' if t.get('null', True) else 'cause',
+                   ' ' + json.dumps(t.get('truths')) if t.get('truths') else '',
+                   hit[0] * 100, hit[1][0], hit[1][1]))
     print('%d level-1 abstentions of services in %d files: %d flipped, %d of them null cells'
           % (seen, len(files), flips, null_flips))
 
@@ -185,6 +331,10 @@ def main(argv):
         return services(argv[1:], root)
     if argv[:1] == ['--cpu-time']:
         return cpu_time(argv[1:], root)
+    if argv[:1] == ['--fast-centre']:
+        return fast_centre(argv[1:], root)
+    if argv[:1] == ['--pooled']:
+        return pooled(argv[1:], root)
     files = results_files(argv, root)
     seen = flips = null_flips = 0
     for f, r, level, null in level1_abstentions(files):
