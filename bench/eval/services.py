@@ -412,8 +412,10 @@ PG_SCALE = 20          # pgbench's scale: 2 million accounts, about 300 MiB of t
 PG_SLI_S = 1           # the SLI's run: select-only transactions from 2 clients for a second
 
 PG_SLI = r"""import glob, re, subprocess, sys, tempfile
-# select-only transactions from 2 connections for %(secs)d s, each logged; the forms, then the %(form)s, last
-with tempfile.TemporaryDirectory() as d:
+# select-only transactions from 2 connections for %(secs)d s, each logged; the forms, then the %(form)s, last.
+# The log is kept in memory: pgbench writes a line a transaction, and a write to a file system that
+# a perturber fills with dirty pages waits for them, while replies to its other connection wait too.
+with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
     out = subprocess.run(["%(bin)s/pgbench", "-h", "127.0.0.1", "-p", "%(port)d", "-U", "postgres"] + %(extra)r +
                          ["-n", "-S", "-c", "2", "-T", "%(secs)d", "-l", "--log-prefix", d + "/tx", "postgres"],
                          capture_output=True, text=True, check=True).stdout
