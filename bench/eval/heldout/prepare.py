@@ -58,7 +58,9 @@ document of about 19 MB for xmllint; `--set 24 --release` as for set 10. Set 25 
 /var/tmp/argus-heldout25, a fifteenth: an XML document and a stylesheet that sorts it for xsltproc,
 synthesized 16-bit stereo audio in a WAV file for flac, a copy of OpenSSL's libcrypto for objdump,
 a text and a unified diff of it for patch, and a long manual page for groff; `--set 25 --release`
-as for set 10.
+as for set 10. Set 26 (--set 26) in /var/tmp/argus-heldout26, a sixteenth: a tree of 3000 C files
+for ctags, a copy of Debian's LLVM 14 library for readelf and strip, 320 MiB of random bytes for
+rhash, and a Lua script; `--set 26 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -79,8 +81,8 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         19: "/var/tmp/argus-heldout19", 20: "/var/tmp/argus-heldout20",
         21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22",
         23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24",
-        25: "/var/tmp/argus-heldout25"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25)
+        25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26)
 DIR = DIRS[1]
 
 
@@ -602,12 +604,47 @@ PATCH_EVERY = 20
 MAN_SECTIONS = 400
 
 
+def set26(nobody):
+    dev, rng, vocab, block = journaled_begin(20261226, ("src",))
+    # C files of small functions, structures and macros, for ctags to parse
+    for d in range(C_DIRS26):
+        os.makedirs(os.path.join(DIR, "src", "d%02d" % d), exist_ok=True)
+        for f in range(100):
+            text = []
+            for k in range(12):
+                fn = "%s_%02d_%03d_%d" % (rng.choice(vocab), d, f, k)
+                text += ["struct s_%s { int a; long b[%d]; char *name; };\n" % (fn, rng.randint(1, 9)),
+                         "static int %s(int x, struct s_%s *p)\n{\n\tint i, t = 0;\n"
+                         "\tfor (i = 0; i < x; i++)\n\t\tt += p->b[i %% %d] * %d;\n"
+                         "\treturn t + helper_%d(x);\n}\n" % (fn, fn, rng.randint(1, 9),
+                                                              rng.randint(1, 99), rng.randint(0, 999)),
+                         "#define M_%s(x) ((x) * %d + %d)\n" % (fn.upper(), rng.randint(1, 9),
+                                                              rng.randint(1, 9))]
+            write(os.path.join("src", "d%02d" % d, "f%03d.c" % f), "".join(text), nobody.pw_uid,
+                  nobody.pw_gid)
+    subprocess.run(["cp", "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+                    os.path.join(DIR, "llvm.so")], check=True)
+    write_random(rng, (("big.dat", 320),), nobody)
+    write("tables.lua", TABLES_LUA, nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+C_DIRS26 = 30
+TABLES_LUA = """-- 1.2 million small tables, then a pass over them: memory taken in small pieces
+local t = {}
+for i = 1, 1200000 do t[i] = {i, i * 2, i % 7} end
+local n = 0
+for i = 1, #t do n = n + t[i][2] - t[i][3] end
+print(n)
+"""
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 25: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 26: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -623,7 +660,7 @@ def main():
     sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
-            24: set24, 25: set25}
+            24: set24, 25: set25, 26: set26}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
