@@ -94,7 +94,7 @@ def cpu_time_flipped(level, deltas):
 def cpu_time(argv, root):
     files = results_files(argv, root)
     seen = flips = null_flips = 0
-    for f, r, level, null in level1_abstentions(files):
+    for f, _, r, level, null in level1_abstentions(files):
         seen += 1
         hit = cpu_time_flipped(level, r.get('class_deltas', {}))
         if not hit:
@@ -109,21 +109,13 @@ def cpu_time(argv, root):
           'variant, %d of them null runs' % (seen, len(files), flips, null_flips))
 
 
-def reference_walls(results, ref_id):
-    """The wall times (s) of the reference with id ref_id, recorded or recorded again."""
-    found = []
-
-    def walk(x):
-        if isinstance(x, dict):
-            if x.get('id') == ref_id and x.get('walls_s'):
-                found.append(x['walls_s'])
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-    walk([results.get('references'), results.get('references_again')])
-    return found[0] if found else None
+def reference_walls(results):
+    """Each reference's wall times (s) by its id, recorded or recorded again (after a perturber
+    with lasting state)."""
+    recs = list(results.get('references', {}).values())
+    for again in results.get('references_again', {}).values():
+        recs += again
+    return {rec['id']: rec['walls_s'] for rec in recs if rec.get('walls_s')}
 
 
 def fast_centre_flipped(level, walls):
@@ -144,12 +136,12 @@ def fast_centre_flipped(level, walls):
 def fast_centre(argv, root):
     files = results_files(argv, root)
     seen = flips = null_flips = 0
-    loaded = {}
-    for f, r, level, null in level1_abstentions(files):
+    walls = {}
+    for f, results, r, level, null in level1_abstentions(files):
         seen += 1
-        if f not in loaded:
-            loaded = {f: json.load(open(f))}
-        hit = fast_centre_flipped(level, reference_walls(loaded[f], r.get('reference')))
+        if f not in walls:
+            walls = {f: reference_walls(results)}
+        hit = fast_centre_flipped(level, walls[f].get(r.get('reference')))
         if not hit:
             continue
         flips += 1
@@ -308,11 +300,12 @@ def results_files(argv, root):
 
 
 def level1_abstentions(files):
-    """(file, run, its level 1, whether its truth is null) for every calibrated run whose level 1
-    abstained with a wall score, in the files' order."""
+    """(file, its results, run, its level 1, whether its truth is null) for every calibrated run
+    whose level 1 abstained with a wall score, in the files' order."""
     for f in files:
         try:
-            runs = json.load(open(f)).get('runs', [])
+            results = json.load(open(f))
+            runs = results.get('runs', [])
         except (OSError, ValueError, AttributeError):
             continue
         for r in runs:
@@ -322,7 +315,7 @@ def level1_abstentions(files):
             if level.get('action') != 'abstain' or not level.get('wall'):
                 continue
             truth = r.get('truth')
-            yield f, r, level, truth in ('no_bottleneck', None) or truth == []
+            yield f, results, r, level, truth in ('no_bottleneck', None) or truth == []
 
 
 def main(argv):
@@ -337,7 +330,7 @@ def main(argv):
         return pooled(argv[1:], root)
     files = results_files(argv, root)
     seen = flips = null_flips = 0
-    for f, r, level, null in level1_abstentions(files):
+    for f, _, r, level, null in level1_abstentions(files):
         seen += 1
         hit = flipped(level)
         if not hit:

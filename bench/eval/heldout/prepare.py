@@ -66,9 +66,11 @@ set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
 
 import argparse
+import math
 import os
 import pwd
 import random
+import struct
 import subprocess
 
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
@@ -108,6 +110,11 @@ def write_random(rng, files, nobody):
     for name, mib in files:
         write(name, b"".join(rng.randbytes(1 << 20) for _ in range(mib)), nobody.pw_uid,
               nobody.pw_gid)
+
+
+def copy_in(path, name):
+    """A copy of a file of the system (a library, a program) as name in the set's directory."""
+    subprocess.run(["cp", path, os.path.join(DIR, name)], check=True)
 
 
 def numbered(block, lines):
@@ -507,8 +514,7 @@ def set24(nobody):
     write("calls.m4", "define(`W', `[$2:$1]')dnl\n" + "".join(
         calls % tuple(rng.choice(vocab) for _ in range(8)) + "\n" for _ in range(M4_LINES)),
         nobody.pw_uid, nobody.pw_gid)
-    subprocess.run(["cp", "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
-                    os.path.join(DIR, "llvm.so")], check=True)
+    copy_in("/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1", "llvm.so")
     # three versions of one text, each with its own lines changed
     base = numbered(block, 4 * len(block)).splitlines(True)
     for name, seed in (("v0.txt", None), ("v1.txt", 1), ("v2.txt", 2)):
@@ -539,16 +545,16 @@ def set25(nobody):
           nobody.pw_gid)
     write("sort.xsl", SORT_XSL, nobody.pw_uid, nobody.pw_gid)
     write("audio.wav", wav(rng, WAV_S), nobody.pw_uid, nobody.pw_gid)
-    subprocess.run(["cp", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", os.path.join(DIR, "crypto.so")],
-                   check=True)
+    copy_in("/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "crypto.so")
     # a text, and a diff that changes one line in PATCH_EVERY of it
     lines = numbered(block, PATCH_LINES).splitlines(True)
     write("orig.txt", "".join(lines), nobody.pw_uid, nobody.pw_gid)
     new = [("%s\n" % words(rng, vocab, 12)) if i % PATCH_EVERY == 0 else l
            for i, l in enumerate(lines)]
     write("new.txt", "".join(new), nobody.pw_uid, nobody.pw_gid)
-    diff = subprocess.run(["diff", "-u", "orig.txt", "new.txt"], cwd=DIR, capture_output=True,
-                          text=True)
+    # labels in place of the files' names and times: the same bytes at every preparation
+    diff = subprocess.run(["diff", "-u", "--label", "orig.txt", "--label", "new.txt", "orig.txt",
+                           "new.txt"], cwd=DIR, capture_output=True, text=True)
     if diff.returncode != 1:
         raise SystemExit("prepare: diff of set 25's text: %s" % diff.stderr)
     write("text.diff", diff.stdout, nobody.pw_uid, nobody.pw_gid)
@@ -567,8 +573,6 @@ def set25(nobody):
 def wav(rng, seconds):
     """A WAV file of 16-bit stereo samples at 44.1 kHz: two drifting tones and noise, which
     flac predicts in part."""
-    import math
-    import struct
     n = 44100 * seconds
     data = bytearray()
     f1, f2 = 220.0, 331.0
@@ -622,8 +626,7 @@ def set26(nobody):
                                                               rng.randint(1, 9))]
             write(os.path.join("src", "d%02d" % d, "f%03d.c" % f), "".join(text), nobody.pw_uid,
                   nobody.pw_gid)
-    subprocess.run(["cp", "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
-                    os.path.join(DIR, "llvm.so")], check=True)
+    copy_in("/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1", "llvm.so")
     write_random(rng, (("big.dat", 320),), nobody)
     write("tables.lua", TABLES_LUA, nobody.pw_uid, nobody.pw_gid)
     journaled_end(nobody, dev)
