@@ -38,7 +38,18 @@ flipped when that mean is more than min_slowdown slower and more than tau of the
 spreads over the square root of the runs. Reads every results.json's and services.json's runs
 (services: their traces), prints the flipped ones with their truth, then the totals.
 
-Usage: replay_slower_by_path.py [--services | --cpu-time | --fast-centre | --pooled] [results.json or services.json ...]
+With --persisting, a fourth: a deeper level's run that did not show the slowdown again (slower
+by less than min_slowdown, or within tau spreads) confirms it all the same when the run was slower
+than the reference's centre at all and a flagged time metric of the level (a child of the node
+the run was to confirm) still grew by the bar a path is held to at level 1: min_slowdown of the
+reference's wall time, or for a service min_slowdown of a CPU-second or the run's own SLI loss,
+whichever is more. The cause persisted while the host's speed, or the rest of the run, moved.
+Prints every run with such a decision (any not-reproduced decision: a remeasure as well as the
+last) with its truth and how it ended, then the totals; the runs that ended `transient` are those
+the variant would carry on, the others ended another way after the flipped decision.
+
+Usage: replay_slower_by_path.py [--services | --cpu-time | --fast-centre | --pooled | --persisting]
+                                [results.json or services.json ...]
 (default: every results.json, or with --services every services.json, under
 bench/eval/results)
 """
@@ -169,30 +180,24 @@ def pooled_flip(values, centre, spread):
 
 def pooled(argv, root):
     seen = flips = null_flips = 0
-    for f in results_files(argv, root):
-        try:
-            runs = json.load(open(f)).get('runs', [])
-        except (OSError, ValueError, AttributeError):
+    for f, _, r in calibrated_runs(results_files(argv, root)):
+        levels = r.get('levels') or []
+        if len(levels) < 2 or r.get('reason_code') not in ('transient', 'reference_noisy'):
             continue
-        for r in runs:
-            levels = r.get('levels') or []
-            if (r.get('mode') != 'calibrated' or len(levels) < 2 or
-                    r.get('reason_code') not in ('transient', 'reference_noisy')):
-                continue
-            seen += 1
-            w = levels[0]['wall']
-            values = [lv['wall']['value'] for lv in levels if lv.get('wall')]
-            hit = pooled_flip(values, w['reference'], w['spread'])
-            if not hit:
-                continue
-            truth = r.get('truth')
-            null = truth in ('no_bottleneck', None) or truth == []
-            flips += 1
-            null_flips += null
-            print('%s  %s rep %s: truth %s; %d runs %s, their mean %+.0f%% (z %.1f)' %
-                  (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(truth),
-                   len(values), ' '.join('%+.0f%%' % ((v / w['reference'] - 1) * 100)
-                                         for v in values), hit[0] * 100, hit[1]))
+        seen += 1
+        w = levels[0]['wall']
+        values = [lv['wall']['value'] for lv in levels if lv.get('wall')]
+        hit = pooled_flip(values, w['reference'], w['spread'])
+        if not hit:
+            continue
+        truth = r.get('truth')
+        null = truth in ('no_bottleneck', None) or truth == []
+        flips += 1
+        null_flips += null
+        print('%s  %s rep %s: truth %s; %d runs %s, their mean %+.0f%% (z %.1f)' %
+              (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(truth),
+               len(values), ' '.join('%+.0f%%' % ((v / w['reference'] - 1) * 100)
+                                     for v in values), hit[0] * 100, hit[1]))
     print('%d runs of the matrices that abstained after level 1 for a slowdown not shown again: '
           '%d flipped by pooling every run, %d of them null runs' % (seen, flips, null_flips))
     seen = flips = null_flips = 0
@@ -295,13 +300,106 @@ def services(argv, root):
           % (seen, len(files), flips, null_flips))
 
 
+def persisting_flip(centre, value, grown, bar):
+    """(the run's change, (metric, its growth)) for a deeper level's run slower than the centre
+    at all (costs: higher is worse) in which a flagged time metric grew by at least bar(change),
+    else None. grown: (metric, growth) of the level's flagged scores."""
+    rel = (value - centre) / abs(centre) if centre else 0
+    if rel <= 0:
+        return None
+    best = None
+    for metric, grew in grown:
+        if metric.endswith('/time_ns') and grew >= bar(rel) and (best is None or grew > best[1]):
+            best = (metric, grew)
+    return (rel, best) if best else None
+
+
+def not_reproduced(reason):
+    return 'did not reproduce' in (reason or '')
+
+
+def persisting(argv, root):
+    """Runs with a decision the variant flips; among them (under) those with one whose run was
+    slower by no more than min_slowdown, which the level-1 rule of slower_by_path (more than
+    min_slowdown slower) would not have flipped either."""
+    seen = flips = null_flips = carried = under = null_under = 0
+    for f, _, r in calibrated_runs(results_files(argv, root)):
+        hits, low = [], False
+        for lv in r.get('levels') or []:
+            w = lv.get('wall')
+            if lv.get('level', 1) < 2 or not w or not not_reproduced(lv.get('reason')):
+                continue
+            seen += 1
+            hit = persisting_flip(w['reference'], w['value'],
+                                  [(s['metric'], s['value'] - s['reference'])
+                                   for s in lv.get('flagged', [])],
+                                  lambda rel: MIN_SLOWDOWN * w['reference'])
+            if hit:
+                low = low or hit[0] <= MIN_SLOWDOWN
+                hits.append('level %d %+.1f%% slower, %s grew by %.0f%% of the wall' %
+                            (lv['level'], hit[0] * 100, hit[1][0], hit[1][1] / w['reference'] * 100))
+        if not hits:
+            continue
+        truth = r.get('truth')
+        null = truth in ('no_bottleneck', None) or truth == []
+        flips += 1
+        null_flips += null
+        under += low
+        null_under += null and low
+        carried += r.get('reason_code') == 'transient'
+        print('%s  %s rep %s: truth %s, ended %s; %s' %
+              (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(truth),
+               r.get('reason_code') or r.get('node'), '; '.join(hits)))
+    print('%d not-reproduced decisions of the matrices\' calibrated runs: %d runs flipped, %d of '
+          'them null runs, %d of them ended transient; %d flipped at a run no more than '
+          'min_slowdown slower, %d of them null runs' % (seen, flips, null_flips, carried, under,
+                                                          null_under))
+    seen = flips = null_flips = carried = under = null_under = 0
+    for tf, t, cell, steps in services_traces(services_files([], root)):
+        hits, low = [], False
+        for step in steps:
+            if (step.get('kind') != 'decision' or (step.get('level') or 1) < 2 or
+                    not not_reproduced(step.get('reason'))):
+                continue
+            scores = {s['metric']: s for s in step.get('scores', [])}
+            w = scores.get('target/sli_cost')
+            if not w:
+                continue
+            seen += 1
+            hit = persisting_flip(w['reference'], w['value'],
+                                  [(m, s['value'] - s['expected'] if s.get('expected', 0) > 0
+                                    else s['delta']) for m, s in scores.items()
+                                   if s['flagged'] and m != 'target/sli_cost'],
+                                  lambda rel: max(rel, MIN_SLOWDOWN) * 1e9)
+            if hit:
+                low = low or hit[0] <= MIN_SLOWDOWN
+                hits.append('level %d SLI %+.1f%% worse, %s grew by %.0f ms per CPU-second' %
+                            (step['level'], hit[0] * 100, hit[1][0], hit[1][1] / 1e6))
+        if not hits:
+            continue
+        report = [s for s in steps if s.get('kind') == 'report']
+        ended = 'transient' if report and 'did not last' in (report[-1].get('reason') or '') \
+            else 'otherwise'
+        null = bool(t.get('null', True))
+        flips += 1
+        null_flips += null
+        under += low
+        null_under += null and low
+        carried += ended == 'transient'
+        print('%s  %s: truth %s, ended %s; %s' %
+              (os.path.relpath(tf, root), cell,
+               'null' if null else 'cause ' + json.dumps(t.get('truths')), ended, '; '.join(hits)))
+    print('%d not-reproduced decisions of services runs: %d runs flipped, %d of them null cells, '
+          '%d of them ended transient; %d flipped at a run no more than min_slowdown worse, %d of '
+          'them null cells' % (seen, flips, null_flips, carried, under, null_under))
+
+
 def results_files(argv, root):
     return argv or sorted(glob.glob(os.path.join(root, '**', 'results.json'), recursive=True))
 
 
-def level1_abstentions(files):
-    """(file, its results, run, its level 1, whether its truth is null) for every calibrated run
-    whose level 1 abstained with a wall score, in the files' order."""
+def calibrated_runs(files):
+    """(file, its results, run) for every calibrated run of every readable file, in order."""
     for f in files:
         try:
             results = json.load(open(f))
@@ -309,13 +407,21 @@ def level1_abstentions(files):
         except (OSError, ValueError, AttributeError):
             continue
         for r in runs:
-            if r.get('mode') != 'calibrated' or not r.get('levels'):
-                continue
-            level = r['levels'][0]
-            if level.get('action') != 'abstain' or not level.get('wall'):
-                continue
-            truth = r.get('truth')
-            yield f, results, r, level, truth in ('no_bottleneck', None) or truth == []
+            if r.get('mode') == 'calibrated':
+                yield f, results, r
+
+
+def level1_abstentions(files):
+    """(file, its results, run, its level 1, whether its truth is null) for every calibrated run
+    whose level 1 abstained with a wall score, in the files' order."""
+    for f, results, r in calibrated_runs(files):
+        if not r.get('levels'):
+            continue
+        level = r['levels'][0]
+        if level.get('action') != 'abstain' or not level.get('wall'):
+            continue
+        truth = r.get('truth')
+        yield f, results, r, level, truth in ('no_bottleneck', None) or truth == []
 
 
 def main(argv):
@@ -328,6 +434,8 @@ def main(argv):
         return fast_centre(argv[1:], root)
     if argv[:1] == ['--pooled']:
         return pooled(argv[1:], root)
+    if argv[:1] == ['--persisting']:
+        return persisting(argv[1:], root)
     files = results_files(argv, root)
     seen = flips = null_flips = 0
     for f, _, r, level, null in level1_abstentions(files):
