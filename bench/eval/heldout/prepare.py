@@ -60,7 +60,10 @@ synthesized 16-bit stereo audio in a WAV file for flac, a copy of OpenSSL's libc
 a text and a unified diff of it for patch, and a long manual page for groff; `--set 25 --release`
 as for set 10. Set 26 (--set 26) in /var/tmp/argus-heldout26, a sixteenth: a tree of 3000 C files
 for ctags, a copy of Debian's LLVM 14 library for readelf and strip, 320 MiB of random bytes for
-rhash, and a Lua script; `--set 26 --release` as for set 10.
+rhash, and a Lua script; `--set 26 --release` as for set 10. Set 27 (--set 27) in
+/var/tmp/argus-heldout27, a seventeenth: a tree of 8000 text files for rg, 57 MB of text for gawk,
+43 MB for brotli, synthesized audio in a WAV file for sox, and a generated C file for clang;
+`--set 27 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -83,8 +86,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         19: "/var/tmp/argus-heldout19", 20: "/var/tmp/argus-heldout20",
         21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22",
         23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24",
-        25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26)
+        25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26",
+        27: "/var/tmp/argus-heldout27"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
 DIR = DIRS[1]
 
 
@@ -642,12 +646,39 @@ print(n)
 """
 
 
+def set27(nobody):
+    dev, rng, vocab, block = journaled_begin(20261227, ("tree",))
+    write_tree("tree", RG_DIRS27, block, nobody)
+    write("words.txt", numbered(block, GAWK_LINES27), nobody.pw_uid, nobody.pw_gid)
+    write("text.txt", numbered(block, BROTLI_LINES27), nobody.pw_uid, nobody.pw_gid)
+    write("audio.wav", wav(rng, SOX_S27), nobody.pw_uid, nobody.pw_gid)
+    # functions of loops and branches that clang -O2 unrolls, vectorizes and inlines
+    fns = []
+    for i in range(CLANG_FNS27):
+        a, b, c = rng.randint(3, 97), rng.randint(1, 31), rng.randint(2, 9)
+        fns.append("static long g%d(const long *v, int n)\n{\n\tlong s = %d;\n"
+                   "\tfor (int i = 0; i < n; i++)\n"
+                   "\t\ts += (v[i] * %d) ^ (s >> %d) ^ (i %% %d ? v[n - 1 - i] : %d);\n"
+                   "\treturn s;\n}\n" % (i, i, a, b % 13 + 1, c, a * b))
+    fns.append("long entry(const long *v, int n)\n{\n\tlong s = 0;\n%s\treturn s;\n}\n" %
+               "".join("\ts += g%d(v, n + %d);\n" % (i, i % 7) for i in range(CLANG_FNS27)))
+    write("gen.c", "\n".join(fns), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+RG_DIRS27 = 80
+GAWK_LINES27 = 700000
+BROTLI_LINES27 = 520000
+SOX_S27 = 180
+CLANG_FNS27 = 180
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 26: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 27: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -663,7 +694,7 @@ def main():
     sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
-            24: set24, 25: set25, 26: set26}
+            24: set24, 25: set25, 26: set26, 27: set27}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
