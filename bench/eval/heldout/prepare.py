@@ -63,7 +63,10 @@ for ctags, a copy of Debian's LLVM 14 library for readelf and strip, 320 MiB of 
 rhash, and a Lua script; `--set 26 --release` as for set 10. Set 27 (--set 27) in
 /var/tmp/argus-heldout27, a seventeenth: a tree of 8000 text files for rg, 57 MB of text for gawk,
 43 MB for brotli, synthesized audio in a WAV file for sox, and a generated C file for clang;
-`--set 27 --release` as for set 10.
+`--set 27 --release` as for set 10. Set 28 (--set 28) in /var/tmp/argus-heldout28, an
+eighteenth: synthesized audio in a WAV file for oggenc, a picture of random pixels for cjpeg, a
+generated C file for clang-format, a tree of C files for cppcheck and a table for datamash;
+`--set 28 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -87,8 +90,8 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22",
         23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24",
         25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26",
-        27: "/var/tmp/argus-heldout27"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
+        27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28)
 DIR = DIRS[1]
 
 
@@ -653,17 +656,23 @@ def set27(nobody):
     write("text.txt", numbered(block, BROTLI_LINES27), nobody.pw_uid, nobody.pw_gid)
     write("audio.wav", wav(rng, SOX_S27), nobody.pw_uid, nobody.pw_gid)
     # functions of loops and branches that clang -O2 unrolls, vectorizes and inlines
+    write("gen.c", loops_c(rng, CLANG_FNS27), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+def loops_c(rng, n):
+    """A C file of n functions of loops and branches, which a compiler -O2 unrolls, vectorizes and
+    inlines, and an entry that calls them all."""
     fns = []
-    for i in range(CLANG_FNS27):
+    for i in range(n):
         a, b, c = rng.randint(3, 97), rng.randint(1, 31), rng.randint(2, 9)
         fns.append("static long g%d(const long *v, int n)\n{\n\tlong s = %d;\n"
                    "\tfor (int i = 0; i < n; i++)\n"
                    "\t\ts += (v[i] * %d) ^ (s >> %d) ^ (i %% %d ? v[n - 1 - i] : %d);\n"
                    "\treturn s;\n}\n" % (i, i, a, b % 13 + 1, c, a * b))
     fns.append("long entry(const long *v, int n)\n{\n\tlong s = 0;\n%s\treturn s;\n}\n" %
-               "".join("\ts += g%d(v, n + %d);\n" % (i, i % 7) for i in range(CLANG_FNS27)))
-    write("gen.c", "\n".join(fns), nobody.pw_uid, nobody.pw_gid)
-    journaled_end(nobody, dev)
+               "".join("\ts += g%d(v, n + %d);\n" % (i, i % 7) for i in range(n)))
+    return "\n".join(fns)
 
 
 RG_DIRS27 = 80
@@ -673,12 +682,40 @@ SOX_S27 = 180
 CLANG_FNS27 = 180
 
 
+def set28(nobody):
+    dev, rng, vocab, block = journaled_begin(20261228, ("src",))
+    write("audio.wav", wav(rng, OGG_S28), nobody.pw_uid, nobody.pw_gid)
+    # a binary PPM of random pixels: the worst case of JPEG's transform and entropy coding
+    w, h = PPM_W28, PPM_H28
+    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
+          nobody.pw_gid)
+    write("format.c", loops_c(rng, FORMAT_FNS28), nobody.pw_uid, nobody.pw_gid)
+    for d in range(CHECK_DIRS28):
+        os.makedirs(os.path.join(DIR, "src", "d%02d" % d), exist_ok=True)
+        for f in range(CHECK_FILES28):
+            write(os.path.join("src", "d%02d" % d, "f%03d.c" % f), loops_c(rng, 12), nobody.pw_uid,
+                  nobody.pw_gid)
+    # rows of an amount, a key from the vocabulary and a measure, in no order
+    rows = "".join("%d\t%s\t%d.%02d\n" % (rng.randint(1, 9999), rng.choice(vocab),
+                                            rng.randint(0, 999), rng.randint(0, 99))
+                   for _ in range(DATAMASH_ROWS28))
+    write("table.tsv", rows, nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+OGG_S28 = 40
+PPM_W28, PPM_H28 = 4000, 3000
+FORMAT_FNS28 = 3000
+CHECK_DIRS28, CHECK_FILES28 = 4, 50
+DATAMASH_ROWS28 = 1500000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 27: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 28: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -694,7 +731,7 @@ def main():
     sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
-            24: set24, 25: set25, 26: set26, 27: set27}
+            24: set24, 25: set25, 26: set26, 27: set27, 28: set28}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
