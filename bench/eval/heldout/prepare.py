@@ -66,7 +66,9 @@ rhash, and a Lua script; `--set 26 --release` as for set 10. Set 27 (--set 27) i
 `--set 27 --release` as for set 10. Set 28 (--set 28) in /var/tmp/argus-heldout28, an
 eighteenth: synthesized audio in a WAV file for oggenc, a picture of random pixels for cjpeg, a
 generated C file for clang-format, a tree of C files for cppcheck and a table for datamash;
-`--set 28 --release` as for set 10.
+`--set 28 --release` as for set 10. Set 29 (--set 29) in /var/tmp/argus-heldout29, a
+nineteenth: a tree of 500 text files for file, and generated C++, Java and Fortran sources for
+g++, javac and gfortran; `--set 29 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -90,8 +92,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         21: "/var/tmp/argus-heldout21", 22: "/var/tmp/argus-heldout22",
         23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24",
         25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26",
-        27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28)
+        27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28",
+        29: "/var/tmp/argus-heldout29"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29)
 DIR = DIRS[1]
 
 
@@ -710,12 +713,47 @@ CHECK_DIRS28, CHECK_FILES28 = 4, 50
 DATAMASH_ROWS28 = 1500000
 
 
+def set29(nobody):
+    dev, rng, vocab, block = journaled_begin(20261229, ("tree", "classes"))
+    write_tree("tree", FILE_DIRS29, block, nobody)
+    os.makedirs(os.path.join(DIR, "classes"), exist_ok=True)
+    os.chown(os.path.join(DIR, "classes"), nobody.pw_uid, nobody.pw_gid)
+    # class templates instantiated over many types: work for g++'s front end and optimizer
+    cxx = ["#include <vector>\n#include <map>\n#include <string>\n#include <algorithm>\n",
+           "template <int N> struct K { std::map<std::string, std::vector<long>> m;\n"
+           "  long run(const std::string &k) { auto &v = m[k]; v.push_back(N);\n"
+           "    std::sort(v.begin(), v.end()); long s = 0; for (long x : v) s += x * N; return s; } };\n"]
+    cxx += ["long f%d(const std::string &k) { K<%d> a; return a.run(k) + %d; }\n"
+            % (i, rng.randint(1, 100000), i) for i in range(GXX_FNS29)]
+    write("gen.cc", "".join(cxx), nobody.pw_uid, nobody.pw_gid)
+    java = ["public class Gen {\n"]
+    java += ["  static long m%d(long[] v) { long s = %d; for (int i = 0; i < v.length; i++) "
+             "s += (v[i] * %d) ^ (s >>> %d); return s; }\n"
+             % (i, i, rng.randint(3, 97), rng.randint(1, 13)) for i in range(JAVA_FNS29)]
+    java.append("}\n")
+    write("Gen.java", "".join(java), nobody.pw_uid, nobody.pw_gid)
+    f90 = ["module gen\ncontains\n"]
+    f90 += ["  function g%d(v, n) result(s)\n    integer, intent(in) :: n\n"
+            "    real(8), intent(in) :: v(n)\n    real(8) :: s\n    integer :: i\n    s = %d.0d0\n"
+            "    do i = 1, n\n      s = s + v(i) * %d.0d0 - mod(i, %d)\n    end do\n"
+            "  end function\n" % (i, i, rng.randint(2, 97), rng.randint(2, 9)) for i in range(F90_FNS29)]
+    f90.append("end module\n")
+    write("gen.f90", "".join(f90), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+FILE_DIRS29 = 5
+GXX_FNS29 = 60
+JAVA_FNS29 = 1200
+F90_FNS29 = 250
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 28: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 29: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -731,7 +769,7 @@ def main():
     sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
-            24: set24, 25: set25, 26: set26, 27: set27, 28: set28}
+            24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
