@@ -523,8 +523,7 @@ static int judge_share(const struct calib_params *p, struct calib_decision *d)
  * without the CPU time, or when the SLI fell to nothing or changed sign.
  */
 static double sli_loss(const struct calib_params *p, const struct mvec *ref, size_t k,
-		       const struct mvec *pmv, double *vals, const struct calib_score *w,
-		       double min_rel)
+		       const struct mvec *pmv, double *vals, const struct calib_score *w)
 {
 	double cpu, cpu_now, rel = NAN;
 
@@ -534,7 +533,7 @@ static double sli_loss(const struct calib_params *p, const struct mvec *ref, siz
 		rel = w->value / w->centre - 1;
 	else if (w->centre < 0 && w->value < 0)
 		rel = w->centre / w->value - 1;
-	return isfinite(rel) && rel > 0 ? fmax(rel, min_rel) * cpu : NAN;
+	return isfinite(rel) && rel > 0 ? rel * cpu : NAN;
 }
 
 /* Per active node: where its scores are, and how it ranks. */
@@ -703,29 +702,19 @@ static double excess(const struct calib_score *s)
  * CPU time, since the SLI's change is); without its CPU time the SLI is
  * left to its z. Flags the wall score and names the largest such path's
  * score in d->slower_by.
- *
- * A deeper level's run is there to see again a slowdown that level 1
- * established (deeper): its path shows it again when the run is slower
- * than the reference's centre at all and a path of the level (a child of
- * the node it confirms) still grew by that bar, for a service by
- * min_slowdown of its CPU time per unit when its SLI's change cost less
- * (d->persisted). The cause is still there, and the rest of the run (the
- * host's speed moves it by more than min_slowdown from one run to the
- * next) does not speak against it; a run not slower at all does, and a
- * deviation that passed with the perturbation is not there to show it.
  */
 static void slower_by_path(const struct calib_params *p, const struct mvec *ref, size_t k,
 			   const struct mvec *pmv, double *vals, struct calib_decision *d,
-			   double wall_rel, bool deeper)
+			   double wall_rel)
 {
 	struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 	double bar;
 	size_t i;
 
-	if (!w || w->flagged || !(wall_rel > (deeper ? 0.0 : p->min_slowdown)))
+	if (!w || w->flagged || !(wall_rel > p->min_slowdown))
 		return;
 	if (d->wall_is_sli)
-		bar = sli_loss(p, ref, k, pmv, vals, w, deeper ? p->min_slowdown : 0);
+		bar = sli_loss(p, ref, k, pmv, vals, w);
 	else
 		bar = w->centre > 0 ? p->min_slowdown * w->centre : NAN;
 	if (!(bar > 0))
@@ -741,18 +730,16 @@ static void slower_by_path(const struct calib_params *p, const struct mvec *ref,
 			d->slower_by = (int)i;
 	}
 	w->flagged = d->slower_by >= 0;
-	d->persisted = w->flagged && !(wall_rel > p->min_slowdown);
 }
 
 /*
  * The target's wall time as the level's last score (d->wall), "flagged"
  * meaning slower: beyond tau and min_slowdown (or shown by a path,
- * slower_by_path; deeper: the run of a level below 1). Returns the
- * relative increase; d->wall stays -1 without wall times.
+ * slower_by_path). Returns the relative increase; d->wall stays -1
+ * without wall times.
  */
 static double score_wall(const struct calib_params *p, const struct mvec *ref, size_t k,
-			 const struct mvec *pmv, double *vals, struct calib_decision *d,
-			 bool deeper)
+			 const struct mvec *pmv, double *vals, struct calib_decision *d)
 {
 	struct calib_params wp = *p;
 	struct calib_score *w;
@@ -776,7 +763,7 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 	}
 	rel = w->centre != 0 ? w->delta / fabs(w->centre) : (w->delta > 0 ? INFINITY : 0);
 	w->flagged = w->flagged && rel > p->min_slowdown;
-	slower_by_path(p, ref, k, pmv, vals, d, rel, deeper);
+	slower_by_path(p, ref, k, pmv, vals, d, rel);
 	return rel;
 }
 
@@ -791,7 +778,7 @@ int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_
 	if (!vals)
 		return -ENOMEM;
 	d.scores = &score;
-	score_wall(p, ref, k, pmv, vals, &d, false);
+	score_wall(p, ref, k, pmv, vals, &d);
 	if (d.wall < 0)
 		return -ENOENT;
 	*ret = score;
@@ -1052,11 +1039,9 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 					    excess(b) / d->loss, d->loss / 1e6)
 				: xasprintf(", %.0f%% of the reference's wall time",
 					    excess(b) / w->centre * 100.0);
-			char *shown = xasprintf("%s, %s, but %s %sgrew by %.1f ms%s", wall,
-						d->persisted ? "under the minimum slowdown"
-							     : "within the reference's spread",
-						b->metric, d->persisted ? "still " : "",
-						excess(b) / 1e6, against);
+			char *shown = xasprintf("%s, within the reference's spread, but %s grew by "
+						"%.1f ms%s",
+						wall, b->metric, excess(b) / 1e6, against);
 
 			free(wall);
 			wall = shown;
@@ -1188,9 +1173,9 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	/* scores -> the run's slowdown -> gate -> ranking -> decision -> its sentence */
 	largest = score_nodes(p, t, active, n_active, ref, k, pmv,
 			      slower_run_time(p, ref, k, pmv, vals), vals, &d, ev);
-	wall_rel = score_wall(p, ref, k, pmv, vals, &d, parent >= 0);
+	wall_rel = score_wall(p, ref, k, pmv, vals, &d);
 	if (d.wall >= 0 && d.scores[d.wall].flagged) {
-		d.loss = d.wall_is_sli ? sli_loss(p, ref, k, pmv, vals, &d.scores[d.wall], 0)
+		d.loss = d.wall_is_sli ? sli_loss(p, ref, k, pmv, vals, &d.scores[d.wall])
 				       : d.scores[d.wall].delta;
 		if (isfinite(d.loss) && d.loss > 0)
 			dismissed = judge_share(p, &d);

@@ -254,12 +254,6 @@ struct calib_decision {
 	 */
 	int slower_by;
 	/*
-	 * ... at a level below 1, by a path that persisted in a run slower
-	 * than the reference's centre by no more than min_slowdown (see the
-	 * rule below).
-	 */
-	bool persisted;
-	/*
 	 * The time the slower target lost, that a path's share is of: the wall
 	 * time's delta, or what a service's SLI's change cost it at the least,
 	 * per unit of its work ("target/unit_cpu_ns" times the SLI's relative
@@ -307,13 +301,7 @@ struct calib_decision {
  * reference's wall time (slower_by): the loss is measured where it went.
  * A service's SLI worse by more than min_slowdown is shown the same way by
  * a path whose excess per unit of work is at least the SLI's loss (below),
- * when the service's CPU time per unit is known. Below level 1, where the
- * run is to see again a slowdown level 1 established, a run slower than
- * the reference's centre at all shows it when such a path still grew by
- * that much (for a service by at least min_slowdown of its CPU time per
- * unit): persisted. The cause is still there; the rest of the run, which
- * the host's speed moves by more than min_slowdown between runs, does not
- * speak against it.
+ * when the service's CPU time per unit is known.
  *
  * Rule (calibrated): when the wall time is scored and the target is not
  * slower, abstain (a kernel path change that does not slow the target is not
