@@ -38,7 +38,8 @@ flipped when that mean is more than min_slowdown slower and more than tau of the
 spreads over the square root of the runs. Reads every results.json's and services.json's runs
 (services: their traces), prints the flipped ones with their truth, then the totals.
 
-With --persisting, a fourth: a deeper level's run that did not show the slowdown again (slower
+With --persisting, a fourth, adopted at 6358781 and taken back after held-out set 29 (it named the
+runqueue wait twice on cells the truth found under 10% slower): a deeper level's run that did not show the slowdown again (slower
 by less than min_slowdown, or within tau spreads) confirms it all the same when the run was slower
 than the reference's centre at all and a flagged time metric of the level (a child of the node
 the run was to confirm) still grew by the bar a path is held to at level 1: min_slowdown of the
