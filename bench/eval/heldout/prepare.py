@@ -68,7 +68,10 @@ eighteenth: synthesized audio in a WAV file for oggenc, a picture of random pixe
 generated C file for clang-format, a tree of C files for cppcheck and a table for datamash;
 `--set 28 --release` as for set 10. Set 29 (--set 29) in /var/tmp/argus-heldout29, a
 nineteenth: a tree of 500 text files for file, and generated C++, Java and Fortran sources for
-g++, javac and gfortran; `--set 29 --release` as for set 10.
+g++, javac and gfortran; `--set 29 --release` as for set 10. Set 30 (--set 30) in
+/var/tmp/argus-heldout30, a twentieth: generated assembly for as, a PostScript page of random
+curves for gs, a picture for ImageMagick's convert, and 24 MB of text and a script of
+substitutions for ed; `--set 30 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -93,8 +96,8 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24",
         25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26",
         27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28",
-        29: "/var/tmp/argus-heldout29"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29)
+        29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30)
 DIR = DIRS[1]
 
 
@@ -748,12 +751,51 @@ JAVA_FNS29 = 1200
 F90_FNS29 = 250
 
 
+def set30(nobody):
+    dev, rng, vocab, block = journaled_begin(20261230, ("out",))
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    # functions of dependent arithmetic and branches: work for the assembler's parser and encoder
+    asm = ["\t.text\n"]
+    for i in range(AS_FNS30):
+        body = "".join("\tleaq %d(%%rdi,%%rsi,%d), %%rax\n\timulq $%d, %%rax\n\txorq %%rax, %%rdx\n"
+                       "\tcmpq $%d, %%rdx\n\tjne .L%d_%d\n.L%d_%d:\n"
+                       % (rng.randint(1, 4095), rng.choice((1, 2, 4, 8)), rng.randint(3, 9999),
+                          rng.randint(1, 65535), i, j, i, j) for j in range(AS_STEPS30))
+        asm.append("\t.globl f%d\n\t.type f%d, @function\nf%d:\n%s\tmovq %%rdx, %%rax\n\tret\n"
+                   % (i, i, i, body))
+    write("gen.s", "".join(asm), nobody.pw_uid, nobody.pw_gid)
+    # one page of random stroked and filled Bezier curves: work for the rasterizer
+    ps = ["%!PS\n0.4 setlinewidth\n"]
+    for _ in range(GS_CURVES30):
+        xy = ["%d" % rng.randint(0, 600) for _ in range(8)]
+        ps.append("%.2f %.2f %.2f setrgbcolor newpath %s moveto %s curveto closepath %s\n"
+                  % (rng.random(), rng.random(), rng.random(), " ".join(xy[:2]), " ".join(xy[2:]),
+                     rng.choice(("fill", "stroke"))))
+    ps.append("showpage\n")
+    write("page.ps", "".join(ps), nobody.pw_uid, nobody.pw_gid)
+    w, h = PPM_W30, PPM_H30
+    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
+          nobody.pw_gid)
+    write("text.txt", numbered(block, ED_LINES30), nobody.pw_uid, nobody.pw_gid)
+    subs = rng.sample(vocab, ED_SUBS30)
+    write("edit.ed", "".join("g/ %s /s// %s /g\n" % (a, a.upper()) for a in subs) + "w out/text.txt\nq\n",
+          nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+AS_FNS30, AS_STEPS30 = 12000, 15
+GS_CURVES30 = 25000
+PPM_W30, PPM_H30 = 2400, 1800
+ED_LINES30 = 130000
+ED_SUBS30 = 6
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 29: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 30: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -769,7 +811,8 @@ def main():
     sets = {2: set2, 3: set3, 4: set4, 5: set5, 6: set6, 7: set7, 10: set10, 11: set11,
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
-            24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29}
+            24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
+            30: set30}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
