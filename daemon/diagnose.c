@@ -12,6 +12,7 @@
 #include "daemon/agent.h"
 #include "daemon/calibrate.h"
 #include "daemon/descent.h"
+#include "daemon/host_pace.h"
 #include "daemon/log.h"
 #include "daemon/report.h"
 #include "daemon/sli.h"
@@ -323,6 +324,7 @@ static int load_reference(struct diag_state *st, const json_t *req, struct measu
 		for (size_t i = 0; i < st->k; i++)
 			per_unit_of_work(&st->ref[i], tg);
 	st->rep.reference_id = ref_id;
+	st->rep.pace_reference = json_number_value(json_object_get(ref, "host_pace_ns"));
 	return 0;
 }
 
@@ -586,14 +588,22 @@ static void record_run(struct diag_state *st, const struct descent *ds,
 		       const struct measure_target *tg, struct measure_result *mr)
 {
 	const struct tree *t = ds->tree;
+	struct host_pace hp;
+	bool paced;
 
 	store_vector_add(job_ctx_store(st->ctx), job_ctx_id(st->ctx), "pmv", ds->level,
 			 ds->parent >= 0 ? t->nodes[ds->parent].id : "", &mr->vec);
+	/* the host's pace as the run ended, beside the reference's (host_pace.h) */
+	paced = host_pace_read(tg->workload && tg->workload->cpus ? &tg->workload->cpuset : NULL,
+			       &hp) >= 0;
 	job_ctx_trace(st->ctx, "measure",
-		      json_pack("{s:i,s:o,s:o*,s:I}", "level", ds->level, "pmv",
+		      json_pack("{s:i,s:o,s:o*,s:I,s:o*}", "level", ds->level, "pmv",
 				mvec_to_json(&mr->vec), "probe",
 				mr->probe ? json_incref(mr->probe) : NULL, "wall_ns",
-				(json_int_t)mr->target.wall_ns));
+				(json_int_t)mr->target.wall_ns, "host_pace",
+				paced ? host_pace_to_json(&hp) : NULL));
+	if (paced)
+		report_pace(&st->rep, ds->level, hp.ns_per_load);
 	report_probe(&st->rep, ds->level, mr->probe);
 	/* stored and traced as measured; decided per unit of work */
 	if (judged_per_unit(tg))

@@ -7,6 +7,7 @@
  */
 #include "daemon/calibrate.h"
 #include "daemon/diagnose.h"
+#include "daemon/host_pace.h"
 #include "daemon/log.h"
 #include "daemon/quiet.h"
 #include "daemon/service.h"
@@ -201,6 +202,46 @@ static json_t *wait_quiet(struct job_ctx *ctx, const struct config *cfg,
 	return quiet_report_to_json(&qr);
 }
 
+/*
+ * The host's pace as a run ended (host_pace.h), on the workload's first CPU
+ * where it has CPUs of its own, traced; NULL when it could not be read.
+ */
+static json_t *read_pace(struct job_ctx *ctx, const struct measure_target *tg)
+{
+	struct host_pace hp;
+
+	if (host_pace_read(tg->workload && tg->workload->cpus ? &tg->workload->cpuset : NULL,
+			   &hp) < 0)
+		return NULL;
+	job_ctx_trace(ctx, "host_pace", host_pace_to_json(&hp));
+	return host_pace_to_json(&hp);
+}
+
+/* The kept runs' host pace readings: median, fastest and slowest; 0 where none was read. */
+static void runs_pace(const json_t *runs, double *ret_median, double *ret_min, double *ret_max)
+{
+	size_t n = json_array_size(runs), i, got = 0;
+	double *ns = calloc(n ?: 1, sizeof(*ns));
+
+	if (!ns)
+		abort();
+	*ret_min = *ret_max = 0;
+	for (i = 0; i < n; i++) {
+		double v = json_number_value(
+		    json_object_get(json_object_get(json_array_get(runs, i), "host_pace"), "ns_per_load"));
+
+		if (!(v > 0))
+			continue;
+		ns[got++] = v;
+		if (!*ret_min || v < *ret_min)
+			*ret_min = v;
+		if (v > *ret_max)
+			*ret_max = v;
+	}
+	*ret_median = host_pace_median(ns, got);
+	free(ns);
+}
+
 /* Measure the target repeats times with the plan; *ret filled on success. */
 static int record_runs(struct job_ctx *ctx, const struct diag_env *env,
 		       const struct probe_plan *plan, const struct measure_target *tg,
@@ -248,9 +289,10 @@ static int record_runs(struct job_ctx *ctx, const struct diag_env *env,
 		a.vecs[a.n++] = mr.vec;
 		mr.vec = (struct mvec){};
 		wall_sum += mr.target.wall_ns;
-		json_array_append_new(a.runs, json_pack("{s:i,s:f,s:o*}", "run", (int)k + 1,
+		json_array_append_new(a.runs, json_pack("{s:i,s:f,s:o*,s:o*}", "run", (int)k + 1,
 							"wall_s", mr.target.wall_ns / 1e9,
-							"quiet", quiet));
+							"quiet", quiet, "host_pace",
+							read_pace(ctx, tg)));
 		measure_result_clear(&mr);
 	}
 	if (r < 0) {
@@ -331,8 +373,9 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	int64_t ref_id = 0;
 	char *err = NULL;
 	int r, k, attempt, attempts = 0, best_attempt = 0;
+	double pace = 0, pace_min = 0, pace_max = 0;
 	bool noisy = false;
-	_cleanup_free_ char *slower = NULL;
+	_cleanup_free_ char *slower = NULL, *unsteady = NULL;
 
 	if (repeats < 1)
 		repeats = env->cfg->reference_repeats;
@@ -421,6 +464,9 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				 "wall_cv", best.cv, "noisy", noisy, "attempts", attempts,
 				 "probe_stats", env->cfg->probe_stats);
 		json_object_set_new(meta, "syscall_events", json_string(syscall_events_name()));
+		runs_pace(best.runs, &pace, &pace_min, &pace_max);
+		if (pace > 0)
+			json_object_set_new(meta, "host_pace_ns", json_real(pace));
 		/* a running target's counts cover a window: a diagnosis observes the same one */
 		if (!tg.workload)
 			json_object_set_new(meta, "window_s", json_integer(tg.window_ms / 1000));
@@ -457,6 +503,21 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	if (slower)
 		json_array_append_new(json_object_get(*ret_result, "warnings"),
 				      json_string(slower));
+	if (pace > 0) {
+		json_t *hp = json_pack("{s:f,s:f,s:f}", "median_ns", pace, "min_ns", pace_min,
+				       "max_ns", pace_max);
+
+		/*
+		 * said only of runs that disagree, as what may have moved them: the
+		 * loop's own readings spread by up to 1.35 times under runs that
+		 * agreed within 2% (bench/eval/results/2026-12-06/heldout-set30/host-pace/)
+		 */
+		if (diag_noise_metric(&tg) && extends(env->cfg, best.cv))
+			unsteady = host_pace_unsteady(pace_min, pace_max);
+		if (unsteady)
+			json_object_set_new(hp, "note", json_string(unsteady));
+		json_object_set_new(*ret_result, "host_pace", hp);
+	}
 	if (tg.service && tg.service->sli)
 		json_object_set_new(*ret_result, "sli_cv", json_real(best.cv));
 	attempt_clear(&best);

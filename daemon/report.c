@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "daemon/report.h"
+#include "daemon/host_pace.h"
 #include "daemon/probe.h"
 #include "daemon/util.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void report_init(struct report *r, const struct tree *t)
@@ -15,6 +18,7 @@ void report_init(struct report *r, const struct tree *t)
 	r->warnings = json_array();
 	r->timings = json_pack("{s:f,s:[]}", "total_s", 0.0, "levels");
 	r->overhead = json_array();
+	r->pace_runs = json_array();
 	r->stop_node = -1;
 	r->stop_action = -1;
 }
@@ -31,6 +35,7 @@ void report_free(struct report *r)
 	json_decref(r->wakers);
 	json_decref(r->wakers_total);
 	json_decref(r->causes);
+	json_decref(r->pace_runs);
 	free(r->stop_reason);
 	memset(r, 0, sizeof(*r));
 }
@@ -349,13 +354,51 @@ static char *causes_text(json_t *causes)
 			 json_number_value(json_object_get(b, "share")) * 100.0);
 }
 
+void report_pace(struct report *r, int level, double ns_per_load)
+{
+	json_array_append_new(r->pace_runs, json_pack("{s:i,s:f}", "level", level, "ns_per_load",
+						      round(ns_per_load * 100) / 100));
+}
+
+/*
+ * {"reference_ns", "runs", "median_ns", "ratio"} of the host's pace, the
+ * ratio the runs' median over the reference's; NULL without readings.
+ * *ret_moved: the summary's sentence when the host ran at another speed.
+ */
+static json_t *pace_of(const struct report *r, char **ret_moved)
+{
+	size_t n = json_array_size(r->pace_runs), i;
+	_cleanup_free_ double *ns = NULL;
+	double median;
+	json_t *o;
+
+	*ret_moved = NULL;
+	if (!n)
+		return NULL;
+	ns = calloc(n, sizeof(*ns));
+	if (!ns)
+		abort();
+	for (i = 0; i < n; i++)
+		ns[i] = json_number_value(json_object_get(json_array_get(r->pace_runs, i), "ns_per_load"));
+	median = host_pace_median(ns, n);
+	o = json_pack("{s:O,s:f}", "runs", r->pace_runs, "median_ns", round(median * 100) / 100);
+	if (r->pace_reference > 0) {
+		json_object_set_new(o, "reference_ns", json_real(round(r->pace_reference * 100) / 100));
+		json_object_set_new(o, "ratio", json_real(round(median / r->pace_reference * 1000) / 1000));
+		*ret_moved = host_pace_moved(median, r->pace_reference);
+	}
+	return o;
+}
+
 json_t *report_result(const struct report *r, const struct calib_params *p)
 {
 	json_t *path = json_array(), *res;
 	bool bottleneck = r->stop_action == CALIB_COMMIT && r->stop_node >= 0;
 	int chain[TREE_MAX_DEPTH + 1], n = 0, i, idx;
 	_cleanup_free_ char *summary = NULL, *behind = NULL, *both = NULL, *woken = NULL;
+	_cleanup_free_ char *moved = NULL;
 	json_auto_t *waited_for = NULL;
+	json_t *pace = pace_of(r, &moved);
 
 	for (idx = bottleneck ? r->stop_node : -1; idx >= 0 && n <= TREE_MAX_DEPTH;
 	     idx = r->tree->nodes[idx].parent)
@@ -400,6 +443,12 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 				    both ?: "");
 	else
 		summary = xasprintf("No kernel bottleneck: %s", r->stop_reason ?: "");
+	if (moved) {
+		char *with = xasprintf("%s. Note: %s", summary, moved);
+
+		free(summary);
+		summary = with;
+	}
 
 	res = json_pack("{s:s,s:o,s:b,s:i,s:s,s:s,s:o,s:O,s:O,s:O,s:O,s:O,s:s,s:I,s:f,s:b}",
 			"verdict",
@@ -420,5 +469,7 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 		json_object_set(res, "waited_for", waited_for);
 	if (bottleneck && r->causes)
 		json_object_set(res, "causes", r->causes);
+	if (pace)
+		json_object_set_new(res, "host_pace", pace);
 	return res;
 }

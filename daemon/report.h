@@ -27,6 +27,8 @@ struct report {
 	json_t *wakers;	     /* the last run's probe "wakers", or NULL */
 	json_t *wakers_total; /* and its "wakers_total", or NULL */
 	json_t *causes;	     /* the first level that named two causes: [{node, level, share, evidence}] */
+	double pace_reference; /* the reference's host pace, ns per load (host_pace.h); 0 when none */
+	json_t *pace_runs;     /* [{level, ns_per_load}], a reading after each run */
 	int stop_node;
 	int stop_action; /* enum calib_action, -1 until stopped */
 	char *stop_reason;
@@ -48,6 +50,8 @@ void report_timing(struct report *r, int level, const char *what, uint64_t ns);
 /* The level's probe info from measure (borrowed); runs in order, the last one's holders kept. */
 void report_probe(struct report *r, int level, const json_t *probe);
 void report_level(struct report *r, int level, int parent, const struct calib_decision *d);
+/* The host's pace read after a run of the level (host_pace.h), in ns per load. */
+void report_pace(struct report *r, int level, double ns_per_load);
 /*
  * Where the descent ended. node -1 with CALIB_ABSTAIN: no bottleneck, code
  * saying why in a word (static: "not_slower", ...).

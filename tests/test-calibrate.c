@@ -1633,6 +1633,47 @@ static void test_sli_share(const struct tree *t)
 	calib_decision_free(&d);
 }
 
+/*
+ * The host's pace read after each run is in the result beside the
+ * reference's, and the summary says when the host ran at another speed;
+ * the verdict and its reason stay as they were.
+ */
+static void test_report_pace(const struct tree *t)
+{
+	struct report rep;
+	json_auto_t *res = NULL, *plain = NULL, *unref = NULL;
+	json_t *pace;
+	const char *summary;
+
+	tap_subtest("report pace");
+	report_init(&rep, t);
+	report_stop(&rep, -1, CALIB_ABSTAIN, "target not slower than its reference", "not_slower");
+	plain = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	CHECK(!json_object_get(plain, "host_pace"));
+	report_pace(&rep, 1, 12.6);
+	report_pace(&rep, 1, 12.4);
+	unref = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	pace = json_object_get(unref, "host_pace");
+	CHECKF(json_array_size(json_object_get(pace, "runs")) == 2 &&
+		   json_number_value(json_object_get(pace, "median_ns")) == 12.5 &&
+		   !json_object_get(pace, "ratio") &&
+		   !strstr(json_string_value(json_object_get(unref, "summary")), "Note:"),
+	       "without the reference's: %s", json_dumps(pace, JSON_COMPACT) ?: "(none)");
+	rep.pace_reference = 10.0;
+	res = report_result(&rep, &(struct calib_params){.tau = 3, .calibrated = true});
+	pace = json_object_get(res, "host_pace");
+	summary = json_string_value(json_object_get(res, "summary"));
+	CHECKF(json_number_value(json_object_get(pace, "ratio")) == 1.25 &&
+		   json_number_value(json_object_get(pace, "reference_ns")) == 10.0,
+	       "%s", json_dumps(pace, JSON_COMPACT) ?: "(none)");
+	CHECKF(strstr(summary, "No kernel bottleneck: target not slower than its reference. Note: "
+			       "the CPUs ran argusd's fixed memory loop 1.25x as slow"),
+	       "summary: %s", summary);
+	CHECK_STREQ(json_string_value(json_object_get(res, "verdict")), "no_bottleneck", "verdict");
+	CHECK_STREQ(json_string_value(json_object_get(res, "reason_code")), "not_slower", "reason");
+	report_free(&rep);
+}
+
 /* The result of a diagnosis that committed to node at level with this probe's info. */
 static json_t *committed_result(const struct tree *t, const json_t *probe, int level,
 				const char *node)
@@ -1852,6 +1893,7 @@ int main(void)
 	test_sli_gate(t);
 	test_sli_share(t);
 	test_report_waits(t);
+	test_report_pace(t);
 	test_report_holders(t);
 	test_two_causes(t);
 	test_count_only_ranking(t);

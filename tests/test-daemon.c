@@ -289,6 +289,13 @@ static void test_diagnosis(void)
 				    : noisy ? "reference_noisy"
 					    : "not_slower",
 				    "reason_code of a level-1 abstention");
+		/* the host's pace after each run, against the reference's */
+		CHECKF(json_array_size(json_object_get(json_object_get(res, "host_pace"), "runs")) >= 1 &&
+			       json_number_value(json_object_get(json_object_get(res, "host_pace"),
+								 "reference_ns")) > 0 &&
+			       json_number_value(json_object_get(json_object_get(res, "host_pace"),
+								 "ratio")) > 0,
+		       "host_pace %s", json_text(json_object_get(res, "host_pace")));
 	}
 	json_decref(job);
 

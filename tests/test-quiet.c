@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Waiting for a quiet machine: /proc/stat parsing, the busiest CPU, the wait itself, a target's share. */
+/*
+ * The machine's state around a run: waiting for a quiet machine (/proc/stat
+ * parsing, the busiest CPU, the wait itself, a target's share) and the
+ * host's pace (the chase's cycle, the reading, its median and what a
+ * summary says of it).
+ */
+#include "daemon/host_pace.h"
 #include "daemon/quiet.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
@@ -8,7 +14,9 @@
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -175,10 +183,109 @@ static void test_target(void)
 	waitpid(sleeper, NULL, 0);
 }
 
+/* The chase visits every line of its buffer once per lap, in an order the seed draws. */
+static void test_pace_cycle(void)
+{
+	enum { N = 256 };
+	static _Alignas(HOST_PACE_LINE) char buf[N * HOST_PACE_LINE], other[N * HOST_PACE_LINE];
+	bool seen[N] = {};
+	void **p, **start, **start2;
+	size_t i, visited = 0, same = 0;
+	bool inside = true;
+
+	tap_subtest("pace cycle");
+	start = host_pace_cycle(buf, N, 42);
+	for (p = start, i = 0; i < N; i++) {
+		size_t line = (size_t)((char *)p - buf) / HOST_PACE_LINE;
+
+		if ((char *)p < buf || (char *)p >= buf + sizeof(buf) ||
+		    ((char *)p - buf) % HOST_PACE_LINE) {
+			inside = false;
+			break;
+		}
+		if (!seen[line]) {
+			seen[line] = true;
+			visited++;
+		}
+		p = *p;
+	}
+	CHECK(inside);
+	CHECKF(visited == N && p == start, "%zu lines visited of %d, back at the start: %d", visited,
+	       N, p == start);
+	start2 = host_pace_cycle(other, N, 43);
+	for (i = 0; i < N; i++)
+		same += *(char **)(buf + i * HOST_PACE_LINE) - buf ==
+			*(char **)(other + i * HOST_PACE_LINE) - other;
+	CHECKF(same < N / 4, "another seed, another order: %zu of %d links the same", same, N);
+	(void)start2;
+}
+
+static void test_pace_read(void)
+{
+	struct host_pace hp = {};
+	cpu_set_t was, now, cpu0, none;
+	int r;
+
+	tap_subtest("pace read");
+	REQUIRE(sched_getaffinity(0, sizeof(was), &was) == 0);
+	r = host_pace_read(NULL, &hp);
+	CHECKF(r == 0 && hp.ns_per_load > 0 && hp.ns_per_load < 1000 && hp.cpu == -1 &&
+		       hp.took_ns > 0,
+	       "r %d, %.2f ns per load on cpu %d in %.1f ms", r, hp.ns_per_load, hp.cpu,
+	       hp.took_ns / 1e6);
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	hp = (struct host_pace){};
+	r = host_pace_read(&cpu0, &hp);
+	CHECKF(r == 0 && hp.cpu == 0 && hp.ns_per_load > 0, "r %d, cpu %d", r, hp.cpu);
+	REQUIRE(sched_getaffinity(0, sizeof(now), &now) == 0);
+	CHECK(CPU_EQUAL(&was, &now));
+	/* a CPU the machine does not have: refused, the thread left where it was */
+	CPU_ZERO(&none);
+	CPU_SET(CPU_SETSIZE - 1, &none);
+	hp = (struct host_pace){.ns_per_load = -1};
+	r = host_pace_read(&none, &hp);
+	CHECKF(r == -EINVAL && hp.ns_per_load == -1, "r %d", r);
+	REQUIRE(sched_getaffinity(0, sizeof(now), &now) == 0);
+	CHECK(CPU_EQUAL(&was, &now));
+}
+
+static void test_pace_said(void)
+{
+	const double some[] = {0, 9.0, 8.0, 0, 12.0}, two[] = {4, 2}, zeros[] = {0, 0};
+	char *s;
+
+	tap_subtest("pace said");
+	CHECK(host_pace_median(some, 5) == 9.0);
+	CHECK(host_pace_median(two, 2) == 3.0);
+	CHECK(host_pace_median(zeros, 2) == 0);
+	CHECK(host_pace_median(NULL, 0) == 0);
+	s = host_pace_moved(12.5, 10.0);
+	CHECKF(s && strstr(s, "1.25x as slow") && strstr(s, "12.5 ns per load against 10.0"), "%s",
+	       s ?: "(none)");
+	free(s);
+	s = host_pace_moved(8.0, 10.0);
+	CHECKF(s && strstr(s, "1.25x as fast") && strstr(s, "may hide part of a slowdown"), "%s",
+	       s ?: "(none)");
+	free(s);
+	CHECK(!host_pace_moved(12.0, 10.0));
+	CHECK(!host_pace_moved(8.5, 10.0));
+	CHECK(!host_pace_moved(0, 10.0));
+	CHECK(!host_pace_moved(10.0, 0));
+	s = host_pace_unsteady(7.9, 13.4);
+	CHECKF(s && strstr(s, "took 7.9 to 13.4 ns per load between its runs"), "%s", s ?: "(none)");
+	free(s);
+	CHECK(!host_pace_unsteady(8.0, 9.9));
+	CHECK(!host_pace_unsteady(0, 13.4));
+}
+
 int main(void)
 {
 	test_parse();
 	test_wait();
 	test_target();
+	test_pace_cycle();
+	test_pace_read();
+	test_pace_said();
 	return tap_done("test-quiet");
 }

@@ -106,6 +106,26 @@ static void test_recorded_again(void)
 	CHECK_EQ(count_steps(trace, "measure", NULL), 6, "measured runs");
 	/* a wait for a quiet machine before the warm-up and before each run */
 	CHECK_EQ(count_steps(trace, "quiet", NULL), 7, "quiet waits");
+	/* the host's pace read after each run, the kept runs' median stored */
+	CHECK_EQ(count_steps(trace, "host_pace", NULL), 6, "host pace readings");
+	{
+		json_t *run;
+		size_t k, paced = 0;
+
+		json_array_foreach(json_object_get(res, "runs"), k, run)
+			paced += json_number_value(json_object_get(json_object_get(run, "host_pace"),
+								   "ns_per_load")) > 0;
+		json_t *hp = json_object_get(res, "host_pace");
+
+		CHECKF(paced == json_array_size(json_object_get(res, "runs")) && paced > 0 &&
+			       json_number_value(json_object_get(hp, "min_ns")) > 0 &&
+			       json_number_value(json_object_get(hp, "median_ns")) >=
+				   json_number_value(json_object_get(hp, "min_ns")) &&
+			       json_number_value(json_object_get(hp, "max_ns")) >=
+				   json_number_value(json_object_get(hp, "median_ns")) &&
+			       !json_object_get(hp, "note"),
+		       "%zu runs paced; host_pace %s", paced, json_text(hp));
+	}
 	json_decref(trace);
 	json_decref(job);
 }

@@ -271,6 +271,9 @@ def main():
         run["timings"] = res.get("timings")
         if res.get("waited_behind"):
             run["waited_behind"] = res["waited_behind"]
+        # the host's pace after each run, against the reference's (daemon/host_pace.c)
+        if res.get("host_pace"):
+            run["host_pace"] = res["host_pace"]
         # two causes at one level: the nodes named, the followed one first
         run["causes"] = [c.get("node") for c in res.get("causes") or []]
         run["outcome"], run["node"], run["depth"] = evallib.score(
@@ -301,9 +304,9 @@ def main():
         if job["state"] != "succeeded":
             raise RuntimeError("reference of %s: %s %s" % (v, job["state"], job.get("error")))
         res = job["result"]
-        if res.get("warnings"):
-            log("reference %-14s still noisy (wall cv %.0f%%) after %d attempts: kept" % (
-                v, 100 * res.get("wall_cv", 0), res.get("attempts", 1)))
+        for w in res.get("warnings") or []:
+            log("reference %-14s (wall cv %.0f%%, %d attempts) kept with a warning: %s" % (
+                v, 100 * res.get("wall_cv", 0), res.get("attempts", 1), w))
         rid = job["result"]["reference"]
         st, ref = d.call("GET", "/references/%d" % rid)
         refs[v] = ref.get("runs", [])
@@ -311,6 +314,10 @@ def main():
                "runs": refs[v], "attempts": res.get("attempts", 1),
                "kept_attempt": res.get("kept_attempt", 1),
                "warnings": job["result"].get("warnings", [])}
+        if res.get("host_pace"):
+            rec["host_pace"] = res["host_pace"]
+            rec["host_paces_ns"] = [(r.get("host_pace") or {}).get("ns_per_load")
+                                    for r in res["runs"]]
         # the first one is the victim's signature (signatures.py); later ones follow lasting state
         if v in results["references"]:
             results["references_again"].setdefault(v, []).append(rec)

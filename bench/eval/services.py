@@ -693,7 +693,8 @@ def diagnose_cells(runner, argusd, svc, pairs, reps, out):
             save_trace(argusd, job["id"], os.path.join(out, "traces", "%s-%d.json.gz" % (c, rep + 1)))
             runs.append({"job": job["id"], "state": job["state"], "verdict": res.get("verdict"),
                          "path": res.get("path"), "reason_code": res.get("reason_code"),
-                         "summary": res.get("summary"), "error": job.get("error"), "seconds": secs})
+                         "summary": res.get("summary"), "error": job.get("error"), "seconds": secs,
+                         "host_pace": res.get("host_pace")})
             named = "/".join(res.get("path") or []) or res.get("reason_code") or ""
             print("%-14s rep %d: %s %s; beside it %s %.4g, %.4g in the cell vs %.4g, %.4g quiet" % (
                 c, rep + 1, res.get("verdict"), named, svc.form, v1[0], v2[0], q1[0], q2[0]), flush=True)
