@@ -71,7 +71,10 @@ nineteenth: a tree of 500 text files for file, and generated C++, Java and Fortr
 g++, javac and gfortran; `--set 29 --release` as for set 10. Set 30 (--set 30) in
 /var/tmp/argus-heldout30, a twentieth: generated assembly for as, a PostScript page of random
 curves for gs, a picture for ImageMagick's convert, and 24 MB of text and a script of
-substitutions for ed; `--set 30 --release` as for set 10.
+substitutions for ed; `--set 30 --release` as for set 10. Set 31 (--set 31) in
+/var/tmp/argus-heldout31, a twenty-first: generated Python modules for python3's compileall, a
+picture for netpbm's pnmscale, a tree of small files that mke2fs copies into a new image, and text
+for gzip run under valgrind; `--set 31 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -96,8 +99,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         23: "/var/tmp/argus-heldout23", 24: "/var/tmp/argus-heldout24",
         25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26",
         27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28",
-        29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30)
+        29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30",
+        31: "/var/tmp/argus-heldout31"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31)
 DIR = DIRS[1]
 
 
@@ -790,12 +794,38 @@ ED_LINES30 = 130000
 ED_SUBS30 = 6
 
 
+def set31(nobody):
+    dev, rng, vocab, block = journaled_begin(20261231, ("tree", "py", "fs"))
+    # modules of functions, loops and comprehensions for Python's byte compiler
+    os.makedirs(os.path.join(DIR, "py"), exist_ok=True)
+    for m in range(PY_MODULES31):
+        fns = ["def f%d(v):\n    s = %d\n    for i, x in enumerate(v):\n"
+               "        s ^= (x * %d) >> (i %% %d)\n    return [s + k for k in v if k %% %d]\n"
+               % (i, i, rng.randint(3, 97), rng.randint(2, 9), rng.randint(2, 7))
+               for i in range(PY_FNS31)]
+        write(os.path.join("py", "m%03d.py" % m), "\n".join(fns), nobody.pw_uid, nobody.pw_gid)
+    w, h = PPM_W31, PPM_H31
+    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
+          nobody.pw_gid)
+    # a tree of small files that mke2fs copies into a new image of the file system each run
+    write_tree("tree", MKFS_DIRS31, block, nobody)
+    os.makedirs(os.path.join(DIR, "fs"), exist_ok=True)
+    write("text.txt", numbered(block, GZIP_LINES31), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+PY_MODULES31, PY_FNS31 = 350, 60
+PPM_W31, PPM_H31 = 5000, 3300
+MKFS_DIRS31 = 80
+GZIP_LINES31 = 80000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 30: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 31: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -812,7 +842,7 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30}
+            30: set30, 31: set31}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
