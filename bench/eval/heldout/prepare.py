@@ -74,7 +74,9 @@ curves for gs, a picture for ImageMagick's convert, and 24 MB of text and a scri
 substitutions for ed; `--set 30 --release` as for set 10. Set 31 (--set 31) in
 /var/tmp/argus-heldout31, a twenty-first: generated Python modules for python3's compileall, a
 picture for netpbm's pnmscale, a tree of small files that mke2fs copies into a new image, and text
-for gzip run under valgrind; `--set 31 --release` as for set 10.
+for gzip run under valgrind; `--set 31 --release` as for set 10. Set 32 (--set 32) in
+/var/tmp/argus-heldout32, a twenty-second: a JPEG picture for djpeg, a tree of small files for ar,
+and a Java class for java to run; `--set 32 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -100,8 +102,8 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26",
         27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28",
         29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30",
-        31: "/var/tmp/argus-heldout31"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31)
+        31: "/var/tmp/argus-heldout31", 32: "/var/tmp/argus-heldout32"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32)
 DIR = DIRS[1]
 
 
@@ -820,12 +822,42 @@ MKFS_DIRS31 = 80
 GZIP_LINES31 = 80000
 
 
+def set32(nobody):
+    dev, rng, vocab, block = journaled_begin(20261232, ("tree", "out", "classes"))
+    # a JPEG of random pixels (cjpeg's worst case, so djpeg's too), made here by cjpeg
+    w, h = JPEG_W32, JPEG_H32
+    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
+          nobody.pw_gid)
+    with open(os.path.join(DIR, "picture.jpg"), "wb") as f:
+        subprocess.run(["cjpeg", "-quality", "90", os.path.join(DIR, "picture.ppm")], stdout=f,
+                       check=True)
+    os.remove(os.path.join(DIR, "picture.ppm"))
+    write_tree("tree", AR_DIRS32, block, nobody)
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    # a class whose main folds a table of longs many times: work for the JVM's interpreter and JIT
+    java = ("public class Fold {\n  public static void main(String[] a) {\n"
+            "    long[] v = new long[%d];\n    for (int i = 0; i < v.length; i++) v[i] = i * %dL;\n"
+            "    long s = 0;\n    for (int r = 0; r < %d; r++)\n"
+            "      for (int i = 0; i < v.length; i++) s = (s * 31) ^ (v[i] >>> (r & 7));\n"
+            "    System.out.println(s);\n  }\n}\n" % (JAVA_N32, rng.randint(3, 97), JAVA_ROUNDS32))
+    os.makedirs(os.path.join(DIR, "classes"), exist_ok=True)
+    write("Fold.java", java, nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["javac", "-d", os.path.join(DIR, "classes"), os.path.join(DIR, "Fold.java")],
+                   check=True)
+    journaled_end(nobody, dev)
+
+
+JPEG_W32, JPEG_H32 = 9000, 6000
+AR_DIRS32 = 15
+JAVA_N32, JAVA_ROUNDS32 = 1000000, 600
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 31: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 32: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -842,7 +874,7 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30, 31: set31}
+            30: set30, 31: set31, 32: set32}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
