@@ -127,6 +127,12 @@ const char *diag_noise_metric(const struct measure_target *tg)
 	return NULL;
 }
 
+int diag_host_pace(const struct measure_target *tg, struct host_pace *ret)
+{
+	return host_pace_read(tg->workload && tg->workload->cpus ? &tg->workload->cpuset : NULL,
+			      ret);
+}
+
 /*
  * A service is judged per unit of its work: a path that grew only because
  * the service served more is not where it lost time. The unit is a request
@@ -594,8 +600,7 @@ static void record_run(struct diag_state *st, const struct descent *ds,
 	store_vector_add(job_ctx_store(st->ctx), job_ctx_id(st->ctx), "pmv", ds->level,
 			 ds->parent >= 0 ? t->nodes[ds->parent].id : "", &mr->vec);
 	/* the host's pace as the run ended, beside the reference's (host_pace.h) */
-	paced = host_pace_read(tg->workload && tg->workload->cpus ? &tg->workload->cpuset : NULL,
-			       &hp) >= 0;
+	paced = diag_host_pace(tg, &hp) >= 0;
 	job_ctx_trace(st->ctx, "measure",
 		      json_pack("{s:i,s:o,s:o*,s:I,s:o*}", "level", ds->level, "pmv",
 				mvec_to_json(&mr->vec), "probe",

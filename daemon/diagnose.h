@@ -77,6 +77,12 @@ int diag_run_job(struct job_ctx *ctx, void *env, json_t **ret_result, json_t **r
  * when a diagnosis against it names nothing.
  */
 const char *diag_noise_metric(const struct measure_target *tg);
+struct host_pace;
+/*
+ * The host's pace as a run of the target ended (host_pace.h): on a
+ * workload's first CPU where it has CPUs of its own, else where argusd runs.
+ */
+int diag_host_pace(const struct measure_target *tg, struct host_pace *ret);
 /* The job error code for diag_target_from_request()'s errno. */
 const char *diag_target_error_code(int r);
 int diag_target_from_request(const struct diag_env *env, const json_t *req,

@@ -202,16 +202,12 @@ static json_t *wait_quiet(struct job_ctx *ctx, const struct config *cfg,
 	return quiet_report_to_json(&qr);
 }
 
-/*
- * The host's pace as a run ended (host_pace.h), on the workload's first CPU
- * where it has CPUs of its own, traced; NULL when it could not be read.
- */
+/* The host's pace as a run ended (diag_host_pace), traced; NULL when it could not be read. */
 static json_t *read_pace(struct job_ctx *ctx, const struct measure_target *tg)
 {
 	struct host_pace hp;
 
-	if (host_pace_read(tg->workload && tg->workload->cpus ? &tg->workload->cpuset : NULL,
-			   &hp) < 0)
+	if (diag_host_pace(tg, &hp) < 0)
 		return NULL;
 	job_ctx_trace(ctx, "host_pace", host_pace_to_json(&hp));
 	return host_pace_to_json(&hp);

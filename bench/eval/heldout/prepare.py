@@ -672,6 +672,13 @@ def set27(nobody):
     journaled_end(nobody, dev)
 
 
+def random_ppm(rng, w, h, nobody):
+    """picture.ppm: a binary PPM of w x h random pixels, the worst case of an image codec's
+    transform and entropy coding."""
+    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
+          nobody.pw_gid)
+
+
 def loops_c(rng, n):
     """A C file of n functions of loops and branches, which a compiler -O2 unrolls, vectorizes and
     inlines, and an entry that calls them all."""
@@ -697,10 +704,7 @@ CLANG_FNS27 = 180
 def set28(nobody):
     dev, rng, vocab, block = journaled_begin(20261228, ("src",))
     write("audio.wav", wav(rng, OGG_S28), nobody.pw_uid, nobody.pw_gid)
-    # a binary PPM of random pixels: the worst case of JPEG's transform and entropy coding
-    w, h = PPM_W28, PPM_H28
-    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
-          nobody.pw_gid)
+    random_ppm(rng, PPM_W28, PPM_H28, nobody)
     write("format.c", loops_c(rng, FORMAT_FNS28), nobody.pw_uid, nobody.pw_gid)
     for d in range(CHECK_DIRS28):
         os.makedirs(os.path.join(DIR, "src", "d%02d" % d), exist_ok=True)
@@ -779,9 +783,7 @@ def set30(nobody):
                      rng.choice(("fill", "stroke"))))
     ps.append("showpage\n")
     write("page.ps", "".join(ps), nobody.pw_uid, nobody.pw_gid)
-    w, h = PPM_W30, PPM_H30
-    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
-          nobody.pw_gid)
+    random_ppm(rng, PPM_W30, PPM_H30, nobody)
     write("text.txt", numbered(block, ED_LINES30), nobody.pw_uid, nobody.pw_gid)
     subs = rng.sample(vocab, ED_SUBS30)
     write("edit.ed", "".join("g/ %s /s// %s /g\n" % (a, a.upper()) for a in subs) + "w out/text.txt\nq\n",
@@ -806,9 +808,7 @@ def set31(nobody):
                % (i, i, rng.randint(3, 97), rng.randint(2, 9), rng.randint(2, 7))
                for i in range(PY_FNS31)]
         write(os.path.join("py", "m%03d.py" % m), "\n".join(fns), nobody.pw_uid, nobody.pw_gid)
-    w, h = PPM_W31, PPM_H31
-    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
-          nobody.pw_gid)
+    random_ppm(rng, PPM_W31, PPM_H31, nobody)
     # a tree of small files that mke2fs copies into a new image of the file system each run
     write_tree("tree", MKFS_DIRS31, block, nobody)
     os.makedirs(os.path.join(DIR, "fs"), exist_ok=True)
@@ -825,9 +825,7 @@ GZIP_LINES31 = 80000
 def set32(nobody):
     dev, rng, vocab, block = journaled_begin(20261232, ("tree", "out", "classes"))
     # a JPEG of random pixels (cjpeg's worst case, so djpeg's too), made here by cjpeg
-    w, h = JPEG_W32, JPEG_H32
-    write("picture.ppm", b"P6\n%d %d\n255\n" % (w, h) + rng.randbytes(w * h * 3), nobody.pw_uid,
-          nobody.pw_gid)
+    random_ppm(rng, JPEG_W32, JPEG_H32, nobody)
     with open(os.path.join(DIR, "picture.jpg"), "wb") as f:
         subprocess.run(["cjpeg", "-quality", "90", os.path.join(DIR, "picture.ppm")], stdout=f,
                        check=True)
