@@ -76,7 +76,10 @@ substitutions for ed; `--set 30 --release` as for set 10. Set 31 (--set 31) in
 picture for netpbm's pnmscale, a tree of small files that mke2fs copies into a new image, and text
 for gzip run under valgrind; `--set 31 --release` as for set 10. Set 32 (--set 32) in
 /var/tmp/argus-heldout32, a twenty-second: a JPEG picture for djpeg, a tree of small files for ar,
-and a Java class for java to run; `--set 32 --release` as for set 10.
+and a Java class for java to run; `--set 32 --release` as for set 10. Set 33 (--set 33) in
+/var/tmp/argus-heldout33, a twenty-third: a generated COBOL program for cobc, a catalog of
+translated messages for msgfmt, a CMake script for cmake's interpreter and synthesized audio in an
+Ogg Vorbis file for oggdec; `--set 33 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -102,8 +105,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         25: "/var/tmp/argus-heldout25", 26: "/var/tmp/argus-heldout26",
         27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28",
         29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30",
-        31: "/var/tmp/argus-heldout31", 32: "/var/tmp/argus-heldout32"}
-JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32)
+        31: "/var/tmp/argus-heldout31", 32: "/var/tmp/argus-heldout32",
+        33: "/var/tmp/argus-heldout33"}
+JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
+             33)
 DIR = DIRS[1]
 
 
@@ -850,12 +855,58 @@ AR_DIRS32 = 15
 JAVA_N32, JAVA_ROUNDS32 = 1000000, 600
 
 
+def set33(nobody):
+    dev, rng, vocab, block = journaled_begin(20261233, ("out", "tmp"))
+    for d in ("out", "tmp"):
+        os.makedirs(os.path.join(DIR, d), exist_ok=True)
+    # paragraphs of arithmetic on working-storage fields: work for cobc's translator and gcc
+    fields = "".join("       01 W%d PIC S9(9) COMP VALUE %d.\n" % (i, rng.randint(1, 999))
+                     for i in range(COBOL_FIELDS33))
+    paras = "".join("       P%d.\n           COMPUTE W%d = W%d * %d + W%d - %d.\n"
+                    "           IF W%d > %d MOVE %d TO W%d END-IF.\n"
+                    % (i, i % COBOL_FIELDS33, (i * 7) % COBOL_FIELDS33, rng.randint(2, 9),
+                       (i * 13) % COBOL_FIELDS33, rng.randint(1, 99), i % COBOL_FIELDS33,
+                       rng.randint(1000, 99999), rng.randint(1, 99), i % COBOL_FIELDS33)
+                    for i in range(COBOL_PARAS33))
+    cob = ("       IDENTIFICATION DIVISION.\n       PROGRAM-ID. GEN.\n       DATA DIVISION.\n"
+           "       WORKING-STORAGE SECTION.\n%s       PROCEDURE DIVISION.\n       MAIN-PARA.\n"
+           "           PERFORM P0 THRU P%d.\n           DISPLAY W0.\n           STOP RUN.\n%s"
+           % (fields, COBOL_PARAS33 - 1, paras))
+    write("gen.cob", cob, nobody.pw_uid, nobody.pw_gid)
+    # a message catalog: each message a line of the text, its translation the line reversed
+    po = ['msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n']
+    for i in range(PO_MESSAGES33):
+        line = "%d %s" % (i, block[i % len(block)])
+        po.append('msgid "%s"\nmsgstr "%s"\n\n' % (line, " ".join(reversed(line.split()))))
+    write("messages.po", "".join(po), nobody.pw_uid, nobody.pw_gid)
+    # a CMake script of string and list work in a loop: work for cmake's interpreter
+    words = rng.sample(vocab, 40)
+    write("work.cmake",
+          "cmake_policy(SET CMP0007 NEW)\nset(acc \"\")\nset(n 0)\nforeach(i RANGE %d)\n"
+          "  foreach(w %s)\n    string(TOUPPER \"${w}${i}\" u)\n"
+          "    string(REPLACE \"A\" \"a\" u \"${u}\")\n    math(EXPR n \"(${n} * 31 + ${i}) %% 1000003\")\n"
+          "  endforeach()\n  string(APPEND acc \"${n};\")\nendforeach()\nlist(LENGTH acc k)\n"
+          "message(STATUS \"${n} ${k}\")\n" % (CMAKE_ROUNDS33 - 1, " ".join(words)),
+          nobody.pw_uid, nobody.pw_gid)
+    write("music.wav", wav(rng, OGG_S33), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["oggenc", "-Q", "-q", "6", "-o", os.path.join(DIR, "music.ogg"),
+                    os.path.join(DIR, "music.wav")], check=True)
+    os.remove(os.path.join(DIR, "music.wav"))
+    journaled_end(nobody, dev)
+
+
+COBOL_FIELDS33, COBOL_PARAS33 = 200, 600
+PO_MESSAGES33 = 60000
+CMAKE_ROUNDS33 = 1200
+OGG_S33 = 240
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 32: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 33: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -872,7 +923,7 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30, 31: set31, 32: set32}
+            30: set30, 31: set31, 32: set32, 33: set33}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
