@@ -9,8 +9,9 @@ generator measures in each window (each class below says what it runs):
     redis     redis-server holding ~330 MiB of keys in memory; redis-benchmark GETs
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
     postgres-connect  the same, a connection (a forked backend) per transaction (held out)
+    apache    apache2's event MPM, a child of worker threads serving nginx's files; wrk (held out)
 
-    services.py --build BUILD [--service nginx|redis|postgres|postgres-connect] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|apache|redis|postgres|postgres-connect] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -267,6 +268,7 @@ class Nginx(Service):
     kind, name, form = "nginx", "web", "rps"
     description = "nginx, a master and 2 workers on CPU %d" % SERVER_CPU
     stop_signal = signal.SIGQUIT
+    CONF, conf_name = NGINX_CONF, "nginx.conf"
     TRUTHS = {
         "cache_dropper": (["kernel_block_io", "kernel_paging.file_fault.major"],
                           "the served files are dropped: they are read back from storage"),
@@ -284,7 +286,7 @@ class Nginx(Service):
         for i in range(NGINX_FILES):
             with open(self.file(i), "wb") as f:
                 f.write(block[i:] + block[:i])
-        self.conf = self.write("nginx.conf", NGINX_CONF.format(dir=dir, port=port))
+        self.conf = self.write(self.conf_name, self.CONF.format(dir=dir, port=port))
         self.lua = self.write("sli.lua", WRK_LUA % {"last": NGINX_FILES - 1, "form": self.form})
 
     def file(self, i):
@@ -311,6 +313,56 @@ class Nginx(Service):
                 " c.request('GET','/f%%d.bin'%%random.randrange(%d)); c.getresponse().read()\n"
                 " time.sleep(max(0,%f-(time.monotonic()-t)))\n" % (self.port, NGINX_FILES, 1.0 / rate))
         return [sys.executable, "-c", code]
+
+
+APACHE_CONF = """
+Listen 127.0.0.1:{port}
+ServerName localhost
+DefaultRuntimeDir {dir}/run
+PidFile {dir}/run/apache2.pid
+ErrorLog {dir}/error.log
+LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+User nobody
+Group nogroup
+StartServers 1
+ServerLimit 1
+ThreadsPerChild 8
+MaxRequestWorkers 8
+MinSpareThreads 1
+MaxSpareThreads 8
+EnableSendfile On
+DocumentRoot {dir}/www
+<Directory {dir}/www>
+  Require all granted
+</Directory>
+"""
+
+
+class Apache(Nginx):
+    """Apache's httpd from Debian's package (apache2), the event MPM: a parent (root) and one
+    child of 8 worker threads and a listener thread (as nobody), serving the same files as
+    nginx with sendfile, read from the page cache: one process of threads, where nginx is
+    processes. Held out: stated before it ran, with nginx's truths and wrk's requests; its
+    SLI form the one `--spread 8` finds quietest on the quiet system, chosen before any cell
+    runs."""
+
+    kind, name, form = "apache", "httpd", "rps"   # --spread 8: rps cv 0.073, mean 0.15, p99 0.32
+    description = "apache2 (event MPM), a parent and a child of 8 worker threads on CPU %d" % SERVER_CPU
+    stop_signal = signal.SIGTERM
+    CONF, conf_name = APACHE_CONF, "apache2.conf"
+
+    def start(self):
+        os.makedirs(os.path.join(self.dir, "run"), exist_ok=True)
+        self.spawn(["/usr/sbin/apache2", "-f", self.conf, "-DFOREGROUND"])
+
+        def serving():
+            if len(self.procs()) < 2:
+                return False
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
+                return True
+            return False
+        self.wait_until(serving)
 
 
 REDIS_KEYS = 300000    # values of REDIS_VALUE_B bytes: about 330 MiB of memory with redis's own
@@ -503,7 +555,7 @@ class PostgresConnect(Postgres):
     form = "rps"
 
 
-SERVICES = {s.kind: s for s in (Nginx, Redis, Postgres, PostgresConnect)}
+SERVICES = {s.kind: s for s in (Nginx, Apache, Redis, Postgres, PostgresConnect)}
 
 
 class Traffic:
