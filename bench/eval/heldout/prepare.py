@@ -79,7 +79,10 @@ for gzip run under valgrind; `--set 31 --release` as for set 10. Set 32 (--set 3
 and a Java class for java to run; `--set 32 --release` as for set 10. Set 33 (--set 33) in
 /var/tmp/argus-heldout33, a twenty-third: a generated COBOL program for cobc, a catalog of
 translated messages for msgfmt, a CMake script for cmake's interpreter and synthesized audio in an
-Ogg Vorbis file for oggdec; `--set 33 --release` as for set 10.
+Ogg Vorbis file for oggdec; `--set 33 --release` as for set 10. Set 34 (--set 34) in
+/var/tmp/argus-heldout34, a twenty-fourth: random bytes for shasum, a package's tree for
+dpkg-deb and an image of an ext4 file system holding 300000 tiny files for e2fsck;
+`--set 34 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -89,8 +92,10 @@ import math
 import os
 import pwd
 import random
+import shutil
 import struct
 import subprocess
+import tempfile
 
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
         4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
@@ -106,9 +111,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28",
         29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30",
         31: "/var/tmp/argus-heldout31", 32: "/var/tmp/argus-heldout32",
-        33: "/var/tmp/argus-heldout33"}
+        33: "/var/tmp/argus-heldout33", 34: "/var/tmp/argus-heldout34"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33)
+             33, 34)
 DIR = DIRS[1]
 
 
@@ -901,12 +906,55 @@ CMAKE_ROUNDS33 = 1200
 OGG_S33 = 240
 
 
+def set34(nobody):
+    dev, rng, vocab, block = journaled_begin(20261234, ("pkg", "out"))
+    write_random(rng, (("big.dat", SHA_MIB34),), nobody)
+    # a package's tree: its control file and directories of text files for dpkg-deb to pack
+    os.makedirs(os.path.join(DIR, "pkg", "DEBIAN"), exist_ok=True)
+    write(os.path.join("pkg", "DEBIAN", "control"),
+          "Package: argus-heldout34\nVersion: 1.0\nArchitecture: all\n"
+          "Maintainer: nobody <nobody@localhost>\nDescription: a tree of text files\n",
+          nobody.pw_uid, nobody.pw_gid)
+    for d in range(PKG_DIRS34):
+        top = os.path.join("pkg", "usr", "share", "doc-%02d" % d)
+        os.makedirs(os.path.join(DIR, top), exist_ok=True)
+        for f in range(100):
+            n = d * 100 + f
+            write(os.path.join(top, "f%03d.txt" % f),
+                  "".join("%d %s\n" % (n, block[(n * 977 + i) % len(block)]) for i in range(400)),
+                  nobody.pw_uid, nobody.pw_gid)
+    # an image of a file system holding many tiny files in their inodes, for e2fsck to check;
+    # the files are written to memory first and copied in by mke2fs
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    image = os.path.join(DIR, "fs.img")
+    if os.path.exists(image):
+        os.remove(image)
+    tree = tempfile.mkdtemp(prefix="argus-heldout34-", dir="/dev/shm")
+    try:
+        for d in range(FSCK_DIRS34):
+            os.makedirs(os.path.join(tree, "d%03d" % d))
+            for f in range(FSCK_FILES34):
+                with open(os.path.join(tree, "d%03d" % d, "f%03d" % f), "w") as out:
+                    out.write(block[(d * FSCK_FILES34 + f) % len(block)] + "\n")
+        subprocess.run(["mke2fs", "-q", "-t", "ext4", "-O", "inline_data", "-I", "256", "-N",
+                        "%d" % (FSCK_DIRS34 * FSCK_FILES34 + FSCK_DIRS34 + 64), "-d", tree, image,
+                        "%dM" % FSCK_IMAGE_MIB34], check=True)
+    finally:
+        shutil.rmtree(tree)
+    journaled_end(nobody, dev)
+
+
+SHA_MIB34 = 256
+PKG_DIRS34 = 12
+FSCK_DIRS34, FSCK_FILES34, FSCK_IMAGE_MIB34 = 750, 400, 512
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 33: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 34: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -923,7 +971,7 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30, 31: set31, 32: set32, 33: set33}
+            30: set30, 31: set31, 32: set32, 33: set33, 34: set34}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
