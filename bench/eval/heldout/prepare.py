@@ -82,7 +82,9 @@ translated messages for msgfmt, a CMake script for cmake's interpreter and synth
 Ogg Vorbis file for oggdec; `--set 33 --release` as for set 10. Set 34 (--set 34) in
 /var/tmp/argus-heldout34, a twenty-fourth: random bytes for shasum, a package's tree for
 dpkg-deb and an image of an ext4 file system holding 300000 tiny files for e2fsck;
-`--set 34 --release` as for set 10.
+`--set 34 --release` as for set 10. Set 35 (--set 35) in /var/tmp/argus-heldout35, a
+twenty-fifth: a generated C file for clang-tidy, a generated Ada program for gnatmake and a
+script of arithmetic for gdb's command interpreter; `--set 35 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -111,9 +113,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         27: "/var/tmp/argus-heldout27", 28: "/var/tmp/argus-heldout28",
         29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30",
         31: "/var/tmp/argus-heldout31", 32: "/var/tmp/argus-heldout32",
-        33: "/var/tmp/argus-heldout33", 34: "/var/tmp/argus-heldout34"}
+        33: "/var/tmp/argus-heldout33", 34: "/var/tmp/argus-heldout34",
+        35: "/var/tmp/argus-heldout35"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34)
+             33, 34, 35)
 DIR = DIRS[1]
 
 
@@ -949,12 +952,41 @@ PKG_DIRS34 = 12
 FSCK_DIRS34, FSCK_FILES34, FSCK_IMAGE_MIB34 = 750, 400, 512
 
 
+def set35(nobody):
+    dev, rng, vocab, block = journaled_begin(20261235, ("ada",))
+    # functions of loops and branches for clang-tidy's parser and readability checks
+    fns = ["int f%d(int x)\n{\n\tint s = %d;\n\tfor (int i = 0; i < x; i++)\n"
+           "\t\tif (i %% %d)\n\t\t\ts += (i * %d) ^ (s >> 3);\n\treturn s;\n}\n"
+           % (i, rng.randint(0, 99), rng.randint(2, 9), rng.randint(3, 97)) for i in range(TIDY_FNS35)]
+    write("gen.c", "\n".join(fns), nobody.pw_uid, nobody.pw_gid)
+    # an Ada procedure of many small computations, compiled, bound and linked by gnatmake
+    os.makedirs(os.path.join(DIR, "ada"), exist_ok=True)
+    body = "".join("      S := (S * %d + %d) mod 1000003;\n      if S > %d then S := S - %d; end if;\n"
+                   % (rng.randint(3, 97), i, rng.randint(1000, 999999), rng.randint(1, 999))
+                   for i in range(ADA_STEPS35))
+    write(os.path.join("ada", "main.adb"),
+          "with Ada.Text_IO;\nprocedure Main is\n   S : Integer := %d;\nbegin\n%s"
+          "   Ada.Text_IO.Put_Line (Integer'Image (S));\nend Main;\n" % (rng.randint(1, 99), body),
+          nobody.pw_uid, nobody.pw_gid)
+    # a loop of arithmetic in gdb's own command language, run with no program
+    write("loop.gdb",
+          "set $s = %d\nset $i = 0\nwhile $i < %d\n  set $s = ($s * 31 + $i) %% 1000003\n"
+          "  set $i = $i + 1\nend\nprint $s\n" % (rng.randint(1, 99), GDB_ROUNDS35),
+          nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+TIDY_FNS35 = 800
+ADA_STEPS35 = 700
+GDB_ROUNDS35 = 25000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 34: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 35: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -971,7 +1003,7 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30, 31: set31, 32: set32, 33: set33, 34: set34}
+            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
