@@ -7,6 +7,8 @@
  * Prints the median cost per fault of each configuration, its difference
  * from the unprobed loop (the probe's cost per fault) and the ratio, and
  * the same paired by round (each run less the unprobed run of its round).
+ * Last, for level 1, the empty programs and bpftrace, each program's own
+ * time per fault (the empty programs' is what kernel.bpf_stats adds to a run).
  *
  * Then what the rest of the host pays: while a probe measures a target
  * that sleeps on CPU C, a process argusd is not diagnosing makes system
@@ -440,6 +442,25 @@ static void pin(int cpu)
 
 #define TARGET_READS 100000
 
+/* Write one byte to each of pages fresh anonymous small pages: a fault each; *ret_ns the loop's time. */
+static int touch_pages(size_t pages, uint64_t *ret_ns)
+{
+	uint64_t t0;
+	char *m = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	size_t i;
+
+	if (m == MAP_FAILED)
+		return -errno;
+	madvise(m, pages * PAGE, MADV_NOHUGEPAGE);
+	t0 = now_mono_ns();
+	for (i = 0; i < pages; i++)
+		m[i * PAGE] = 1;
+	*ret_ns = now_mono_ns() - t0;
+	munmap(m, pages * PAGE);
+	return 0;
+}
+
 /*
  * One run of the target, measured inside the child: ns per fault of the
  * touch loop, then ns per pread64 of one cached page of a regular file, a
@@ -473,21 +494,14 @@ static int run_once(enum config c, size_t pages, int cpu, double *ret_ns, double
 	pid = fork();
 	if (pid == 0) {
 		uint64_t t0;
-		char *m, ch, buf[PAGE];
+		char ch, buf[PAGE];
 		size_t i;
 
 		pin(cpu);
 		if (read(go[0], &ch, 1) != 1)
 			_exit(2);
-		m = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
-		if (m == MAP_FAILED)
+		if (touch_pages(pages, &ns[0]) < 0)
 			_exit(3);
-		madvise(m, pages * PAGE, MADV_NOHUGEPAGE);
-		t0 = now_mono_ns();
-		for (i = 0; i < pages; i++)
-			m[i * PAGE] = 1;
-		ns[0] = now_mono_ns() - t0;
 		t0 = now_mono_ns();
 		for (i = 0; i < TARGET_READS; i++)
 			if (pread(fd, buf, PAGE, 0) != PAGE)
@@ -666,6 +680,119 @@ static int programs_per_foreign_run(int cpu, int other, double *ret_ns, unsigned
 	*ret_runs = counts.run_cnt;
 	*ret_ns = counts.run_cnt ? (double)counts.run_time_ns / counts.run_cnt : 0;
 	return 0;
+}
+
+/* One loaded program's runs and their time (kernel.bpf_stats), by id. */
+struct prog_runs {
+	__u32 id;
+	char name[BPF_OBJ_NAME_LEN];
+	__u64 cnt, ns;
+};
+
+#define MAX_PROGS 1024
+
+/* Every loaded program's runs, into v (at most MAX_PROGS); how many. */
+static size_t prog_runs_now(struct prog_runs *v)
+{
+	__u32 id = 0;
+	size_t k = 0;
+
+	while (k < MAX_PROGS && bpf_prog_get_next_id(id, &id) == 0) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+			v[k] = (struct prog_runs){
+			    .id = id, .cnt = info.run_cnt, .ns = info.run_time_ns};
+			memcpy(v[k].name, info.name, sizeof(v[k].name));
+			k++;
+		}
+		close(fd);
+	}
+	return k;
+}
+
+/*
+ * Where configuration c's cost per fault goes: one run of the fault loop
+ * alone (no reads after it) with kernel.bpf_stats on, and every program
+ * that ran during it, per fault: its runs and its own time. That time is
+ * the programs' bodies and the clock reads kernel.bpf_stats adds around
+ * each run (an empty program's whole time); the kernel's dispatch to them
+ * is not in it, nor, for a tracepoint through perf as bpftrace's, the
+ * record the kernel fills before its program runs.
+ */
+static int fault_programs(enum config c, size_t pages, int cpu)
+{
+	static struct prog_runs before[MAX_PROGS], after[MAX_PROGS];
+	int go[2], done[2], stats, cfg_stats, r;
+	struct probe *p = NULL;
+	size_t nb, na, i, j;
+	struct extra x;
+	double total = 0;
+	pid_t pid;
+	char ch;
+
+	stats = probe_stats_enable();
+	if (stats < 0)
+		return stats;
+	r = load_config(c, &p, &cfg_stats, &x);
+	if (r < 0 || pipe(go) < 0 || pipe(done) < 0) {
+		r = r < 0 ? r : -errno;
+		goto out;
+	}
+	pid = fork();
+	if (pid == 0) {
+		uint64_t ns;
+
+		pin(cpu);
+		if (read(go[0], &ch, 1) != 1 || touch_pages(pages, &ns) < 0)
+			_exit(2);
+		(void)!write(done[1], "d", 1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	r = attach_to(p, pid);
+	nb = prog_runs_now(before);
+	(void)!write(go[1], "g", 1);
+	close(go[1]);
+	if (read(done[0], &ch, 1) != 1)
+		r = r ?: -EIO;
+	na = prog_runs_now(after);
+	close(done[0]);
+	waitpid(pid, NULL, 0);
+	if (r < 0)
+		goto out;
+	printf("\n%s: the programs that ran during one run of the fault loop (%zu faults), their own "
+	       "time (kernel.bpf_stats)\n",
+	       config_names[c], pages);
+	printf("%-16s %14s %12s %14s\n", "program", "runs per fault", "ns per run", "ns per fault");
+	for (i = 0; i < na; i++) {
+		__u64 cnt = after[i].cnt, ns = after[i].ns;
+
+		for (j = 0; j < nb; j++)
+			if (before[j].id == after[i].id) {
+				cnt -= before[j].cnt;
+				ns -= before[j].ns;
+				break;
+			}
+		if (!cnt)
+			continue;
+		printf("%-16s %14.3f %12.1f %14.1f\n", after[i].name, (double)cnt / pages,
+		       (double)ns / cnt, (double)ns / pages);
+		total += (double)ns / pages;
+	}
+	printf("%-16s %14s %12s %14.1f\n", "all", "", "", total);
+out:
+	probe_free(p);
+	release_extra(&x);
+	if (cfg_stats >= 0)
+		close(cfg_stats);
+	close(stats);
+	return r;
 }
 
 /* Why configuration c cannot run on this machine, or NULL. */
@@ -865,6 +992,17 @@ int main(int argc, char **argv)
 		       "process's reads (kernel.bpf_stats): %.1f ns (median of %zu; %llu runs "
 		       "in the last)\n",
 		       per_run[rounds / 2], rounds, runs);
+	}
+	for (c = 0; c < CFG_MAX; c++) {
+		if ((c != CFG_LEVEL1_NO_CALL_EVENTS && c != CFG_EMPTY && c != CFG_BPFTRACE) ||
+		    config_missing(c))
+			continue;
+		r = fault_programs(c, pages, cpu);
+		if (r < 0) {
+			fprintf(stderr, "bench-overhead: programs per fault under %s: %s\n",
+				config_names[c], strerror(-r));
+			goto out;
+		}
 	}
 	r = 0;
 out:
