@@ -987,11 +987,10 @@ int main(int argc, char **argv)
 				goto out;
 			}
 		}
-		qsort(per_run, rounds, sizeof(double), cmp_double);
 		printf("\nthe reference probe's programs, their own time per run on the other "
 		       "process's reads (kernel.bpf_stats): %.1f ns (median of %zu; %llu runs "
 		       "in the last)\n",
-		       per_run[rounds / 2], rounds, runs);
+		       median(per_run, rounds), rounds, runs);
 	}
 	for (c = 0; c < CFG_MAX; c++) {
 		if ((c != CFG_LEVEL1_NO_CALL_EVENTS && c != CFG_EMPTY && c != CFG_BPFTRACE) ||

@@ -4,6 +4,7 @@
  * fits a core's own cache. See host_pace.h.
  */
 #include "daemon/host_pace.h"
+#include "daemon/calibrate.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -106,16 +107,9 @@ int host_pace_read(const cpu_set_t *cpus, struct host_pace *ret)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 double host_pace_median(const double *ns, size_t n)
 {
-	double *v = malloc((n ?: 1) * sizeof(*v)), m;
+	_cleanup_free_ double *v = malloc((n ?: 1) * sizeof(*v));
 	size_t i, got = 0;
 
 	if (!v)
@@ -123,14 +117,7 @@ double host_pace_median(const double *ns, size_t n)
 	for (i = 0; i < n; i++)
 		if (ns[i] > 0)
 			v[got++] = ns[i];
-	if (!got) {
-		free(v);
-		return 0;
-	}
-	qsort(v, got, sizeof(*v), cmp_double);
-	m = got % 2 ? v[got / 2] : (v[got / 2 - 1] + v[got / 2]) / 2;
-	free(v);
-	return m;
+	return got ? calib_median_sorting(v, got) : 0;
 }
 
 char *host_pace_moved(double now, double ref)

@@ -206,11 +206,13 @@ static json_t *wait_quiet(struct job_ctx *ctx, const struct config *cfg,
 static json_t *read_pace(struct job_ctx *ctx, const struct measure_target *tg)
 {
 	struct host_pace hp;
+	json_t *o;
 
 	if (diag_host_pace(tg, &hp) < 0)
 		return NULL;
-	job_ctx_trace(ctx, "host_pace", host_pace_to_json(&hp));
-	return host_pace_to_json(&hp);
+	o = host_pace_to_json(&hp);
+	job_ctx_trace(ctx, "host_pace", json_incref(o));
+	return o;
 }
 
 /* The kept runs' host pace readings: median, fastest and slowest; 0 where none was read. */
