@@ -84,7 +84,10 @@ Ogg Vorbis file for oggdec; `--set 33 --release` as for set 10. Set 34 (--set 34
 dpkg-deb and an image of an ext4 file system holding 300000 tiny files for e2fsck;
 `--set 34 --release` as for set 10. Set 35 (--set 35) in /var/tmp/argus-heldout35, a
 twenty-fifth: a generated C file for clang-tidy, a generated Ada program for gnatmake and a
-script of arithmetic for gdb's command interpreter; `--set 35 --release` as for set 10.
+script of arithmetic for gdb's command interpreter; `--set 35 --release` as for set 10. Set 36
+(--set 36) in /var/tmp/argus-heldout36, a twenty-sixth: a copy of Debian's LLVM 14 library for
+llvm-readobj and llvm-objcopy, and 256 MiB of random bytes and text for llvm-strings; `--set 36
+--release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -114,9 +117,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30",
         31: "/var/tmp/argus-heldout31", 32: "/var/tmp/argus-heldout32",
         33: "/var/tmp/argus-heldout33", 34: "/var/tmp/argus-heldout34",
-        35: "/var/tmp/argus-heldout35"}
+        35: "/var/tmp/argus-heldout35", 36: "/var/tmp/argus-heldout36"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35)
+             33, 34, 35, 36)
 DIR = DIRS[1]
 
 
@@ -981,12 +984,30 @@ ADA_STEPS35 = 700
 GDB_ROUNDS35 = 25000
 
 
+def set36(nobody):
+    dev, rng, vocab, block = journaled_begin(20261236, ("out",))
+    # Debian's LLVM 14 library, whose symbol tables llvm-readobj prints and which llvm-objcopy
+    # copies; each maps its input
+    copy_in("/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1", "lib.so")
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    # random bytes with lines of text between them, every byte of which llvm-strings reads
+    # through its mapping of the file
+    with open(os.path.join(DIR, "mixed.dat"), "wb") as out:
+        for i in range(STRINGS_MIB36):
+            out.write(rng.randbytes(1 << 19))
+            out.write(numbered(block[(i * 97) % 1000:], 6500).encode()[:1 << 19])
+    journaled_end(nobody, dev)
+
+
+STRINGS_MIB36 = 256
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 35: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 36: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1003,7 +1024,7 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35}
+            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
