@@ -488,8 +488,10 @@ static bool gather_centre(const struct calib_params *p, const char *metric,
 
 /*
  * A slower target's time metrics: the share of the loss (d->loss) each path
- * took. One below min_share is not flagged (it did not cost the target its
- * time); returns the index of the largest such z, or -1.
+ * took. One below min_share, or whose added time is under d->material (by
+ * itself it would not have made the target min_slowdown slower), is not
+ * flagged: it did not cost the target its time. Returns the index of the
+ * largest such z, or -1.
  */
 static int judge_share(const struct calib_params *p, struct calib_decision *d)
 {
@@ -503,7 +505,7 @@ static int judge_share(const struct calib_params *p, struct calib_decision *d)
 		if ((int)i == d->wall || !metric || !metric_is_time(metric + 1))
 			continue;
 		s->share = s->delta / d->loss;
-		if (s->flagged && s->share < p->min_share) {
+		if (s->flagged && (s->share < p->min_share || s->delta < d->material)) {
 			s->flagged = false;
 			if (dismissed < 0 || s->z > d->scores[dismissed].z)
 				dismissed = (int)i;
@@ -534,6 +536,27 @@ static double sli_loss(const struct calib_params *p, const struct mvec *ref, siz
 	else if (w->centre < 0 && w->value < 0)
 		rel = w->centre / w->value - 1;
 	return isfinite(rel) && rel > 0 ? rel * cpu : NAN;
+}
+
+/*
+ * The least time a path must add to be a cause by itself: min_slowdown of
+ * the reference's wall time (w, the wall's score), or for a service of its
+ * CPU time per unit of work, the least its time per unit can be. A run
+ * slower for reasons the probe does not see (a slower host, work outside
+ * the tree) can carry a path that grew by less: naming it would blame a
+ * path that alone would not have made the target slower. 0 without the
+ * service's CPU time: min_share alone then.
+ */
+static double material_time(const struct calib_params *p, const struct mvec *ref, size_t k,
+			    const struct mvec *pmv, double *vals, const struct calib_decision *d)
+{
+	double cpu, cpu_now;
+
+	if (!d->wall_is_sli)
+		return p->min_slowdown * d->scores[d->wall].centre;
+	if (!gather_centre(p, UNIT_CPU_METRIC, ref, k, pmv, vals, &cpu, &cpu_now) || cpu <= 0)
+		return 0;
+	return p->min_slowdown * cpu;
 }
 
 /* Per active node: where its scores are, and how it ranks. */
@@ -1007,12 +1030,21 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 				 s->share * 100.0, loss, o->metric, prec, grew / div, unit,
 				 o->expected > 0 ? " beyond the rest of the run's slowdown" : "", o->z);
 	}
-	if (s && d->dismissed)
+	if (s && d->dismissed && s->share < p->min_share)
 		/* It deviated, but the time went elsewhere: say so. */
 		return xasprintf("%s added %.*f %s, %.1f%% of %s, under the %.0f%% a cause must "
 				 "account for",
 				 s->metric, prec, s->delta / div, unit, s->share * 100.0, loss,
 				 p->min_share * 100.0);
+	if (s && d->dismissed)
+		/* It took its share, but by itself it would not have made the target slower. */
+		return xasprintf("%s added %.*f %s, %.1f%% of %s, under the %.*f %s%s%s (%.0f%% of "
+				 "the reference's %s) that a cause must add by itself: the rest of "
+				 "the loss went where no path shows it",
+				 s->metric, prec, s->delta / div, unit, s->share * 100.0, loss, prec,
+				 d->material / div, unit, p->per_unit ? " per " : "",
+				 p->per_unit ?: "", p->min_slowdown * 100.0,
+				 d->wall_is_sli ? "CPU time per unit of work" : "wall time");
 	if (!s)
 		return xstrdup("no path metric could be scored");
 	return xasprintf("largest z: %s%s%s %.1f, tau %.1f", s->metric, p->per_unit ? " per " : "",
@@ -1177,6 +1209,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	if (d.wall >= 0 && d.scores[d.wall].flagged) {
 		d.loss = d.wall_is_sli ? sli_loss(p, ref, k, pmv, vals, &d.scores[d.wall])
 				       : d.scores[d.wall].delta;
+		d.material = material_time(p, ref, k, pmv, vals, &d);
 		if (isfinite(d.loss) && d.loss > 0)
 			dismissed = judge_share(p, &d);
 	}

@@ -60,7 +60,9 @@ struct calib_params {
 	 * (calib_decision.loss: the time its wall added, or what a service's
 	 * worse SLI cost it per unit of its work), default 0.10. A path that
 	 * deviates but took a few percent of the lost time is not where the
-	 * time went: naming it would send the engineer to the wrong place.
+	 * time went: naming it would send the engineer to the wrong place. A
+	 * path must also have added at least min_slowdown of the reference's
+	 * wall time (calib_decision.material), a slowdown of its own.
 	 */
 	double min_share;
 	/*
@@ -244,7 +246,8 @@ struct calib_decision {
 	size_t n_scores;
 	bool unconfirmed; /* abstaining because this deeper level's run was not slower */
 	bool refuted;	  /* ... and not even refute_z spreads slower: not worth measuring again */
-	bool dismissed;	  /* the evidence deviated but took less than min_share of the loss */
+	/* the evidence deviated but took less than min_share of the loss, or added less than material */
+	bool dismissed;
 	int wall;	  /* index in scores[] of "target/wall_ns" (or of the SLI), -1 without */
 	bool wall_is_sli; /* the slowdown is the service's SLI, not a wall time */
 	/*
@@ -260,6 +263,13 @@ struct calib_decision {
 	 * change in cost); NAN when the target is not slower or nothing says.
 	 */
 	double loss;
+	/*
+	 * The least time a path must add to be named, by itself a slowdown of
+	 * min_slowdown: that part of the reference's wall time, or of a
+	 * service's CPU time per unit of its work ("target/unit_cpu_ns"); 0
+	 * when the target is not slower or nothing says.
+	 */
+	double material;
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */
@@ -323,9 +333,13 @@ struct calib_decision {
  * named; the path the added time went to outgrows the rest, even when it
  * is most of the run. A path whose count is flagged did other work, not
  * the same work slower, and its time is judged against its own centre. When the target is slower, a time metric must also
- * account for min_share of the loss (score.share; calib_decision.loss) to
- * be flagged; a level left with nothing flagged that way says which path
- * deviated without explaining the slowdown.
+ * account for min_share of the loss (score.share; calib_decision.loss),
+ * and add at least min_slowdown of the reference's wall time (of a
+ * service's CPU time per unit: calib_decision.material), to be flagged:
+ * a path that alone would not have made the target slower is not the
+ * cause of a run slower for other reasons. A level left with nothing
+ * flagged that way says which path deviated without explaining the
+ * slowdown.
  *
  * A node is flagged when any of its metrics is. Flagged nodes rank first by
  * a flagged time_ns, largest excess over what the rest of the run predicts
