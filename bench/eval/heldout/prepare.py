@@ -87,7 +87,9 @@ twenty-fifth: a generated C file for clang-tidy, a generated Ada program for gna
 script of arithmetic for gdb's command interpreter; `--set 35 --release` as for set 10. Set 36
 (--set 36) in /var/tmp/argus-heldout36, a twenty-sixth: a copy of Debian's LLVM 14 library for
 llvm-readobj and llvm-objcopy, and 256 MiB of random bytes and text for llvm-strings; `--set 36
---release` as for set 10.
+--release` as for set 10. Set 37 (--set 37) in /var/tmp/argus-heldout37, a twenty-seventh: a message
+catalog and an older translation of it for msgmerge, LLVM 14's mangled names for c++filt, and the
+directory initdb makes a database cluster in; `--set 37 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -117,9 +119,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         29: "/var/tmp/argus-heldout29", 30: "/var/tmp/argus-heldout30",
         31: "/var/tmp/argus-heldout31", 32: "/var/tmp/argus-heldout32",
         33: "/var/tmp/argus-heldout33", 34: "/var/tmp/argus-heldout34",
-        35: "/var/tmp/argus-heldout35", 36: "/var/tmp/argus-heldout36"}
+        35: "/var/tmp/argus-heldout35", 36: "/var/tmp/argus-heldout36",
+        37: "/var/tmp/argus-heldout37"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36)
+             33, 34, 35, 36, 37)
 DIR = DIRS[1]
 
 
@@ -1002,12 +1005,38 @@ def set36(nobody):
 STRINGS_MIB36 = 256
 
 
+def set37(nobody):
+    dev, rng, vocab, block = journaled_begin(20261237, ("pg",))
+    # a catalog of messages and an older translation of it whose messages differ in a word or
+    # two, so that msgmerge matches most of them fuzzily
+    pot = ['msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n']
+    po = list(pot)
+    for i in range(PO_MESSAGES37):
+        words_i = words(rng, vocab, 8).split()
+        pot.append('msgid "%s"\nmsgstr ""\n' % " ".join(words_i))
+        words_i[rng.randrange(len(words_i))] = vocab[rng.randrange(len(vocab))]
+        po.append('msgid "%s"\nmsgstr "%s"\n' % (" ".join(words_i), words(rng, vocab, 8)))
+    write("messages.pot", "\n".join(pot), nobody.pw_uid, nobody.pw_gid)
+    write("old.po", "\n".join(po), nobody.pw_uid, nobody.pw_gid)
+    # the mangled C++ names LLVM 14's library exports, in turn, for c++filt to demangle
+    nm = subprocess.run(["nm", "-D", "--defined-only", "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"],
+                        check=True, capture_output=True, text=True).stdout
+    names = [f[2] for f in (line.split() for line in nm.splitlines()) if len(f) == 3 and f[2].startswith("_Z")]
+    write("mangled.txt", "".join("%s\n" % n for _ in range(CXXFILT_ROUNDS37) for n in names),
+          nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev)
+
+
+PO_MESSAGES37 = 6000
+CXXFILT_ROUNDS37 = 8
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 36: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 37: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1024,7 +1053,7 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36}
+            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
