@@ -540,7 +540,7 @@ static double sli_loss(const struct calib_params *p, const struct mvec *ref, siz
 
 /*
  * The least time a path must add to be a cause by itself: min_slowdown of
- * the reference's wall time (w, the wall's score), or for a service of its
+ * the reference's wall time (d's wall score), or for a service of its
  * CPU time per unit of work, the least its time per unit can be. A run
  * slower for reasons the probe does not see (a slower host, work outside
  * the tree) can carry a path that grew by less: naming it would blame a
