@@ -10,8 +10,9 @@ generator measures in each window (each class below says what it runs):
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
     postgres-connect  the same, a connection (a forked backend) per transaction (held out)
     apache    apache2's event MPM, a child of worker threads serving nginx's files; wrk (held out)
+    mariadb   MariaDB 10.11 over sysbench's tables, a small buffer pool; sysbench point selects (held out)
 
-    services.py --build BUILD [--service nginx|apache|redis|postgres|postgres-connect] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|apache|redis|postgres|postgres-connect|mariadb] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -555,7 +556,85 @@ class PostgresConnect(Postgres):
     form = "rps"
 
 
-SERVICES = {s.kind: s for s in (Nginx, Apache, Redis, Postgres, PostgresConnect)}
+MARIADB_TABLES = 4        # sysbench's tables of MARIADB_ROWS rows: about 230 MiB of InnoDB files
+MARIADB_ROWS = 250000
+MARIADB_SLI_S = 1         # the SLI's run: point selects from 2 connections for a second
+
+MARIADB_SLI = r"""import re, subprocess, sys
+# sysbench's point selects from 2 connections for %(secs)d s; the forms, then the %(form)s, last
+out = subprocess.run(["/usr/bin/sysbench", "oltp_point_select", "--db-driver=mysql",
+                      "--mysql-host=127.0.0.1", "--mysql-port=%(port)d", "--mysql-user=root",
+                      "--mysql-db=sbtest", "--tables=%(tables)d", "--table-size=%(rows)d", "--threads=2",
+                      "--time=%(secs)d", "--percentile=99", "run"],
+                     capture_output=True, text=True, check=True).stdout
+forms = {"mean_ms": float(re.search(r"avg:\s+([0-9.]+)", out).group(1)),
+         "p99_ms": float(re.search(r"99th percentile:\s+([0-9.]+)", out).group(1)),
+         "rps": float(re.search(r"transactions:\s+[0-9]+\s+\(([0-9.]+) per sec", out).group(1))}
+print(" ".join("%%s %%.4f" %% f for f in forms.items()))
+print("%%.4f" %% forms["%(form)s"])
+"""
+
+
+class Mariadb(Service):
+    """MariaDB 10.11 from Debian's package (mariadb-server), its own server (not the system's
+    unit) over a private data directory, as nobody: one process, a thread per connection and
+    InnoDB's background threads. A 16 MiB buffer pool over sysbench's tables, InnoDB's files
+    read and written through the page cache (innodb_flush_method = fsync), so that, as for
+    postgres, its reads that miss the pool go through the page cache. SLI: sysbench's point
+    selects from 2 connections over MARIADB_SLI_S s. Held out: stated before it ran, with
+    postgres's truths (their reasons hold: reads through the page cache, a log flushed to the
+    device); its SLI form the one `--spread 8` finds quietest on the quiet system, chosen before
+    any cell runs (sysbench prints its latencies to a hundredth of a millisecond, about an
+    eighth of a point select's here)."""
+
+    kind, name, form = "mariadb", "sql", "rps"   # --spread 8: rps cv 0.014, mean 0.063, p99 0.022
+    description = "MariaDB 10.11, sysbench's %d tables of %d rows, a 16 MiB buffer pool, on CPU %d" % (
+        MARIADB_TABLES, MARIADB_ROWS, SERVER_CPU)
+    TRUTHS = Postgres.TRUTHS
+
+    def __init__(self, dir, port, cgroup_dir):
+        super().__init__(dir, port, cgroup_dir)
+        self.data = os.path.join(dir, "data")
+        os.mkdir(self.data, 0o700)
+        shutil.chown(self.data, "nobody", "nogroup")
+        with open(os.path.join(dir, "install-db.out"), "wb") as log:
+            subprocess.run(["/usr/bin/mariadb-install-db", "--no-defaults", "--user=nobody",
+                            "--datadir=" + self.data, "--auth-root-authentication-method=normal",
+                            "--skip-test-db"], stdout=log, stderr=log, cwd=dir, check=True)
+        self.helper = self.write("sli.py", MARIADB_SLI % {"port": port, "secs": MARIADB_SLI_S,
+                                                          "tables": MARIADB_TABLES, "rows": MARIADB_ROWS,
+                                                          "form": self.form})
+
+    def client(self, *args):
+        return ["/usr/bin/mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", str(self.port), "-u",
+                "root"] + list(args)
+
+    def sysbench(self, *args):
+        return ["/usr/bin/sysbench", "oltp_point_select", "--db-driver=mysql", "--mysql-host=127.0.0.1",
+                "--mysql-port=%d" % self.port, "--mysql-user=root", "--mysql-db=sbtest",
+                "--tables=%d" % MARIADB_TABLES, "--table-size=%d" % MARIADB_ROWS] + list(args)
+
+    def start(self):
+        self.spawn(["/usr/sbin/mariadbd", "--no-defaults", "--user=nobody", "--datadir=" + self.data,
+                    "--socket=" + os.path.join(self.data, "mariadb.sock"), "--port=%d" % self.port,
+                    "--bind-address=127.0.0.1", "--innodb-buffer-pool-size=16M",
+                    "--innodb-flush-method=fsync", "--pid-file=" + os.path.join(self.data, "mariadb.pid")])
+        self.wait_until(lambda: subprocess.run(self.client("-e", "select 1"), stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL).returncode == 0)
+        on_client(self.client("-e", "create database sbtest"))
+        on_client(self.sysbench("--threads=2", "prepare"), stdout=subprocess.DEVNULL)
+
+    def warm(self):
+        """The database's files back in the page cache, whatever a perturber before evicted."""
+        read_back(os.path.join(d, f) for d, _, files in os.walk(self.data) for f in files
+                  if f.endswith(".ibd") or f.startswith("ib"))
+
+    def traffic_argv(self):
+        """Two connections of point selects paced at 200 transactions a second (sysbench --rate)."""
+        return self.sysbench("--threads=2", "--rate=200", "--time=86400", "run")
+
+
+SERVICES = {s.kind: s for s in (Nginx, Apache, Redis, Postgres, PostgresConnect, Mariadb)}
 
 
 class Traffic:
