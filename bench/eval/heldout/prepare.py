@@ -92,7 +92,8 @@ catalog and an older translation of it for msgmerge, LLVM 14's mangled names for
 directory initdb makes a database cluster in; `--set 37 --release` as for set 10. Set 38 (--set 38)
 in /var/tmp/argus-heldout38, a twenty-eighth: byte counts for numfmt, a JPEG of random pixels for
 jpegtran, and a tree of 10000 small files that ls lists under strace; `--set 38 --release` as for set
-10.
+10. Set 39 (--set 39) in /var/tmp/argus-heldout39, a twenty-ninth: text for vim to edit and write, and
+the directory mariadb-install-db makes a data directory in; `--set 39 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -123,9 +124,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         31: "/var/tmp/argus-heldout31", 32: "/var/tmp/argus-heldout32",
         33: "/var/tmp/argus-heldout33", 34: "/var/tmp/argus-heldout34",
         35: "/var/tmp/argus-heldout35", 36: "/var/tmp/argus-heldout36",
-        37: "/var/tmp/argus-heldout37", 38: "/var/tmp/argus-heldout38"}
+        37: "/var/tmp/argus-heldout37", 38: "/var/tmp/argus-heldout38",
+        39: "/var/tmp/argus-heldout39"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38)
+             33, 34, 35, 36, 37, 38, 39)
 DIR = DIRS[1]
 
 
@@ -1059,12 +1061,23 @@ JPEG_SIDE38 = 5000
 STRACE_DIRS38, STRACE_FILES38 = 100, 100
 
 
+def set39(nobody):
+    dev, rng, vocab, block = journaled_begin(20261239, ("db",))
+    # text for vim to edit and write back; the directory mariadb-install-db fills
+    write("text.txt", numbered(block, VIM_LINES39), nobody.pw_uid, nobody.pw_gid)
+    os.makedirs(os.path.join(DIR, "db"), exist_ok=True)
+    journaled_end(nobody, dev)
+
+
+VIM_LINES39 = 400000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 38: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 39: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1081,7 +1094,7 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38}
+            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
