@@ -212,6 +212,19 @@ class Service:
         """The SLI's own command line: by default the helper script the subclass wrote."""
         return ["/usr/bin/python3", self.helper]
 
+    @property
+    def data(self):
+        """The server's private data directory (make_data)."""
+        return os.path.join(self.dir, "data")
+
+    def make_data(self, owner, owner_group, log_name, argv, **run_kw):
+        """The data directory made, 0700 and owned by owner and owner_group, then filled by argv
+        run to its end (its output in DIR/log_name; run_kw to subprocess.run)."""
+        os.mkdir(self.data, 0o700)
+        shutil.chown(self.data, owner, owner_group)
+        with open(os.path.join(self.dir, log_name), "wb") as log:
+            subprocess.run(argv, stdout=log, stderr=log, cwd=self.dir, check=True, **run_kw)
+
     def write(self, name, text):
         path = os.path.join(self.dir, name)
         with open(path, "w") as f:
@@ -510,13 +523,9 @@ class Postgres(Service):
 
     def __init__(self, dir, port, cgroup_dir):
         super().__init__(dir, port, cgroup_dir)
-        self.data = os.path.join(dir, "data")
-        os.mkdir(self.data, 0o700)
-        shutil.chown(self.data, "postgres", "postgres")
-        with open(os.path.join(dir, "initdb.out"), "wb") as log:
-            subprocess.run([PG_BIN + "/initdb", "-D", self.data, "-A", "trust", "-U", "postgres"],
-                           stdout=log, stderr=log, cwd=dir, user="postgres", group="postgres",
-                           extra_groups=[], check=True)
+        self.make_data("postgres", "postgres", "initdb.out",
+                       [PG_BIN + "/initdb", "-D", self.data, "-A", "trust", "-U", "postgres"],
+                       user="postgres", group="postgres", extra_groups=[])
         self.helper = self.write("sli.py", PG_SLI % {"bin": PG_BIN, "port": port, "secs": PG_SLI_S,
                                                      "form": self.form, "extra": self.pgbench_extra})
 
@@ -594,13 +603,10 @@ class Mariadb(Service):
 
     def __init__(self, dir, port, cgroup_dir):
         super().__init__(dir, port, cgroup_dir)
-        self.data = os.path.join(dir, "data")
-        os.mkdir(self.data, 0o700)
-        shutil.chown(self.data, "nobody", "nogroup")
-        with open(os.path.join(dir, "install-db.out"), "wb") as log:
-            subprocess.run(["/usr/bin/mariadb-install-db", "--no-defaults", "--user=nobody",
-                            "--datadir=" + self.data, "--auth-root-authentication-method=normal",
-                            "--skip-test-db"], stdout=log, stderr=log, cwd=dir, check=True)
+        self.make_data("nobody", "nogroup", "install-db.out",
+                       ["/usr/bin/mariadb-install-db", "--no-defaults", "--user=nobody",
+                        "--datadir=" + self.data, "--auth-root-authentication-method=normal",
+                        "--skip-test-db"])
         self.helper = self.write("sli.py", MARIADB_SLI % {"port": port, "secs": MARIADB_SLI_S,
                                                           "tables": MARIADB_TABLES, "rows": MARIADB_ROWS,
                                                           "form": self.form})
