@@ -18,6 +18,7 @@
 #define THREAD_METRIC "target/thread_ns"
 #define SLI_METRIC "target/sli_cost"
 #define UNIT_CPU_METRIC "target/unit_cpu_ns"
+#define CPU_METRIC "perf/task_clock_ns"
 /* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
 #define OUTGROWN_SHARE 0.5
 
@@ -713,33 +714,71 @@ static double excess(const struct calib_score *s)
 }
 
 /*
+ * How much less CPU time the target's own work took than in its reference
+ * (1 - now / centre), NAN without its CPU time. At least min_slowdown: the
+ * host's cores, or the target's, ran slower while the reference was
+ * recorded.
+ */
+static double cpu_fall(const struct calib_params *p, const struct mvec *ref, size_t k,
+		       const struct mvec *pmv, double *vals)
+{
+	double cpu, cpu_now;
+
+	if (!gather_centre(p, CPU_METRIC, ref, k, pmv, vals, &cpu, &cpu_now) || !(cpu > 0))
+		return NAN;
+	return 1 - cpu_now / cpu;
+}
+
+/*
  * A run more than min_slowdown slower whose wall time a noisy reference's
  * spread hides is slower all the same where a path's own time, flagged
  * against its own spread, grew by at least min_slowdown of the reference's
  * wall time: the loss is measured where it went, which the wall time
- * alone cannot tell from the reference runs' scatter. A service's SLI
- * worse by more than min_slowdown is, in the same way, shown by a path
- * whose time per unit of work grew by at least what the worse SLI cost it
- * at the least (sli_loss: its CPU time per unit, the least its time per
- * unit can be, times the SLI's change in cost; above min_slowdown of that
- * CPU time, since the SLI's change is); without its CPU time the SLI is
- * left to its z. Flags the wall score and names the largest such path's
- * score in d->slower_by.
+ * alone cannot tell from the reference runs' scatter.
+ *
+ * A run whose wall time grew by less than min_slowdown, or not at all,
+ * while its own work took at least min_slowdown less CPU time than in the
+ * reference (cpu_fall: the reference was recorded while the host's cores
+ * or the target's ran slow), is slower where a path grew by twice
+ * min_slowdown of the reference's time (its wall, or its threads' lives
+ * summed when they are more: a path's time is summed over threads). The
+ * wall and the path disagree; the path is believed when it would be a
+ * slowdown even had the rest of the run been min_slowdown faster than in
+ * the reference. A target whose work did not run faster (a path's time
+ * spent where it would have slept) is left to its wall.
+ *
+ * A service's SLI worse by more than min_slowdown is, in the same way,
+ * shown by a path whose time per unit of work grew by at least what the
+ * worse SLI cost it at the least (sli_loss: its CPU time per unit, the
+ * least its time per unit can be, times the SLI's change in cost; above
+ * min_slowdown of that CPU time, since the SLI's change is); without its
+ * CPU time the SLI is left to its z.
+ *
+ * Flags the wall score and names the largest such path's score in
+ * d->slower_by.
  */
 static void slower_by_path(const struct calib_params *p, const struct mvec *ref, size_t k,
 			   const struct mvec *pmv, double *vals, struct calib_decision *d,
 			   double wall_rel)
 {
 	struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
-	double bar;
+	double bar, fall = NAN, threads, threads_now;
 	size_t i;
 
-	if (!w || w->flagged || !(wall_rel > p->min_slowdown))
+	if (!w || w->flagged || (d->wall_is_sli && !(wall_rel > p->min_slowdown)))
 		return;
 	if (d->wall_is_sli)
 		bar = sli_loss(p, ref, k, pmv, vals, w);
+	else if (!(w->centre > 0))
+		bar = NAN;
+	else if (wall_rel > p->min_slowdown)
+		bar = p->min_slowdown * w->centre;
+	else if (!((fall = cpu_fall(p, ref, k, pmv, vals)) >= p->min_slowdown))
+		bar = NAN;
+	else if (gather_centre(p, THREAD_METRIC, ref, k, pmv, vals, &threads, &threads_now))
+		bar = 2 * p->min_slowdown * fmax(w->centre, threads);
 	else
-		bar = w->centre > 0 ? p->min_slowdown * w->centre : NAN;
+		bar = 2 * p->min_slowdown * w->centre;
 	if (!(bar > 0))
 		return;
 	for (i = 0; i < d->n_scores; i++) {
@@ -753,6 +792,8 @@ static void slower_by_path(const struct calib_params *p, const struct mvec *ref,
 			d->slower_by = (int)i;
 	}
 	w->flagged = d->slower_by >= 0;
+	if (w->flagged)
+		d->cpu_fall = fall;
 }
 
 /*
@@ -793,7 +834,8 @@ static double score_wall(const struct calib_params *p, const struct mvec *ref, s
 int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_t k,
 		     const struct mvec *pmv, struct calib_score *ret)
 {
-	struct calib_decision d = {.node = -1, .evidence = -1, .wall = -1, .slower_by = -1};
+	struct calib_decision d = {
+	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN};
 	_cleanup_free_ double *vals = calloc(k ? k : 1, sizeof(double));
 	struct calib_score score = {};
 
@@ -1069,11 +1111,20 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 					    "cost at the least",
 					    p->per_unit ? " per " : "", p->per_unit ?: "",
 					    excess(b) / d->loss, d->loss / 1e6)
+				: isfinite(d->cpu_fall)
+				? xasprintf(", %.0f%% of the reference's wall time, while the "
+					    "target's CPU time fell by %.0f%%: the reference was "
+					    "recorded while the target ran slower, and the path is "
+					    "a slowdown even had the rest of the run been faster by "
+					    "the minimum",
+					    excess(b) / w->centre * 100.0, d->cpu_fall * 100.0)
 				: xasprintf(", %.0f%% of the reference's wall time",
 					    excess(b) / w->centre * 100.0);
-			char *shown = xasprintf("%s, within the reference's spread, but %s grew by "
-						"%.1f ms%s",
-						wall, b->metric, excess(b) / 1e6, against);
+			char *shown = xasprintf("%s, %s, but %s grew by %.1f ms%s", wall,
+						isfinite(d->cpu_fall)
+						    ? "less than the minimum slowdown"
+						    : "within the reference's spread",
+						b->metric, excess(b) / 1e6, against);
 
 			free(wall);
 			wall = shown;
@@ -1171,7 +1222,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		 const struct mvec *pmv, struct calib_decision *ret)
 {
 	_cleanup_(decision_freep) struct calib_decision d = {
-	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .rest_others = 1.0,
+	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
+	    .rest_others = 1.0,
 	    .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
@@ -1209,6 +1261,9 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	if (d.wall >= 0 && d.scores[d.wall].flagged) {
 		d.loss = d.wall_is_sli ? sli_loss(p, ref, k, pmv, vals, &d.scores[d.wall])
 				       : d.scores[d.wall].delta;
+		/* a path that showed the slowdown: the loss is at least what it added */
+		if (!d.wall_is_sli && d.slower_by >= 0)
+			d.loss = fmax(d.loss, excess(&d.scores[d.slower_by]));
 		d.material = material_time(p, ref, k, pmv, vals, &d);
 		if (isfinite(d.loss) && d.loss > 0)
 			dismissed = judge_share(p, &d);

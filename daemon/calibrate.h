@@ -270,6 +270,12 @@ struct calib_decision {
 	 * when the target is not slower or nothing says.
 	 */
 	double material;
+	/*
+	 * How much less CPU time the target took than in its reference (1 -
+	 * now / centre), where the slowdown rests on a path while the wall
+	 * grew by less than min_slowdown; NAN otherwise.
+	 */
+	double cpu_fall;
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */
@@ -309,6 +315,12 @@ struct calib_decision {
  * either z > tau or, where a noisy reference's spread hides it, a path's
  * flagged time whose excess (below) is itself at least min_slowdown of the
  * reference's wall time (slower_by): the loss is measured where it went.
+ * A run whose wall grew by less than min_slowdown while the target's CPU
+ * time ("perf/task_clock_ns") fell by at least min_slowdown (the reference
+ * was recorded while it ran slow: cpu_fall) is slower where a path's
+ * excess is twice min_slowdown of the reference's wall time, or of its
+ * threads' lives summed when they are more; the loss is then at least
+ * that excess.
  * A service's SLI worse by more than min_slowdown is shown the same way by
  * a path whose excess per unit of work is at least the SLI's loss (below),
  * when the service's CPU time per unit is known.

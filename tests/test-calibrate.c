@@ -315,6 +315,88 @@ static void test_level1_descend_and_ranking(const struct tree *t)
 	calib_decision_free(NULL);
 }
 
+/*
+ * A reference recorded while the target ran slow: 1.07 +- 0.01 s of wall
+ * time and as much CPU time. Beside a CPU hog the run takes 1.17 s (+9.3%,
+ * under min_slowdown) on 0.85 s of CPU (20% less) and waits 319 ms more
+ * on the runqueue, 30% of the reference's wall time: the path shows the
+ * slowdown the wall does not. Less CPU saved, or a smaller path, or a
+ * path small beside the threads' summed lives, and it does not.
+ */
+static void test_reference_ran_slow(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow) + 2];
+	const size_t n = ARRAY_SIZE(level1_slow) + 1;
+	const struct calib_score *s;
+	struct calib_decision d;
+
+	level1_flat(rows);
+	rows[3] = (struct row){"kernel_scheduler/time_ns", {1e6, 1e6, 1e6}, 3.2e8};
+	rows[10] = (struct row){"target/wall_ns", {1.06e9, 1.08e9, 1.07e9}, 1.17e9};
+	rows[11] = (struct row){"perf/task_clock_ns", {1.05e9, 1.07e9, 1.06e9}, 0.85e9};
+	CHECK(decide(NULL, t, NULL, rows, n, &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler") &&
+		       d.scores[10].flagged && d.slower_by == 3 && near(d.cpu_fall, 0.21 / 1.06),
+	       "shown by a path, the CPU time fallen: %s (cpu_fall %.3f), %s", node_id(t, &d),
+	       d.cpu_fall, d.reason);
+	/* the loss is what the path added, not the wall's 100 ms */
+	CHECK(near(d.loss, 3.19e8) && near(d.scores[3].share, 1.0));
+	CHECKF(strstr(d.reason, "+9.3%") == NULL &&
+		       strstr(d.reason, "less than the minimum slowdown, but kernel_scheduler/time_ns "
+					"grew by 319.0 ms, 30% of the reference's wall time, while the "
+					"target's CPU time fell by 20%: the reference was recorded "
+					"while the target ran slower"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	/* a run faster than its reference, by its wall time too */
+	rows[10].pmv = 0.96e9;
+	rows[11].pmv = 0.66e9;
+	CHECK(decide(NULL, t, NULL, rows, n, &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler") &&
+		       d.slower_by == 3 && near(d.loss, 3.19e8),
+	       "a faster wall: %s", d.reason);
+	calib_decision_free(&d);
+
+	/* the CPU time 6% under the reference's: the wall is believed */
+	rows[10].pmv = 1.17e9;
+	rows[11].pmv = 1.0e9;
+	CHECK(decide(NULL, t, NULL, rows, n, &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_BELOW_MIN_SLOWDOWN &&
+		       d.slower_by == -1 && !d.scores[10].flagged && isnan(d.cpu_fall),
+	       "work not faster: %s", d.reason);
+	calib_decision_free(&d);
+
+	/* without the CPU time, neither */
+	CHECK(decide(NULL, t, NULL, rows, n - 1, &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.slower_by == -1);
+	calib_decision_free(&d);
+
+	/* the path 179 ms, 17% of the wall time: under twice min_slowdown */
+	rows[11].pmv = 0.85e9;
+	rows[3].pmv = 1.8e8;
+	CHECK(decide(NULL, t, NULL, rows, n, &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.slower_by == -1 && !d.scores[10].flagged,
+	       "a smaller path: %s", d.reason);
+	calib_decision_free(&d);
+
+	/* four threads' lives, 4.3 s: 319 ms is under 20% of them */
+	rows[3].pmv = 3.2e8;
+	rows[12] = (struct row){"target/thread_ns", {4.2e9, 4.4e9, 4.3e9}, 4.4e9};
+	CHECK(decide(NULL, t, NULL, rows, n + 1, &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.slower_by == -1 && !d.scores[10].flagged,
+	       "threads: %s", d.reason);
+	s = find_score(&d, "kernel_scheduler/time_ns");
+	CHECK(s && s->flagged);
+	calib_decision_free(&d);
+	/* 900 ms more: over 20% of them */
+	rows[3].pmv = 9.0e8;
+	CHECK(decide(NULL, t, NULL, rows, n + 1, &d) == 0);
+	CHECKF(d.action == CALIB_DESCEND && d.slower_by == 3, "threads, a larger path: %s",
+	       d.reason);
+	calib_decision_free(&d);
+}
+
 static void test_gate(const struct tree *t)
 {
 	struct row rows[ARRAY_SIZE(level1_slow)];
@@ -374,6 +456,8 @@ static void test_gate(const struct tree *t)
 	       "a small path: %s", d.reason);
 	CHECK_EQ(d.why, CALIB_WHY_NOT_SLOWER, "why");
 	calib_decision_free(&d);
+
+	test_reference_ran_slow(t);
 
 	/* No wall time anywhere (a running target): the gate is skipped. */
 	memcpy(rows, level1_slow, sizeof(rows));

@@ -49,8 +49,15 @@ Prints every run with such a decision (any not-reproduced decision: a remeasure 
 last) with its truth and how it ended, then the totals; the runs that ended `transient` are those
 the variant would carry on, the others ended another way after the flipped decision.
 
-Usage: replay_slower_by_path.py [--services | --cpu-time | --fast-centre | --pooled | --persisting]
-                                [results.json or services.json ...]
+With --cpu-fell, the form adopted after held-out set 39: a level-1 abstention no more than
+min_slowdown slower whose CPU time (perf/task_clock_ns) fell by at least min_slowdown from the
+reference's (the reference recorded while the target ran slow) is flipped when a flagged time
+metric grew by twice min_slowdown of the reference's wall time, or of its threads' lives summed
+(target/thread_ns, the median of the reference's runs where results.json keeps them) when they
+are more. Prints those runs, then the totals.
+
+Usage: replay_slower_by_path.py [--services | --cpu-time | --cpu-fell | --fast-centre | --pooled |
+                                 --persisting] [results.json or services.json ...]
 (default: every results.json, or with --services every services.json, under
 bench/eval/results)
 """
@@ -103,31 +110,85 @@ def cpu_time_flipped(level, deltas):
     return (rel, less_cpu, best) if best else None
 
 
-def cpu_time(argv, root):
-    files = results_files(argv, root)
+def replay_variant(files, root, hit_of, say, name):
+    """Print every level-1 abstention that hit_of(results, run, level) flips, with its truth, how
+    it ended and say(hit), then the totals."""
     seen = flips = null_flips = 0
-    for f, _, r, level, null in level1_abstentions(files):
+    for f, results, r, level, null in level1_abstentions(files):
         seen += 1
-        hit = cpu_time_flipped(level, r.get('class_deltas', {}))
+        hit = hit_of(results, r, level)
         if not hit:
             continue
         flips += 1
         null_flips += null
-        print('%s  %s rep %s: truth %s, %s; %+.0f%% slower, %+.0f%% less the CPU time\'s '
-              'change, %s grew by %.0f%% of the wall' %
+        print('%s  %s rep %s: truth %s, %s; %s' %
               (os.path.relpath(f, root), r.get('cell'), r.get('rep'), json.dumps(r.get('truth')),
-               r.get('reason_code'), hit[0] * 100, hit[1] * 100, hit[2][0], hit[2][1] * 100))
-    print('%d level-1 abstentions of calibrated runs in %d files: %d flipped by the CPU-time '
-          'variant, %d of them null runs' % (seen, len(files), flips, null_flips))
+               r.get('reason_code'), say(hit)))
+    print('%d level-1 abstentions of calibrated runs in %d files: %d flipped by %s, %d of them '
+          'null runs' % (seen, len(files), flips, name, null_flips))
+
+
+def cpu_time(argv, root):
+    replay_variant(results_files(argv, root), root,
+                   lambda results, r, level: cpu_time_flipped(level, r.get('class_deltas', {})),
+                   lambda hit: '%+.0f%% slower, %+.0f%% less the CPU time\'s change, %s grew by '
+                   '%.0f%% of the wall' % (hit[0] * 100, hit[1] * 100, hit[2][0], hit[2][1] * 100),
+                   'the CPU-time variant')
+
+
+def reference_records(results):
+    """Every reference a results file kept, recorded or recorded again (after a perturber with
+    lasting state)."""
+    recs = list(results.get('references', {}).values())
+    for again in results.get('references_again', {}).values():
+        recs += again if isinstance(again, list) else [again]
+    return [rec for rec in recs if isinstance(rec, dict) and 'id' in rec]
+
+
+def reference_threads(results):
+    """Each reference's id -> the median of its runs' threads' lives (ns), where it kept them."""
+    out = {}
+    for rec in reference_records(results):
+        lives = sorted(run['target/thread_ns'] for run in rec.get('runs', [])
+                       if 'target/thread_ns' in run)
+        if lives:
+            out[rec['id']] = lives[len(lives) // 2] if len(lives) % 2 else \
+                (lives[len(lives) // 2 - 1] + lives[len(lives) // 2]) / 2
+    return out
+
+
+def cpu_fell_flipped(level, deltas, threads):
+    """(wall's change, the CPU time's fall, (metric, growth over the base)) for a level-1
+    abstention that the --cpu-fell form flips, else None."""
+    w = level.get('wall')
+    tc = deltas.get('perf/task_clock_ns')
+    if not w or level.get('action') != 'abstain' or not w.get('reference') or not tc or \
+            not tc[0] > 0:
+        return None
+    rel = (w['value'] - w['reference']) / w['reference']
+    fall = 1 - tc[1] / tc[0]
+    if rel > MIN_SLOWDOWN or fall < MIN_SLOWDOWN:
+        return None
+    base = max(w['reference'], threads or 0)
+    best = grown_path(level, base)
+    return (rel, fall, best) if best and best[1] >= 2 * MIN_SLOWDOWN else None
+
+
+def cpu_fell(argv, root):
+    replay_variant(results_files(argv, root), root,
+                   lambda results, r, level: cpu_fell_flipped(
+                       level, r.get('class_deltas', {}),
+                       reference_threads(results).get(r.get('reference'))),
+                   lambda hit: '%+.0f%% slower, the CPU time %.0f%% less, %s grew by %.0f%% of '
+                   'the reference\'s time' % (hit[0] * 100, hit[1] * 100, hit[2][0],
+                                               hit[2][1] * 100),
+                   '--cpu-fell')
 
 
 def reference_walls(results):
     """Each reference's wall times (s) by its id, recorded or recorded again (after a perturber
     with lasting state)."""
-    recs = list(results.get('references', {}).values())
-    for again in results.get('references_again', {}).values():
-        recs += again
-    return {rec['id']: rec['walls_s'] for rec in recs if rec.get('walls_s')}
+    return {rec['id']: rec['walls_s'] for rec in reference_records(results) if rec.get('walls_s')}
 
 
 def fast_centre_flipped(level, walls):
@@ -146,24 +207,12 @@ def fast_centre_flipped(level, walls):
 
 
 def fast_centre(argv, root):
-    files = results_files(argv, root)
-    seen = flips = null_flips = 0
-    walls = {}
-    for f, results, r, level, null in level1_abstentions(files):
-        seen += 1
-        if f not in walls:
-            walls = {f: reference_walls(results)}
-        hit = fast_centre_flipped(level, walls[f].get(r.get('reference')))
-        if not hit:
-            continue
-        flips += 1
-        null_flips += null
-        print('%s  %s rep %s: truth %s, %s; %+.0f%% slower than the faster half, %s grew by '
-              '%.0f%% of it' % (os.path.relpath(f, root), r.get('cell'), r.get('rep'),
-                                json.dumps(r.get('truth')), r.get('reason_code'), hit[0] * 100,
-                                hit[1][0], hit[1][1] * 100))
-    print('%d level-1 abstentions of calibrated runs in %d files: %d flipped by the fast-centre '
-          'variant, %d of them null runs' % (seen, len(files), flips, null_flips))
+    replay_variant(results_files(argv, root), root,
+                   lambda results, r, level: fast_centre_flipped(
+                       level, reference_walls(results).get(r.get('reference'))),
+                   lambda hit: '%+.0f%% slower than the faster half, %s grew by %.0f%% of it' %
+                   (hit[0] * 100, hit[1][0], hit[1][1] * 100),
+                   'the fast-centre variant')
 
 
 TAU = 3.0
@@ -431,6 +480,8 @@ def main(argv):
         return services(argv[1:], root)
     if argv[:1] == ['--cpu-time']:
         return cpu_time(argv[1:], root)
+    if argv[:1] == ['--cpu-fell']:
+        return cpu_fell(argv[1:], root)
     if argv[:1] == ['--fast-centre']:
         return fast_centre(argv[1:], root)
     if argv[:1] == ['--pooled']:
