@@ -93,7 +93,9 @@ directory initdb makes a database cluster in; `--set 37 --release` as for set 10
 in /var/tmp/argus-heldout38, a twenty-eighth: byte counts for numfmt, a JPEG of random pixels for
 jpegtran, and a tree of 10000 small files that ls lists under strace; `--set 38 --release` as for set
 10. Set 39 (--set 39) in /var/tmp/argus-heldout39, a twenty-ninth: text for vim to edit and write, and
-the directory mariadb-install-db makes a data directory in; `--set 39 --release` as for set 10.
+the directory mariadb-install-db makes a data directory in; `--set 39 --release` as for set 10. Set
+40 (--set 40) in /var/tmp/argus-heldout40, a thirtieth: a PNG for optipng, a WAV for lame and text
+for zopfli; `--set 40 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -107,6 +109,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import zlib
 
 DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/argus-heldout3",
         4: "/var/tmp/argus-heldout4", 5: "/var/tmp/argus-heldout5", 6: "/var/tmp/argus-heldout6",
@@ -125,9 +128,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         33: "/var/tmp/argus-heldout33", 34: "/var/tmp/argus-heldout34",
         35: "/var/tmp/argus-heldout35", 36: "/var/tmp/argus-heldout36",
         37: "/var/tmp/argus-heldout37", 38: "/var/tmp/argus-heldout38",
-        39: "/var/tmp/argus-heldout39"}
+        39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39)
+             33, 34, 35, 36, 37, 38, 39, 40)
 DIR = DIRS[1]
 
 
@@ -1072,12 +1075,42 @@ def set39(nobody):
 VIM_LINES39 = 400000
 
 
+def set40(nobody):
+    dev, rng, vocab, block = journaled_begin(20261240, ())
+    # an RGB PNG of smooth gradients with noise, its rows filtered by nothing and its data
+    # deflated at level 1, for optipng to try its filters and levels on
+    w, h = PNG_SIDE40, PNG_SIDE40
+    rows = bytearray()
+    for y in range(h):
+        rows.append(0)
+        noise = rng.randbytes(w)
+        for x in range(w):
+            n = noise[x] & 15
+            rows += bytes(((x + n) & 255, (y + n) & 255, ((x + y) // 2 + n) & 255))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+           chunk(b"IDAT", zlib.compress(bytes(rows), 1)) + chunk(b"IEND", b""))
+    write("picture.png", png, nobody.pw_uid, nobody.pw_gid)
+    write("audio.wav", wav(rng, LAME_S40), nobody.pw_uid, nobody.pw_gid)
+    write("text.txt", numbered(block, ZOPFLI_LINES40), nobody.pw_uid, nobody.pw_gid)
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    journaled_end(nobody, dev)
+
+
+PNG_SIDE40 = 850
+LAME_S40 = 50
+ZOPFLI_LINES40 = 20000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 39: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 40: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1094,7 +1127,8 @@ def main():
             12: set12, 13: set13, 14: set14, 15: set15, 16: set16, 17: set17,
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
-            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39}
+            30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
+            40: set40}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
