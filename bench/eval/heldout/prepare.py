@@ -95,7 +95,9 @@ jpegtran, and a tree of 10000 small files that ls lists under strace; `--set 38 
 10. Set 39 (--set 39) in /var/tmp/argus-heldout39, a twenty-ninth: text for vim to edit and write, and
 the directory mariadb-install-db makes a data directory in; `--set 39 --release` as for set 10. Set
 40 (--set 40) in /var/tmp/argus-heldout40, a thirtieth: a PNG for optipng, a WAV for lame and text
-for zopfli; `--set 40 --release` as for set 10.
+for zopfli; `--set 40 --release` as for set 10. Set 41 (--set 41) in /var/tmp/argus-heldout41, a
+thirty-first: a PNG for cwebp, C files of messages for xgettext and text with accented letters for
+uconv; `--set 41 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -128,9 +130,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         33: "/var/tmp/argus-heldout33", 34: "/var/tmp/argus-heldout34",
         35: "/var/tmp/argus-heldout35", 36: "/var/tmp/argus-heldout36",
         37: "/var/tmp/argus-heldout37", 38: "/var/tmp/argus-heldout38",
-        39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40"}
+        39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40",
+        41: "/var/tmp/argus-heldout41"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40)
+             33, 34, 35, 36, 37, 38, 39, 40, 41)
 DIR = DIRS[1]
 
 
@@ -1077,23 +1080,7 @@ VIM_LINES39 = 400000
 
 def set40(nobody):
     dev, rng, vocab, block = journaled_begin(20261240, ())
-    # an RGB PNG of smooth gradients with noise, its rows filtered by nothing and its data
-    # deflated at level 1, for optipng to try its filters and levels on
-    w, h = PNG_SIDE40, PNG_SIDE40
-    rows = bytearray()
-    for y in range(h):
-        rows.append(0)
-        noise = rng.randbytes(w)
-        for x in range(w):
-            n = noise[x] & 15
-            rows += bytes(((x + n) & 255, (y + n) & 255, ((x + y) // 2 + n) & 255))
-
-    def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data +
-                struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
-           chunk(b"IDAT", zlib.compress(bytes(rows), 1)) + chunk(b"IEND", b""))
-    write("picture.png", png, nobody.pw_uid, nobody.pw_gid)
+    write("picture.png", gradient_png(rng, PNG_SIDE40), nobody.pw_uid, nobody.pw_gid)
     write("audio.wav", wav(rng, LAME_S40), nobody.pw_uid, nobody.pw_gid)
     write("text.txt", numbered(block, ZOPFLI_LINES40), nobody.pw_uid, nobody.pw_gid)
     os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
@@ -1105,12 +1092,59 @@ LAME_S40 = 50
 ZOPFLI_LINES40 = 20000
 
 
+def gradient_png(rng, side):
+    """An RGB PNG of side x side pixels, smooth gradients with noise, its rows filtered by
+    nothing and its data deflated at level 1: work for an encoder's filters and levels."""
+    rows = bytearray()
+    for y in range(side):
+        rows.append(0)
+        noise = rng.randbytes(side)
+        for x in range(side):
+            n = noise[x] & 15
+            rows += bytes(((x + n) & 255, (y + n) & 255, ((x + y) // 2 + n) & 255))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
+    return (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(bytes(rows), 1)) + chunk(b"IEND", b""))
+
+
+def set41(nobody):
+    dev, rng, vocab, block = journaled_begin(20261241, ("src",))
+    # a PNG for cwebp; C files whose every function passes strings to gettext, for xgettext;
+    # text with accented letters, for uconv to transliterate
+    write("picture.png", gradient_png(rng, PNG_SIDE41), nobody.pw_uid, nobody.pw_gid)
+    os.makedirs(os.path.join(DIR, "src"))
+    for f in range(XGETTEXT_FILES41):
+        fns = []
+        for i in range(XGETTEXT_FNS41):
+            calls = "".join('\tputs(_("%s"));\n' % words(rng, vocab, 6)
+                            for _ in range(XGETTEXT_CALLS41))
+            fns.append("void f%d_%d(void)\n{\n%s}\n" % (f, i, calls))
+        write(os.path.join("src", "f%03d.c" % f),
+              "#include <stdio.h>\n#define _(s) gettext(s)\n\n" + "\n".join(fns),
+              nobody.pw_uid, nobody.pw_gid)
+    accents = str.maketrans("aeiou", "\u00e1\u00e9\u00ee\u00f6\u00fc")
+    write("text.txt", "".join(("%d %s\n" % (i, block[i % len(block)])).translate(accents)
+                              if i % 3 == 0 else "%d %s\n" % (i, block[i % len(block)])
+                              for i in range(UCONV_LINES41)), nobody.pw_uid, nobody.pw_gid)
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    journaled_end(nobody, dev)
+
+
+PNG_SIDE41 = 1200
+XGETTEXT_FILES41, XGETTEXT_FNS41, XGETTEXT_CALLS41 = 100, 50, 20
+UCONV_LINES41 = 60000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 40: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 41: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1128,7 +1162,7 @@ def main():
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
-            40: set40}
+            40: set40, 41: set41}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
