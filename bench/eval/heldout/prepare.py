@@ -97,7 +97,9 @@ the directory mariadb-install-db makes a data directory in; `--set 39 --release`
 40 (--set 40) in /var/tmp/argus-heldout40, a thirtieth: a PNG for optipng, a WAV for lame and text
 for zopfli; `--set 40 --release` as for set 10. Set 41 (--set 41) in /var/tmp/argus-heldout41, a
 thirty-first: a PNG for cwebp, C files of messages for xgettext and text with accented letters for
-uconv; `--set 41 --release` as for set 10.
+uconv; `--set 41 --release` as for set 10. Set 42 (--set 42) in /var/tmp/argus-heldout42, a
+thirty-second: a WebP for dwebp, Markdown for cmark and text for enscript; `--set 42 --release` as
+for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -131,9 +133,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         35: "/var/tmp/argus-heldout35", 36: "/var/tmp/argus-heldout36",
         37: "/var/tmp/argus-heldout37", 38: "/var/tmp/argus-heldout38",
         39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40",
-        41: "/var/tmp/argus-heldout41"}
+        41: "/var/tmp/argus-heldout41", 42: "/var/tmp/argus-heldout42"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42)
 DIR = DIRS[1]
 
 
@@ -1139,12 +1141,39 @@ XGETTEXT_FILES41, XGETTEXT_FNS41, XGETTEXT_CALLS41 = 100, 50, 20
 UCONV_LINES41 = 60000
 
 
+def set42(nobody):
+    dev, rng, vocab, block = journaled_begin(20261242, ())
+    # a WebP (cwebp's, from a gradient PNG) for dwebp to decode; Markdown for cmark; text for
+    # enscript to set as PostScript
+    write("picture.png", gradient_png(rng, PNG_SIDE42), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["cwebp", "-quiet", "-q", "90", os.path.join(DIR, "picture.png"), "-o",
+                    os.path.join(DIR, "picture.webp")], check=True)
+    os.remove(os.path.join(DIR, "picture.png"))
+    md = []
+    for i in range(CMARK_SECTIONS42):
+        md.append("## %s\n\n" % words(rng, vocab, 4))
+        for j in range(6):
+            md.append("%s *%s* `%s` [%s](http://x/%d).\n\n" % (
+                block[(i * 6 + j) % len(block)], rng.choice(vocab), rng.choice(vocab),
+                rng.choice(vocab), i))
+        md.append("".join("- %s\n" % words(rng, vocab, 5) for _ in range(4)) + "\n")
+    write("doc.md", "".join(md), nobody.pw_uid, nobody.pw_gid)
+    write("text.txt", numbered(block, ENSCRIPT_LINES42), nobody.pw_uid, nobody.pw_gid)
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    journaled_end(nobody, dev)
+
+
+PNG_SIDE42 = 2000
+CMARK_SECTIONS42 = 16000
+ENSCRIPT_LINES42 = 100000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 41: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 42: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1162,7 +1191,7 @@ def main():
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
-            40: set40, 41: set41}
+            40: set40, 41: set41, 42: set42}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
