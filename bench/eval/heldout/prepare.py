@@ -99,7 +99,8 @@ for zopfli; `--set 40 --release` as for set 10. Set 41 (--set 41) in /var/tmp/ar
 thirty-first: a PNG for cwebp, C files of messages for xgettext and text with accented letters for
 uconv; `--set 41 --release` as for set 10. Set 42 (--set 42) in /var/tmp/argus-heldout42, a
 thirty-second: a WebP for dwebp, Markdown for cmark and text for enscript; `--set 42 --release` as
-for set 10.
+for set 10. Set 43 (--set 43) in /var/tmp/argus-heldout43, a thirty-third: words for aspell, an
+XML catalogue for xmlstarlet and broken HTML for tidy; `--set 43 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -133,9 +134,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         35: "/var/tmp/argus-heldout35", 36: "/var/tmp/argus-heldout36",
         37: "/var/tmp/argus-heldout37", 38: "/var/tmp/argus-heldout38",
         39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40",
-        41: "/var/tmp/argus-heldout41", 42: "/var/tmp/argus-heldout42"}
+        41: "/var/tmp/argus-heldout41", 42: "/var/tmp/argus-heldout42",
+        43: "/var/tmp/argus-heldout43"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43)
 DIR = DIRS[1]
 
 
@@ -1168,12 +1170,46 @@ CMARK_SECTIONS42 = 16000
 ENSCRIPT_LINES42 = 100000
 
 
+def set43(nobody):
+    dev, rng, vocab, block = journaled_begin(20261243, ())
+    # text of the set's made-up words and real ones for aspell to check; an XML catalogue for
+    # xmlstarlet to query; HTML with unclosed paragraphs and cells and misnested bold and
+    # italics for tidy to mend
+    real = ["the", "and", "which", "would", "there", "their", "about", "other", "because",
+            "through", "between", "without", "different", "important", "government"]
+    write("words.txt", "".join("%s %s\n" % (block[i % len(block)], " ".join(
+        rng.choice(real) for _ in range(6))) for i in range(ASPELL_LINES43)),
+          nobody.pw_uid, nobody.pw_gid)
+    items = "".join('<item id="%d" kind="%s"><name>%s</name><price>%d.%02d</price>'
+                    '<tags>%s</tags></item>\n' % (i, rng.choice(vocab[:8]), words(rng, vocab, 3),
+                                                  rng.randrange(1000), rng.randrange(100),
+                                                  words(rng, vocab, 4))
+                    for i in range(XML_ITEMS43))
+    write("catalogue.xml", "<?xml version=\"1.0\"?>\n<catalogue>\n%s</catalogue>\n" % items,
+          nobody.pw_uid, nobody.pw_gid)
+    html = ["<html><head><title>%s</title></head><body>" % words(rng, vocab, 3)]
+    for i in range(TIDY_PARAS43):
+        html.append("<p>%s <b>%s <i>%s</b> %s</i><br>%s" % (
+            block[i % len(block)], rng.choice(vocab), rng.choice(vocab), rng.choice(vocab),
+            words(rng, vocab, 5)))
+        if i % 20 == 0:
+            html.append("<table><tr><td>%s<td>%s</table>" % (rng.choice(vocab), rng.choice(vocab)))
+    write("page.html", "\n".join(html) + "\n", nobody.pw_uid, nobody.pw_gid)
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    journaled_end(nobody, dev)
+
+
+ASPELL_LINES43 = 150000
+XML_ITEMS43 = 75000
+TIDY_PARAS43 = 5000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 42: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 43: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1191,7 +1227,7 @@ def main():
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
-            40: set40, 41: set41, 42: set42}
+            40: set40, 41: set41, 42: set42, 43: set43}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
