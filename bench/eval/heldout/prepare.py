@@ -100,7 +100,9 @@ thirty-first: a PNG for cwebp, C files of messages for xgettext and text with ac
 uconv; `--set 41 --release` as for set 10. Set 42 (--set 42) in /var/tmp/argus-heldout42, a
 thirty-second: a WebP for dwebp, Markdown for cmark and text for enscript; `--set 42 --release` as
 for set 10. Set 43 (--set 43) in /var/tmp/argus-heldout43, a thirty-third: words for aspell, an
-XML catalogue for xmlstarlet and broken HTML for tidy; `--set 43 --release` as for set 10.
+XML catalogue for xmlstarlet and broken HTML for tidy; `--set 43 --release` as for set 10. Set 44
+(--set 44) in /var/tmp/argus-heldout44, a thirty-fourth: a random graph for dot, sentences for
+espeak-ng and words for hunspell; `--set 44 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -135,9 +137,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         37: "/var/tmp/argus-heldout37", 38: "/var/tmp/argus-heldout38",
         39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40",
         41: "/var/tmp/argus-heldout41", 42: "/var/tmp/argus-heldout42",
-        43: "/var/tmp/argus-heldout43"}
+        43: "/var/tmp/argus-heldout43", 44: "/var/tmp/argus-heldout44"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44)
 DIR = DIRS[1]
 
 
@@ -1204,12 +1206,30 @@ XML_ITEMS43 = 75000
 TIDY_PARAS43 = 5000
 
 
+def set44(nobody):
+    dev, rng, vocab, block = journaled_begin(20261244, ())
+    # a random graph for dot to lay out; sentences for espeak-ng to speak; words for hunspell
+    edges = "".join("  n%d -> n%d;\n" % (rng.randrange(DOT_NODES44), rng.randrange(DOT_NODES44))
+                    for _ in range(DOT_EDGES44))
+    write("graph.dot", "digraph g {\n%s}\n" % edges, nobody.pw_uid, nobody.pw_gid)
+    write("speech.txt", "".join("%s.\n" % " ".join(block[i % len(block)].split()[:8])
+                                for i in range(ESPEAK_LINES44)), nobody.pw_uid, nobody.pw_gid)
+    write("words.txt", numbered(block, HUNSPELL_LINES44), nobody.pw_uid, nobody.pw_gid)
+    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
+    journaled_end(nobody, dev)
+
+
+DOT_NODES44, DOT_EDGES44 = 190, 390
+ESPEAK_LINES44 = 300
+HUNSPELL_LINES44 = 11000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 43: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 44: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1227,7 +1247,7 @@ def main():
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
-            40: set40, 41: set41, 42: set42, 43: set43}
+            40: set40, 41: set41, 42: set42, 43: set43, 44: set44}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
