@@ -359,8 +359,11 @@ def journaled_begin(seed, anew):
     return dev, rng, vocab, block
 
 
-def journaled_end(nobody, dev):
-    """Everything on the file system to nobody, who runs the victims."""
+def journaled_end(nobody, dev, out=False):
+    """Everything on the file system to nobody, who runs the victims; with out, first an empty
+    out/ for the victims' results."""
+    if out:
+        os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
     subprocess.run(["chown", "-R", "%d:%d" % (nobody.pw_uid, nobody.pw_gid), DIR], check=True)
     os.chmod(DIR, 0o755)
     print("on %s" % dev)
@@ -1089,8 +1092,7 @@ def set40(nobody):
     write("picture.png", gradient_png(rng, PNG_SIDE40), nobody.pw_uid, nobody.pw_gid)
     write("audio.wav", wav(rng, LAME_S40), nobody.pw_uid, nobody.pw_gid)
     write("text.txt", numbered(block, ZOPFLI_LINES40), nobody.pw_uid, nobody.pw_gid)
-    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
-    journaled_end(nobody, dev)
+    journaled_end(nobody, dev, out=True)
 
 
 PNG_SIDE40 = 850
@@ -1136,8 +1138,7 @@ def set41(nobody):
     write("text.txt", "".join(("%d %s\n" % (i, block[i % len(block)])).translate(accents)
                               if i % 3 == 0 else "%d %s\n" % (i, block[i % len(block)])
                               for i in range(UCONV_LINES41)), nobody.pw_uid, nobody.pw_gid)
-    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
-    journaled_end(nobody, dev)
+    journaled_end(nobody, dev, out=True)
 
 
 PNG_SIDE41 = 1200
@@ -1163,8 +1164,7 @@ def set42(nobody):
         md.append("".join("- %s\n" % words(rng, vocab, 5) for _ in range(4)) + "\n")
     write("doc.md", "".join(md), nobody.pw_uid, nobody.pw_gid)
     write("text.txt", numbered(block, ENSCRIPT_LINES42), nobody.pw_uid, nobody.pw_gid)
-    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
-    journaled_end(nobody, dev)
+    journaled_end(nobody, dev, out=True)
 
 
 PNG_SIDE42 = 2000
@@ -1197,8 +1197,7 @@ def set43(nobody):
         if i % 20 == 0:
             html.append("<table><tr><td>%s<td>%s</table>" % (rng.choice(vocab), rng.choice(vocab)))
     write("page.html", "\n".join(html) + "\n", nobody.pw_uid, nobody.pw_gid)
-    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
-    journaled_end(nobody, dev)
+    journaled_end(nobody, dev, out=True)
 
 
 ASPELL_LINES43 = 150000
@@ -1215,8 +1214,7 @@ def set44(nobody):
     write("speech.txt", "".join("%s.\n" % " ".join(block[i % len(block)].split()[:8])
                                 for i in range(ESPEAK_LINES44)), nobody.pw_uid, nobody.pw_gid)
     write("words.txt", numbered(block, HUNSPELL_LINES44), nobody.pw_uid, nobody.pw_gid)
-    os.makedirs(os.path.join(DIR, "out"), exist_ok=True)
-    journaled_end(nobody, dev)
+    journaled_end(nobody, dev, out=True)
 
 
 DOT_NODES44, DOT_EDGES44 = 190, 390
