@@ -102,7 +102,9 @@ thirty-second: a WebP for dwebp, Markdown for cmark and text for enscript; `--se
 for set 10. Set 43 (--set 43) in /var/tmp/argus-heldout43, a thirty-third: words for aspell, an
 XML catalogue for xmlstarlet and broken HTML for tidy; `--set 43 --release` as for set 10. Set 44
 (--set 44) in /var/tmp/argus-heldout44, a thirty-fourth: a random graph for dot, sentences for
-espeak-ng and words for hunspell; `--set 44 --release` as for set 10.
+espeak-ng and words for hunspell; `--set 44 --release` as for set 10. Set 45 (--set 45) in
+/var/tmp/argus-heldout45, a thirty-fifth: a PNG for pngquant, an SVG for rsvg-convert and a PDF
+for qpdf; `--set 45 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -137,9 +139,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         37: "/var/tmp/argus-heldout37", 38: "/var/tmp/argus-heldout38",
         39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40",
         41: "/var/tmp/argus-heldout41", 42: "/var/tmp/argus-heldout42",
-        43: "/var/tmp/argus-heldout43", 44: "/var/tmp/argus-heldout44"}
+        43: "/var/tmp/argus-heldout43", 44: "/var/tmp/argus-heldout44",
+        45: "/var/tmp/argus-heldout45"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45)
 DIR = DIRS[1]
 
 
@@ -1222,12 +1225,40 @@ ESPEAK_LINES44 = 300
 HUNSPELL_LINES44 = 11000
 
 
+def set45(nobody):
+    dev, rng, vocab, block = journaled_begin(20261245, ())
+    # a PNG for pngquant; an SVG of many shapes for rsvg-convert; a PDF (ps2pdf of enscript's
+    # PostScript of text) for qpdf to rewrite
+    write("picture.png", gradient_png(rng, PNG_SIDE45), nobody.pw_uid, nobody.pw_gid)
+    shapes = "".join('<circle cx="%d" cy="%d" r="%d" fill="#%06x" fill-opacity="0.5"/>\n'
+                     '<text x="%d" y="%d" font-size="%d">%s</text>\n' % (
+                         rng.randrange(2000), rng.randrange(2000), rng.randrange(5, 200),
+                         rng.randrange(1 << 24), rng.randrange(2000), rng.randrange(2000),
+                         rng.randrange(8, 40), rng.choice(vocab))
+                     for _ in range(SVG_SHAPES45))
+    write("drawing.svg", '<svg xmlns="http://www.w3.org/2000/svg" width="2000" height="2000">\n'
+          '%s</svg>\n' % shapes, nobody.pw_uid, nobody.pw_gid)
+    write("text.txt", numbered(block, PDF_LINES45), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["enscript", "-q", "-2r", "-o", os.path.join(DIR, "text.ps"),
+                    os.path.join(DIR, "text.txt")], check=True)
+    subprocess.run(["ps2pdf", os.path.join(DIR, "text.ps"), os.path.join(DIR, "text.pdf")],
+                   check=True)
+    for name in ("text.txt", "text.ps"):
+        os.remove(os.path.join(DIR, name))
+    journaled_end(nobody, dev, out=True)
+
+
+PNG_SIDE45 = 1100
+SVG_SHAPES45 = 1800
+PDF_LINES45 = 100000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 44: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 45: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1245,7 +1276,8 @@ def main():
             18: set18, 19: set19, 20: set20, 21: set21, 22: set22, 23: set23,
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
-            40: set40, 41: set41, 42: set42, 43: set43, 44: set44}
+            40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
+            45: set45}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
