@@ -110,13 +110,16 @@ def cpu_time_flipped(level, deltas):
     return (rel, less_cpu, best) if best else None
 
 
-def replay_variant(files, root, hit_of, say, name):
-    """Print every level-1 abstention that hit_of(results, run, level) flips, with its truth, how
-    it ended and say(hit), then the totals."""
+def replay_variant(files, root, of_file, hit_of, say, name):
+    """Print every level-1 abstention that hit_of(of_file(results), run, level) flips, with its
+    truth, how it ended and say(hit), then the totals; of_file runs once a file."""
     seen = flips = null_flips = 0
+    known = (None, None)
     for f, results, r, level, null in level1_abstentions(files):
         seen += 1
-        hit = hit_of(results, r, level)
+        if known[0] != f:
+            known = (f, of_file(results))
+        hit = hit_of(known[1], r, level)
         if not hit:
             continue
         flips += 1
@@ -129,8 +132,8 @@ def replay_variant(files, root, hit_of, say, name):
 
 
 def cpu_time(argv, root):
-    replay_variant(results_files(argv, root), root,
-                   lambda results, r, level: cpu_time_flipped(level, r.get('class_deltas', {})),
+    replay_variant(results_files(argv, root), root, lambda results: None,
+                   lambda _, r, level: cpu_time_flipped(level, r.get('class_deltas', {})),
                    lambda hit: '%+.0f%% slower, %+.0f%% less the CPU time\'s change, %s grew by '
                    '%.0f%% of the wall' % (hit[0] * 100, hit[1] * 100, hit[2][0], hit[2][1] * 100),
                    'the CPU-time variant')
@@ -175,10 +178,9 @@ def cpu_fell_flipped(level, deltas, threads):
 
 
 def cpu_fell(argv, root):
-    replay_variant(results_files(argv, root), root,
-                   lambda results, r, level: cpu_fell_flipped(
-                       level, r.get('class_deltas', {}),
-                       reference_threads(results).get(r.get('reference'))),
+    replay_variant(results_files(argv, root), root, reference_threads,
+                   lambda threads, r, level: cpu_fell_flipped(
+                       level, r.get('class_deltas', {}), threads.get(r.get('reference'))),
                    lambda hit: '%+.0f%% slower, the CPU time %.0f%% less, %s grew by %.0f%% of '
                    'the reference\'s time' % (hit[0] * 100, hit[1] * 100, hit[2][0],
                                                hit[2][1] * 100),
@@ -207,9 +209,8 @@ def fast_centre_flipped(level, walls):
 
 
 def fast_centre(argv, root):
-    replay_variant(results_files(argv, root), root,
-                   lambda results, r, level: fast_centre_flipped(
-                       level, reference_walls(results).get(r.get('reference'))),
+    replay_variant(results_files(argv, root), root, reference_walls,
+                   lambda walls, r, level: fast_centre_flipped(level, walls.get(r.get('reference'))),
                    lambda hit: '%+.0f%% slower than the faster half, %s grew by %.0f%% of it' %
                    (hit[0] * 100, hit[1][0], hit[1][1] * 100),
                    'the fast-centre variant')

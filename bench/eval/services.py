@@ -571,11 +571,7 @@ MARIADB_SLI_S = 1         # the SLI's run: point selects from 2 connections for 
 
 MARIADB_SLI = r"""import re, subprocess, sys
 # sysbench's point selects from 2 connections for %(secs)d s; the forms, then the %(form)s, last
-out = subprocess.run(["/usr/bin/sysbench", "oltp_point_select", "--db-driver=mysql",
-                      "--mysql-host=127.0.0.1", "--mysql-port=%(port)d", "--mysql-user=root",
-                      "--mysql-db=sbtest", "--tables=%(tables)d", "--table-size=%(rows)d", "--threads=2",
-                      "--time=%(secs)d", "--percentile=99", "run"],
-                     capture_output=True, text=True, check=True).stdout
+out = subprocess.run(%(argv)r, capture_output=True, text=True, check=True).stdout
 forms = {"mean_ms": float(re.search(r"avg:\s+([0-9.]+)", out).group(1)),
          "p99_ms": float(re.search(r"99th percentile:\s+([0-9.]+)", out).group(1)),
          "rps": float(re.search(r"transactions:\s+[0-9]+\s+\(([0-9.]+) per sec", out).group(1))}
@@ -607,9 +603,10 @@ class Mariadb(Service):
                        ["/usr/bin/mariadb-install-db", "--no-defaults", "--user=nobody",
                         "--datadir=" + self.data, "--auth-root-authentication-method=normal",
                         "--skip-test-db"])
-        self.helper = self.write("sli.py", MARIADB_SLI % {"port": port, "secs": MARIADB_SLI_S,
-                                                          "tables": MARIADB_TABLES, "rows": MARIADB_ROWS,
-                                                          "form": self.form})
+        self.helper = self.write("sli.py", MARIADB_SLI % {
+            "secs": MARIADB_SLI_S, "form": self.form,
+            "argv": self.sysbench("--threads=2", "--time=%d" % MARIADB_SLI_S, "--percentile=99",
+                                  "run")})
 
     def client(self, *args):
         return ["/usr/bin/mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", str(self.port), "-u",
