@@ -104,7 +104,9 @@ XML catalogue for xmlstarlet and broken HTML for tidy; `--set 43 --release` as f
 (--set 44) in /var/tmp/argus-heldout44, a thirty-fourth: a random graph for dot, sentences for
 espeak-ng and words for hunspell; `--set 44 --release` as for set 10. Set 45 (--set 45) in
 /var/tmp/argus-heldout45, a thirty-fifth: a PNG for pngquant, an SVG for rsvg-convert and a PDF
-for qpdf; `--set 45 --release` as for set 10.
+for qpdf; `--set 45 --release` as for set 10. Set 46 (--set 46) in /var/tmp/argus-heldout46, a
+thirty-sixth: a tree of text files and random bytes for mksquashfs and xorriso to pack into images,
+and copies of Debian's LLVM 14 and 15 libraries and clang's for eu-strings; `--set 46 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -140,9 +142,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40",
         41: "/var/tmp/argus-heldout41", 42: "/var/tmp/argus-heldout42",
         43: "/var/tmp/argus-heldout43", 44: "/var/tmp/argus-heldout44",
-        45: "/var/tmp/argus-heldout45"}
+        45: "/var/tmp/argus-heldout45", 46: "/var/tmp/argus-heldout46"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46)
 DIR = DIRS[1]
 
 
@@ -1253,12 +1255,31 @@ SVG_SHAPES45 = 1800
 PDF_LINES45 = 100000
 
 
+def set46(nobody):
+    dev, rng, vocab, block = journaled_begin(20261246, ("tree",))
+    # a tree of text files and of random bytes that mksquashfs and xorriso read whole and pack
+    # into an image each; Debian's LLVM 14 and 15 libraries and clang's, which eu-strings maps
+    # (populated at the mapping) and reads whole
+    write_tree("tree", TREE_DIRS46, block, nobody)
+    for i in range(RANDOM_FILES46):
+        write(os.path.join("tree", "r%02d.dat" % i), rng.randbytes(RANDOM_MIB46 << 20),
+              nobody.pw_uid, nobody.pw_gid)
+    copy_in("/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1", "llvm14.so")
+    copy_in("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "llvm15.so")
+    copy_in("/usr/lib/llvm-14/lib/libclang-cpp.so.14", "clang.so")
+    journaled_end(nobody, dev, out=True)
+
+
+TREE_DIRS46 = 30
+RANDOM_FILES46, RANDOM_MIB46 = 6, 8
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 45: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 46: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1277,7 +1298,7 @@ def main():
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
-            45: set45}
+            45: set45, 46: set46}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
