@@ -107,6 +107,9 @@ espeak-ng and words for hunspell; `--set 44 --release` as for set 10. Set 45 (--
 for qpdf; `--set 45 --release` as for set 10. Set 46 (--set 46) in /var/tmp/argus-heldout46, a
 thirty-sixth: a tree of text files and random bytes for mksquashfs and xorriso to pack into images,
 and copies of Debian's LLVM 14 and 15 libraries and clang's for eu-strings; `--set 46 --release` as for set 10.
+Set 47 (--set 47) in /var/tmp/argus-heldout47, a thirty-seventh: Markdown for pandoc, a generated
+Rust program for rustc and a picture of random pixels for GraphicsMagick; `--set 47 --release` as
+for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -142,9 +145,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         39: "/var/tmp/argus-heldout39", 40: "/var/tmp/argus-heldout40",
         41: "/var/tmp/argus-heldout41", 42: "/var/tmp/argus-heldout42",
         43: "/var/tmp/argus-heldout43", 44: "/var/tmp/argus-heldout44",
-        45: "/var/tmp/argus-heldout45", 46: "/var/tmp/argus-heldout46"}
+        45: "/var/tmp/argus-heldout45", 46: "/var/tmp/argus-heldout46",
+        47: "/var/tmp/argus-heldout47"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47)
 DIR = DIRS[1]
 
 
@@ -1274,12 +1278,46 @@ TREE_DIRS46 = 30
 RANDOM_FILES46, RANDOM_MIB46 = 6, 8
 
 
+def set47(nobody):
+    dev, rng, vocab, block = journaled_begin(20261247, ())
+    # Markdown for pandoc to write as a standalone HTML page; a Rust program of many small
+    # functions for rustc to optimize and link; random pixels for GraphicsMagick to scale and
+    # sharpen
+    md = []
+    for i in range(PANDOC_SECTIONS47):
+        md.append("## %s\n\n" % words(rng, vocab, 4))
+        md.append("%s *%s* `%s` [%s](http://x/%d).\n\n" % (
+            block[i % len(block)], rng.choice(vocab), rng.choice(vocab), rng.choice(vocab), i))
+        md.append("".join("- %s\n" % words(rng, vocab, 5) for _ in range(3)) + "\n")
+        md.append("| %s | %s |\n|---|---|\n| %d | %s |\n\n" % (
+            rng.choice(vocab), rng.choice(vocab), i, words(rng, vocab, 3)))
+    write("doc.md", "".join(md), nobody.pw_uid, nobody.pw_gid)
+    fns = []
+    for i in range(RUST_FNS47):
+        a, b = rng.randint(3, 97), rng.randint(1, 13)
+        fns.append("fn g%d(v: &[u64]) -> u64 {\n    let mut s: u64 = %d;\n"
+                   "    for (i, x) in v.iter().enumerate() {\n"
+                   "        s = s.wrapping_add(x.wrapping_mul(%d) ^ (s >> %d) ^ (i as u64 %% %d));\n"
+                   "    }\n    s\n}\n" % (i, i, a, b, b + 1))
+    fns.append("fn main() {\n    let v: Vec<u64> = (0..64).collect();\n    let mut s = 0u64;\n%s"
+               "    println!(\"{}\", s);\n}\n" % "".join(
+                   "    s = s.wrapping_add(g%d(&v));\n" % i for i in range(RUST_FNS47)))
+    write("prog.rs", "\n".join(fns), nobody.pw_uid, nobody.pw_gid)
+    random_ppm(rng, GM_SIDE47, GM_SIDE47, nobody)
+    journaled_end(nobody, dev, out=True)
+
+
+PANDOC_SECTIONS47 = 1000
+RUST_FNS47 = 140
+GM_SIDE47 = 1400
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 46: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 47: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1298,7 +1336,7 @@ def main():
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
-            45: set45, 46: set46}
+            45: set45, 46: set46, 47: set47}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
