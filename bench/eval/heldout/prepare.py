@@ -106,12 +106,12 @@ espeak-ng and words for hunspell; `--set 44 --release` as for set 10. Set 45 (--
 /var/tmp/argus-heldout45, a thirty-fifth: a PNG for pngquant, an SVG for rsvg-convert and a PDF
 for qpdf; `--set 45 --release` as for set 10. Set 46 (--set 46) in /var/tmp/argus-heldout46, a
 thirty-sixth: a tree of text files and random bytes for mksquashfs and xorriso to pack into images,
-and copies of Debian's LLVM 14 and 15 libraries and clang's for eu-strings; `--set 46 --release` as for set 10.
-Set 47 (--set 47) in /var/tmp/argus-heldout47, a thirty-seventh: Markdown for pandoc, a generated
-Rust program for rustc and a picture of random pixels for GraphicsMagick; `--set 47 --release` as
-for set 10. Set 48 (--set 48) in /var/tmp/argus-heldout48, a thirty-eighth: a tree of small text
-files that ostree commits into a repository and borg backs up into one; `--set 48 --release` as for
-set 10.
+and copies of Debian's LLVM 14 and 15 libraries and clang's for eu-strings; `--set 46 --release`
+as for set 10. Set 47 (--set 47) in /var/tmp/argus-heldout47, a thirty-seventh: Markdown for
+pandoc, a generated Rust program for rustc and a picture of random pixels for GraphicsMagick;
+`--set 47 --release` as for set 10. Set 48 (--set 48) in /var/tmp/argus-heldout48, a
+thirty-eighth: a tree of small text files that ostree commits into a repository and borg backs up
+into one; `--set 48 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
