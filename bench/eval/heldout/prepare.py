@@ -111,7 +111,9 @@ as for set 10. Set 47 (--set 47) in /var/tmp/argus-heldout47, a thirty-seventh: 
 pandoc, a generated Rust program for rustc and a picture of random pixels for GraphicsMagick;
 `--set 47 --release` as for set 10. Set 48 (--set 48) in /var/tmp/argus-heldout48, a
 thirty-eighth: a tree of small text files that ostree commits into a repository and borg backs up
-into one; `--set 48 --release` as for set 10.
+into one; `--set 48 --release` as for set 10. Set 49 (--set 49) in /var/tmp/argus-heldout49, a
+thirty-ninth: a tree of text files and random bytes with copies among them, which rdfind and
+hashdeep read whole, and a SquashFS image of it for unsquashfs; `--set 49 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -148,9 +150,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         41: "/var/tmp/argus-heldout41", 42: "/var/tmp/argus-heldout42",
         43: "/var/tmp/argus-heldout43", 44: "/var/tmp/argus-heldout44",
         45: "/var/tmp/argus-heldout45", 46: "/var/tmp/argus-heldout46",
-        47: "/var/tmp/argus-heldout47", 48: "/var/tmp/argus-heldout48"}
+        47: "/var/tmp/argus-heldout47", 48: "/var/tmp/argus-heldout48",
+        49: "/var/tmp/argus-heldout49"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49)
 DIR = DIRS[1]
 
 
@@ -1325,12 +1328,32 @@ def set48(nobody):
 TREE_DIRS48 = 40
 
 
+def set49(nobody):
+    dev, rng, vocab, block = journaled_begin(20261249, ("tree", "out"))
+    # a tree of text files and random bytes, with a copy of a directory of the text and of every
+    # file of random bytes (rdfind's duplicates, which it reads whole to compare), which hashdeep
+    # reads whole; a SquashFS image of it that unsquashfs extracts
+    write_tree("tree", TREE_DIRS49, block, nobody)
+    shutil.copytree(os.path.join(DIR, "tree", "d00"), os.path.join(DIR, "tree", "copy"))
+    for i in range(RANDOM_FILES49):
+        data = rng.randbytes(RANDOM_MIB49 << 20)
+        for name in ("r%02d.dat" % i, os.path.join("copy", "r%02d.dat" % i)):
+            write(os.path.join("tree", name), data, nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["mksquashfs", os.path.join(DIR, "tree"), os.path.join(DIR, "tree.sqsh"),
+                    "-noappend", "-quiet", "-no-progress"], check=True, stdout=subprocess.DEVNULL)
+    journaled_end(nobody, dev, out=True)
+
+
+TREE_DIRS49 = 60
+RANDOM_FILES49, RANDOM_MIB49 = 6, 24
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 48: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 49: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1349,7 +1372,7 @@ def main():
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
-            45: set45, 46: set46, 47: set47, 48: set48}
+            45: set45, 46: set46, 47: set47, 48: set48, 49: set49}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
