@@ -24,6 +24,13 @@ SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 # The victims' workload definitions: the bundled ones, or the held-out set's
 # (ARGUS_EVAL_WORKLOADS=bench/eval/heldout/workloads, see heldout/README.md).
 WORKLOADS = os.path.abspath(os.environ.get("ARGUS_EVAL_WORKLOADS") or os.path.join(SRC, "workloads"))
+# The committed raw results, one directory per day.
+RESULTS = os.path.join(SRC, "bench", "eval", "results")
+
+
+def heldout_matrix_results():
+    """The results.json of every held-out set's matrix run committed under RESULTS, in order."""
+    return sorted(glob.glob(os.path.join(RESULTS, "*", "heldout-set*", "matrix", "results.json")))
 
 
 def load_truth(path):

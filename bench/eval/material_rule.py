@@ -12,12 +12,10 @@ added at level 1 is at least its leaf's. The sets before 30 ran under earlier ru
 """
 
 import argparse
-import glob
 import json
 import os
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-
+import evallib
 
 def added_fractions(run):
     """The committed path's time added at each committing run, over the reference's wall time."""
@@ -37,7 +35,7 @@ def main():
     ap.add_argument("--min", type=float, default=0.10)
     a = ap.parse_args()
     tally = {}
-    for path in sorted(glob.glob(os.path.join(RESULTS, "*", "heldout-set*", "matrix", "results.json"))):
+    for path in evallib.heldout_matrix_results():
         set_name = path.split(os.sep)[-3]
         with open(path) as f:
             runs = json.load(f)["runs"]

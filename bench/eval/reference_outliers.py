@@ -13,13 +13,11 @@ reference again would have had to go on. A guide over results of many rules, not
 """
 
 import argparse
-import glob
 import json
 import os
 import statistics
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-
+import evallib
 
 def references(results):
     """{id: (victim, walls)} of every reference a matrix run recorded."""
@@ -39,14 +37,24 @@ def farthest(walls):
 
 
 def tally_runs(results, flagged, into):
+    """Count each calibrated run judged against a flagged or an unflagged reference, by its
+    outcome: ("null", outcome) on a cell without a bottleneck, ("cause", outcome) on one with,
+    a commit at depth 1 to 3 counted as correct."""
     for run in results["runs"]:
         if run["mode"] != "calibrated" or run["reference"] not in flagged:
             continue
+        outcome = run["outcome"]
+        if run["truth"] == "no_bottleneck":
+            key = ("null", outcome)
+        else:
+            key = ("cause", "correct" if outcome in ("leaf", "shallow") else outcome)
         t = into[flagged[run["reference"]]]
-        null = run["truth"] == "no_bottleneck"
-        key = ("null", "abstain" if run["outcome"] == "abstain" else run["outcome"]) if null else \
-              ("cause", "correct" if run["outcome"] in ("leaf", "shallow") else run["outcome"])
         t[key] = t.get(key, 0) + 1
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def main():
@@ -54,8 +62,7 @@ def main():
     ap.add_argument("--bounds", default="0.1,0.2,0.3,0.5")
     ap.add_argument("--list", type=float, default=0.3, help="list the references flagged at this bound")
     a = ap.parse_args()
-    files = sorted(glob.glob(os.path.join(RESULTS, "*", "heldout-set*", "matrix", "results.json")))
-    loaded = [(p, json.load(open(p))) for p in files]
+    loaded = [(p, load(p)) for p in evallib.heldout_matrix_results()]
     print("%d held-out matrix results" % len(loaded))
     for bound in [float(b) for b in a.bounds.split(",")]:
         into = {True: {}, False: {}}
@@ -78,7 +85,7 @@ def main():
     for p, r in loaded:
         for i, (v, w) in sorted(references(r).items()):
             if len(w) >= 3 and farthest(w) > a.list:
-                print("  %s %s id %d: %s" % (os.path.relpath(p, RESULTS).split("/matrix")[0], v, i,
+                print("  %s %s id %d: %s" % (os.path.relpath(p, evallib.RESULTS).split("/matrix")[0], v, i,
                                             " ".join("%.2f" % x for x in w)))
 
 

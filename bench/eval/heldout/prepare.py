@@ -1160,6 +1160,23 @@ XGETTEXT_FILES41, XGETTEXT_FNS41, XGETTEXT_CALLS41 = 100, 50, 20
 UCONV_LINES41 = 60000
 
 
+def markdown(rng, vocab, block, sections, paragraphs, items, table=False):
+    """Markdown of sections of a heading, paragraphs of the block's lines with emphasis, code and
+    a link, a list of items and, with table, a table of two columns."""
+    md = []
+    for i in range(sections):
+        md.append("## %s\n\n" % words(rng, vocab, 4))
+        for j in range(paragraphs):
+            md.append("%s *%s* `%s` [%s](http://x/%d).\n\n" % (
+                block[(i * paragraphs + j) % len(block)], rng.choice(vocab), rng.choice(vocab),
+                rng.choice(vocab), i))
+        md.append("".join("- %s\n" % words(rng, vocab, 5) for _ in range(items)) + "\n")
+        if table:
+            md.append("| %s | %s |\n|---|---|\n| %d | %s |\n\n" % (
+                rng.choice(vocab), rng.choice(vocab), i, words(rng, vocab, 3)))
+    return "".join(md)
+
+
 def set42(nobody):
     dev, rng, vocab, block = journaled_begin(20261242, ())
     # a WebP (cwebp's, from a gradient PNG) for dwebp to decode; Markdown for cmark; text for
@@ -1168,15 +1185,8 @@ def set42(nobody):
     subprocess.run(["cwebp", "-quiet", "-q", "90", os.path.join(DIR, "picture.png"), "-o",
                     os.path.join(DIR, "picture.webp")], check=True)
     os.remove(os.path.join(DIR, "picture.png"))
-    md = []
-    for i in range(CMARK_SECTIONS42):
-        md.append("## %s\n\n" % words(rng, vocab, 4))
-        for j in range(6):
-            md.append("%s *%s* `%s` [%s](http://x/%d).\n\n" % (
-                block[(i * 6 + j) % len(block)], rng.choice(vocab), rng.choice(vocab),
-                rng.choice(vocab), i))
-        md.append("".join("- %s\n" % words(rng, vocab, 5) for _ in range(4)) + "\n")
-    write("doc.md", "".join(md), nobody.pw_uid, nobody.pw_gid)
+    write("doc.md", markdown(rng, vocab, block, CMARK_SECTIONS42, 6, 4), nobody.pw_uid,
+          nobody.pw_gid)
     write("text.txt", numbered(block, ENSCRIPT_LINES42), nobody.pw_uid, nobody.pw_gid)
     journaled_end(nobody, dev, out=True)
 
@@ -1288,15 +1298,8 @@ def set47(nobody):
     # Markdown for pandoc to write as a standalone HTML page; a Rust program of many small
     # functions for rustc to optimize and link; random pixels for GraphicsMagick to scale and
     # sharpen
-    md = []
-    for i in range(PANDOC_SECTIONS47):
-        md.append("## %s\n\n" % words(rng, vocab, 4))
-        md.append("%s *%s* `%s` [%s](http://x/%d).\n\n" % (
-            block[i % len(block)], rng.choice(vocab), rng.choice(vocab), rng.choice(vocab), i))
-        md.append("".join("- %s\n" % words(rng, vocab, 5) for _ in range(3)) + "\n")
-        md.append("| %s | %s |\n|---|---|\n| %d | %s |\n\n" % (
-            rng.choice(vocab), rng.choice(vocab), i, words(rng, vocab, 3)))
-    write("doc.md", "".join(md), nobody.pw_uid, nobody.pw_gid)
+    write("doc.md", markdown(rng, vocab, block, PANDOC_SECTIONS47, 1, 3, table=True),
+          nobody.pw_uid, nobody.pw_gid)
     fns = []
     for i in range(RUST_FNS47):
         a, b = rng.randint(3, 97), rng.randint(1, 13)
