@@ -5,9 +5,17 @@ others: for every bench/eval/results/*/heldout-set*/matrix/results.json, each re
 (at the start and again after a lasting perturber) is flagged when one of its runs' wall times lies
 more than a bound from the median of its runs; the calibrated runs judged against flagged and
 unflagged references are tallied apart (null runs: incorrect or abstaining; runs with a cause:
-correct, incorrect or missed), for each bound. argusd's reference takes the median and a scaled MAD
-of its runs, so one such run does not make it noisy: this is what a rule that records such a
-reference again would have had to go on. A guide over results of many rules, not a result.
+correct, incorrect or missed), for each bound. argusd's reference sets aside the run farthest
+from the median of five or more (a trimmed mean and deviation), so one such run does not make it
+noisy: this is what a rule that records such a reference again would have had to go on. A guide
+over results of many rules, not a result.
+
+Then, for each reference whose first run lies more than the --list bound from the median of the
+others, what that run's added wall time went to: its CPU time (perf/task_clock_ns), the host pace
+read after it (argusd's fixed memory loop, daemon/host_pace.c) and the path whose time grew the
+most, each against the median of the other runs. And the calibrated runs tallied apart by whether
+their reference carried argusd's note that the host's pace moved while it was recorded (a rule that
+recorded such a reference again would act on those).
 
     reference_outliers.py [--bounds 0.1,0.2,0.3,0.5] [--list 0.3]
 """
@@ -52,6 +60,43 @@ def tally_runs(results, flagged, into):
         t[key] = t.get(key, 0) + 1
 
 
+def path_metrics(run):
+    """The time metrics of a reference run's paths: "NODE/time_ns" with NODE a tree node."""
+    return [k for k in run if k.endswith("/time_ns") and not k.startswith(("target/", "perf/", "class/"))]
+
+
+def first_run_far(ref, bound):
+    """When the reference's first run lies more than bound from the median of the others: its wall,
+    CPU time and host pace each over the others' median, and the path whose time grew the most
+    (name, ms over the others' median); None otherwise or when the runs lack what it needs."""
+    runs, walls = ref.get("runs") or [], ref["walls_s"]
+    if len(walls) < 3 or len(runs) != len(walls):
+        return None
+    rest = statistics.median(walls[1:])
+    if abs(walls[0] - rest) / rest <= bound:
+        return None
+
+    def ratio(values):
+        if any(v is None for v in values):
+            return None
+        m = statistics.median(values[1:])
+        return values[0] / m if m > 0 else None
+
+    cpu = ratio([r.get("perf/task_clock_ns") for r in runs])
+    paces = ref.get("host_paces_ns") or []
+    pace = ratio(paces) if len(paces) == len(walls) and all(p > 0 for p in paces) else None
+    grew = [(k[:-len("/time_ns")], (runs[0][k] - statistics.median(r.get(k, 0) for r in runs[1:])) / 1e6)
+            for k in path_metrics(runs[0])]
+    top = max(grew, key=lambda g: g[1]) if grew else (None, 0.0)
+    return {"wall": walls[0] / rest, "added_ms": (walls[0] - rest) * 1e3, "cpu": cpu, "pace": pace,
+            "path": top[0], "path_ms": top[1]}
+
+
+def pace_noted(ref):
+    """Did argusd note that the host's pace moved while the reference was recorded?"""
+    return bool((ref.get("host_pace") or {}).get("note"))
+
+
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -87,6 +132,39 @@ def main():
             if len(w) >= 3 and farthest(w) > a.list:
                 print("  %s %s id %d: %s" % (os.path.relpath(p, evallib.RESULTS).split("/matrix")[0], v, i,
                                             " ".join("%.2f" % x for x in w)))
+
+    print("\nreferences whose first run lies more than %.0f%% from the median of the others"
+          " (each figure the first run's over that median; the path's growth in ms):" % (a.list * 100))
+    fmt = lambda x: "%.2f" % x if x is not None else "-"
+    for p, r in loaded:
+        refs = [(v, ref) for v, ref in (r.get("references") or {}).items()]
+        refs += [(v, ref) for v, l in (r.get("references_again") or {}).items() for ref in l]
+        for v, ref in sorted(refs, key=lambda x: x[1]["id"]):
+            f = first_run_far(ref, a.list)
+            if f:
+                print("  %s %s id %d: wall %.2f (%+.0f ms), CPU time %s, host pace %s; most grown path %s %+.1f ms"
+                      % (os.path.relpath(p, evallib.RESULTS).split("/matrix")[0], v, ref["id"], f["wall"],
+                         f["added_ms"], fmt(f["cpu"]), fmt(f["pace"]), f["path"], f["path_ms"]))
+
+    into = {True: {}, False: {}}
+    n = {True: 0, False: 0}
+    for _, r in loaded:
+        refs = [ref for ref in (r.get("references") or {}).values()]
+        refs += [ref for l in (r.get("references_again") or {}).values() for ref in l]
+        noted = {ref["id"]: pace_noted(ref) for ref in refs if "host_pace" in ref}
+        for f in noted.values():
+            n[f] += 1
+        tally_runs(r, noted, into)
+    print("\nby argusd's note that the host's pace moved while the reference was recorded"
+          " (references that kept a pace reading): %d noted, %d not" % (n[True], n[False]))
+    for f in (True, False):
+        t = into[f]
+        nulls = sum(v for (k, _), v in t.items() if k == "null")
+        causes = sum(v for (k, _), v in t.items() if k == "cause")
+        print("  %-8s null runs %4d: %3d incorrect; runs with a cause %4d: %3d correct, %3d incorrect, %3d missed"
+              % ("noted" if f else "others", nulls, t.get(("null", "incorrect"), 0), causes,
+                 t.get(("cause", "correct"), 0), t.get(("cause", "incorrect"), 0),
+                 t.get(("cause", "miss"), 0)))
 
 
 if __name__ == "__main__":
