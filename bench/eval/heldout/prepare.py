@@ -114,6 +114,9 @@ thirty-eighth: a tree of small text files that ostree commits into a repository 
 into one; `--set 48 --release` as for set 10. Set 49 (--set 49) in /var/tmp/argus-heldout49, a
 thirty-ninth: a tree of text files and random bytes with copies among them, which rdfind and
 hashdeep read whole, and a SquashFS image of it for unsquashfs; `--set 49 --release` as for set 10.
+Set 50 (--set 50) in /var/tmp/argus-heldout50, a fortieth: text with a Ruby script that counts its
+words, comma-separated records with a PHP script that sums them by key, a PDF of text made by
+enscript and Ghostscript for pdftotext, and text for lrzip; `--set 50 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -151,9 +154,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         43: "/var/tmp/argus-heldout43", 44: "/var/tmp/argus-heldout44",
         45: "/var/tmp/argus-heldout45", 46: "/var/tmp/argus-heldout46",
         47: "/var/tmp/argus-heldout47", 48: "/var/tmp/argus-heldout48",
-        49: "/var/tmp/argus-heldout49"}
+        49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50)
 DIR = DIRS[1]
 
 
@@ -1351,12 +1354,62 @@ TREE_DIRS49 = 60
 RANDOM_FILES49, RANDOM_MIB49 = 6, 24
 
 
+RUBY_WORDS50 = """counts = Hash.new(0)
+File.foreach(ARGV[0]) { |line| line.split.each { |w| counts[w] += 1 } }
+top = counts.sort_by { |w, n| [-n, w] }.first(2000)
+File.write(ARGV[1], top.map { |w, n| "#{w} #{n}" }.join("\\n") + "\\n")
+"""
+
+PHP_SUMS50 = """<?php
+$sums = [];
+$counts = [];
+$f = fopen($argv[1], 'r');
+while (($r = fgetcsv($f)) !== false) {
+    $k = $r[1];
+    $sums[$k] = ($sums[$k] ?? 0) + (float)$r[2];
+    $counts[$k] = ($counts[$k] ?? 0) + 1;
+}
+fclose($f);
+ksort($sums);
+$out = fopen($argv[2], 'w');
+foreach ($sums as $k => $v)
+    fprintf($out, "%s,%d,%.3f\\n", $k, $counts[$k], $v / $counts[$k]);
+fclose($out);
+"""
+
+
+def set50(nobody):
+    dev, rng, vocab, block = journaled_begin(20261250, ("out",))
+    # text for Ruby to count the words of and lrzip to compress, comma-separated records for PHP
+    # to sum by key, and a PDF that enscript and Ghostscript make of text, for pdftotext
+    write("words.rb", RUBY_WORDS50, nobody.pw_uid, nobody.pw_gid)
+    write("text.dat", numbered(block, RUBY_LINES50), nobody.pw_uid, nobody.pw_gid)
+    write("lrz.dat", numbered(block, LRZIP_LINES50), nobody.pw_uid, nobody.pw_gid)
+    write("sums.php", PHP_SUMS50, nobody.pw_uid, nobody.pw_gid)
+    keys = [rng.choice(vocab) for _ in range(3000)]
+    write("records.csv", "".join("%d,%s,%d.%02d\n" % (i, rng.choice(keys), rng.randint(0, 99999),
+                                                        rng.randint(0, 99))
+                                  for i in range(PHP_RECORDS50)), nobody.pw_uid, nobody.pw_gid)
+    write("doc.txt", numbered(block, PDF_LINES50), nobody.pw_uid, nobody.pw_gid)
+    ps = os.path.join(DIR, "doc.ps")
+    subprocess.run(["enscript", "-q", "-B", "-p", ps, os.path.join(DIR, "doc.txt")], check=True)
+    subprocess.run(["ps2pdf", ps, os.path.join(DIR, "doc.pdf")], check=True)
+    os.unlink(ps)
+    journaled_end(nobody, dev, out=True)
+
+
+RUBY_LINES50 = 150000
+LRZIP_LINES50 = 160000
+PHP_RECORDS50 = 800000
+PDF_LINES50 = 60000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 49: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 50: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1375,7 +1428,7 @@ def main():
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
-            45: set45, 46: set46, 47: set47, 48: set48, 49: set49}
+            45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
