@@ -14,8 +14,11 @@ Then, for each reference whose first run lies more than the --list bound from th
 others, what that run's added wall time went to: its CPU time (perf/task_clock_ns), the host pace
 read after it (argusd's fixed memory loop, daemon/host_pace.c) and the path whose time grew the
 most, each against the median of the other runs. And the calibrated runs tallied apart by whether
-their reference carried argusd's note that the host's pace moved while it was recorded (a rule that
-recorded such a reference again would act on those).
+their reference carried argusd's note that the host's pace moved while it was recorded, and by
+whether it was recorded while the host ran slow: the median of its runs' pace readings 1.25 times
+(argusd's HOST_PACE_MOVED) or more the fastest of its own runs' readings and of the medians of the
+references the same matrix run recorded before it (what argusd could know of the host's usual pace
+while recording it). A rule that recorded such references again would act on those.
 
     reference_outliers.py [--bounds 0.1,0.2,0.3,0.5] [--list 0.3]
 """
@@ -27,15 +30,16 @@ import statistics
 
 import evallib
 
-def references(results):
-    """{id: (victim, walls)} of every reference a matrix run recorded."""
-    out = {}
-    for victim, ref in (results.get("references") or {}).items():
-        out[ref["id"]] = (victim, ref["walls_s"])
-    for victim, refs in (results.get("references_again") or {}).items():
-        for ref in refs:
-            out[ref["id"]] = (victim, ref["walls_s"])
-    return out
+# argusd's own bound for a pace that moved (host_pace.h's HOST_PACE_MOVED)
+PACE_SLOW = 1.25
+
+
+def all_references(results):
+    """(victim, reference) of every reference a matrix run recorded (at the start, and again after
+    a lasting perturber), in the order recorded."""
+    out = [(v, ref) for v, ref in (results.get("references") or {}).items()]
+    out += [(v, ref) for v, refs in (results.get("references_again") or {}).items() for ref in refs]
+    return sorted(out, key=lambda x: x[1]["id"])
 
 
 def farthest(walls):
@@ -58,6 +62,49 @@ def tally_runs(results, flagged, into):
             key = ("cause", "correct" if outcome in ("leaf", "shallow") else outcome)
         t = into[flagged[run["reference"]]]
         t[key] = t.get(key, 0) + 1
+
+
+def print_tally(into, n, names):
+    """The tally of tally_runs, the flagged references' line first; names: (flagged, others)."""
+    for f, name in ((True, names[0]), (False, names[1])):
+        t = into[f]
+        nulls = sum(v for (k, _), v in t.items() if k == "null")
+        causes = sum(v for (k, _), v in t.items() if k == "cause")
+        print("  %-8s %3d references; null runs %4d: %3d incorrect; runs with a cause %4d: %3d correct,"
+              " %3d incorrect, %3d missed"
+              % (name, n[f], nulls, t.get(("null", "incorrect"), 0), causes,
+                 t.get(("cause", "correct"), 0), t.get(("cause", "incorrect"), 0),
+                 t.get(("cause", "miss"), 0)))
+
+
+def tally_flagged(loaded, flag):
+    """Tally every matrix run's calibrated runs by flag(results, references in order), a {id: bool}
+    of the references it judges."""
+    into = {True: {}, False: {}}
+    n = {True: 0, False: 0}
+    for _, r in loaded:
+        flagged = flag(r, all_references(r))
+        for f in flagged.values():
+            n[f] += 1
+        tally_runs(r, flagged, into)
+    return into, n
+
+
+def slow_paced(results, refs, bound):
+    """{id: flagged} of the references with a host pace reading: flagged when the median of its
+    runs' readings is bound times or more the fastest reading among its own runs, or the median of
+    a reference the same matrix run recorded before it (what argusd could know while recording
+    it: the host's usual pace, by its fastest recent reference or its own fastest run)."""
+    out, before = {}, []
+    for _, ref in refs:
+        hp = ref.get("host_pace")
+        if not hp or not hp.get("median_ns"):
+            continue
+        own = [p for p in (ref.get("host_paces_ns") or []) if p > 0]
+        fastest = min(own + before + [hp["median_ns"]])
+        out[ref["id"]] = hp["median_ns"] / fastest >= bound
+        before.append(hp["median_ns"])
+    return out
 
 
 def path_metrics(run):
@@ -97,6 +144,11 @@ def pace_noted(ref):
     return bool((ref.get("host_pace") or {}).get("note"))
 
 
+def where(path):
+    """A results.json's set, as the listings name it: DAY/heldout-setN."""
+    return os.path.relpath(path, evallib.RESULTS).split("/matrix")[0]
+
+
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -110,61 +162,46 @@ def main():
     loaded = [(p, load(p)) for p in evallib.heldout_matrix_results()]
     print("%d held-out matrix results" % len(loaded))
     for bound in [float(b) for b in a.bounds.split(",")]:
-        into = {True: {}, False: {}}
-        n = {True: 0, False: 0}
-        for _, r in loaded:
-            flagged = {i: farthest(w) > bound for i, (v, w) in references(r).items() if len(w) >= 3}
-            for f in flagged.values():
-                n[f] += 1
-            tally_runs(r, flagged, into)
-        print("\nbound %.0f%%: %d references flagged, %d not" % (bound * 100, n[True], n[False]))
-        for f in (True, False):
-            t = into[f]
-            nulls = sum(v for (k, _), v in t.items() if k == "null")
-            causes = sum(v for (k, _), v in t.items() if k == "cause")
-            print("  %-8s null runs %4d: %3d incorrect; runs with a cause %4d: %3d correct, %3d incorrect, %3d missed"
-                  % ("flagged" if f else "others", nulls, t.get(("null", "incorrect"), 0), causes,
-                     t.get(("cause", "correct"), 0), t.get(("cause", "incorrect"), 0),
-                     t.get(("cause", "miss"), 0)))
+        into, n = tally_flagged(loaded, lambda r, refs: {
+            ref["id"]: farthest(ref["walls_s"]) > bound for _, ref in refs if len(ref["walls_s"]) >= 3})
+        print("\nbound %.0f%%: a run that far from the median of its reference's runs" % (bound * 100))
+        print_tally(into, n, ("flagged", "others"))
     print("\nreferences with a run more than %.0f%% from their median:" % (a.list * 100))
     for p, r in loaded:
-        for i, (v, w) in sorted(references(r).items()):
+        for v, ref in all_references(r):
+            w = ref["walls_s"]
             if len(w) >= 3 and farthest(w) > a.list:
-                print("  %s %s id %d: %s" % (os.path.relpath(p, evallib.RESULTS).split("/matrix")[0], v, i,
-                                            " ".join("%.2f" % x for x in w)))
+                print("  %s %s id %d: %s" % (where(p), v, ref["id"], " ".join("%.2f" % x for x in w)))
 
     print("\nreferences whose first run lies more than %.0f%% from the median of the others"
           " (each figure the first run's over that median; the path's growth in ms):" % (a.list * 100))
     fmt = lambda x: "%.2f" % x if x is not None else "-"
     for p, r in loaded:
-        refs = [(v, ref) for v, ref in (r.get("references") or {}).items()]
-        refs += [(v, ref) for v, l in (r.get("references_again") or {}).items() for ref in l]
-        for v, ref in sorted(refs, key=lambda x: x[1]["id"]):
+        for v, ref in all_references(r):
             f = first_run_far(ref, a.list)
             if f:
                 print("  %s %s id %d: wall %.2f (%+.0f ms), CPU time %s, host pace %s; most grown path %s %+.1f ms"
-                      % (os.path.relpath(p, evallib.RESULTS).split("/matrix")[0], v, ref["id"], f["wall"],
-                         f["added_ms"], fmt(f["cpu"]), fmt(f["pace"]), f["path"], f["path_ms"]))
+                      % (where(p), v, ref["id"], f["wall"], f["added_ms"], fmt(f["cpu"]), fmt(f["pace"]),
+                         f["path"], f["path_ms"]))
 
-    into = {True: {}, False: {}}
-    n = {True: 0, False: 0}
-    for _, r in loaded:
-        refs = [ref for ref in (r.get("references") or {}).values()]
-        refs += [ref for l in (r.get("references_again") or {}).values() for ref in l]
-        noted = {ref["id"]: pace_noted(ref) for ref in refs if "host_pace" in ref}
-        for f in noted.values():
-            n[f] += 1
-        tally_runs(r, noted, into)
+    into, n = tally_flagged(loaded, lambda r, refs: {
+        ref["id"]: pace_noted(ref) for _, ref in refs if "host_pace" in ref})
     print("\nby argusd's note that the host's pace moved while the reference was recorded"
-          " (references that kept a pace reading): %d noted, %d not" % (n[True], n[False]))
-    for f in (True, False):
-        t = into[f]
-        nulls = sum(v for (k, _), v in t.items() if k == "null")
-        causes = sum(v for (k, _), v in t.items() if k == "cause")
-        print("  %-8s null runs %4d: %3d incorrect; runs with a cause %4d: %3d correct, %3d incorrect, %3d missed"
-              % ("noted" if f else "others", nulls, t.get(("null", "incorrect"), 0), causes,
-                 t.get(("cause", "correct"), 0), t.get(("cause", "incorrect"), 0),
-                 t.get(("cause", "miss"), 0)))
+          " (references with a pace reading):")
+    print_tally(into, n, ("noted", "others"))
+
+    into, n = tally_flagged(loaded, lambda r, refs: slow_paced(r, refs, PACE_SLOW))
+    print("\nby the host's pace while the reference was recorded: the median of its runs' readings %.2f"
+          " times or more the fastest of its own runs' and of the references recorded before it in"
+          " the same matrix run:" % PACE_SLOW)
+    print_tally(into, n, ("slow", "others"))
+    for p, r in loaded:
+        slow = slow_paced(r, all_references(r), PACE_SLOW)
+        for v, ref in all_references(r):
+            if slow.get(ref["id"]):
+                print("  %s %s id %d: median %.2f ns a load, its runs %s" % (
+                    where(p), v, ref["id"], ref["host_pace"]["median_ns"],
+                    " ".join("%.2f" % x for x in ref.get("host_paces_ns") or [])))
 
 
 if __name__ == "__main__":
