@@ -33,6 +33,7 @@ void config_defaults(struct config *c)
 	c->min_slowdown = CONFIG_DEFAULT_MIN_SLOWDOWN;
 	c->window_s = 5;
 	c->warmup_runs = 1;
+	c->reference_pace_check = true;
 	c->syscall_events = SYSCALL_EVENTS_DEFAULT;
 	backend_order_default(&c->backends);
 	c->api_group = xstrdup("argus");
@@ -127,6 +128,8 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_double(&c->false_flag_rate, value, 0, 0.5);
 	else if (!strcmp(key, "min_slowdown"))
 		r = set_double(&c->min_slowdown, value, 0, 1);
+	else if (!strcmp(key, "reference_pace_check"))
+		r = set_bool(&c->reference_pace_check, value);
 	else if (!strcmp(key, "allow_stale_reference"))
 		r = set_bool(&c->allow_stale_reference, value);
 	else if (!strcmp(key, "probe_stats"))

@@ -37,6 +37,12 @@ struct config {
 	double min_slowdown;
 	unsigned window_s;   /* default observation window for running targets, 5 */
 	unsigned warmup_runs; /* unmeasured runs of a workload before a job measures it, 1 */
+	/*
+	 * A reference recorded while the host ran slower than its usual pace
+	 * (the median of its references of the last day, host_pace_slow) is
+	 * recorded again, as a noisy one is; true by default.
+	 */
+	bool reference_pace_check;
 	bool allow_stale_reference; /* diagnose against a reference from another kernel/tree (warns) */
 	/*
 	 * kernel.bpf_stats on while argusd measures, for the report's probe

@@ -153,6 +153,18 @@ char *host_pace_unsteady(double min, double max)
 			 min, max);
 }
 
+char *host_pace_slow(double now, double usual)
+{
+	if (!(now > 0) || !(usual > 0) || !(now >= usual * HOST_PACE_MOVED))
+		return NULL;
+	return xasprintf("recorded while the host ran slow: argusd's fixed memory loop took %.1f ns "
+			 "per load over its runs, %.2fx the host's usual %.1f (the median of its "
+			 "references of the last day on the same CPU); a diagnosis against it would "
+			 "not see a slowdown of that size: record it again when the host runs at its "
+			 "usual speed",
+			 now, now / usual, usual);
+}
+
 json_t *host_pace_to_json(const struct host_pace *p)
 {
 	json_t *o = json_pack("{s:f,s:f}", "ns_per_load", round(p->ns_per_load * 100) / 100,

@@ -19,7 +19,9 @@
  * against two programs' run times (bench/eval/results/2026-12-05/host-pace);
  * over five runs that agreed within 2% its readings spread by up to 1.35
  * times (bench/eval/results/2026-12-06/heldout-set30/host-pace). It is a
- * report, not a correction: no verdict depends on it.
+ * report, not a correction: no verdict depends on it. A reference recorded
+ * while the host ran slower than its usual pace is recorded again
+ * (reference.c, host_pace_slow).
  */
 #pragma once
 
@@ -70,6 +72,13 @@ char *host_pace_moved(double now, double ref);
  * when they do not or either is 0 (pure).
  */
 char *host_pace_unsteady(double min, double max);
+
+/*
+ * The warning a reference carries when its runs' median reading now is
+ * HOST_PACE_MOVED times or more the host's usual pace, usual, read on the
+ * same CPU (malloc'd), NULL when it is not or either is 0 (pure).
+ */
+char *host_pace_slow(double now, double usual);
 
 /* {"ns_per_load", "cpu"?, "took_ms"} for the trace. */
 json_t *host_pace_to_json(const struct host_pace *p);

@@ -139,14 +139,16 @@ struct attempt {
 	struct mvec *vecs;
 	size_t n;
 	size_t extended; /* of the n, the runs that extended it */
-	json_t *runs; /* [{"run", "wall_s", "quiet"?}] */
+	json_t *runs; /* [{"run", "wall_s", "quiet"?, "host_pace"?}] */
 	double mean_ns, cv;
+	char *slow; /* host_pace_slow's warning when the host ran slow through its runs */
 };
 
 static void attempt_clear(struct attempt *a)
 {
 	mvec_array_free(a->vecs, a->vecs ? a->n : 0);
 	json_decref(a->runs);
+	free(a->slow);
 	*a = (struct attempt){};
 }
 
@@ -240,6 +242,53 @@ static void runs_pace(const json_t *runs, double *ret_median, double *ret_min, d
 	free(ns);
 }
 
+/* The CPU the runs' host pace was read on: the first run's, -1 when unpinned or unread. */
+static int runs_pace_cpu(const json_t *runs)
+{
+	const json_t *cpu = json_object_get(json_object_get(json_array_get(runs, 0), "host_pace"), "cpu");
+
+	return json_is_integer(cpu) ? (int)json_integer_value(cpu) : -1;
+}
+
+/* The references of the last day on this host whose pace the usual one is taken from, at most. */
+#define REFERENCE_PACE_REFS 100
+#define REFERENCE_PACE_AGE_NS (86400ull * 1000000000ull)
+
+/*
+ * The host's usual pace on cpu: the median of the runs' median pace of the
+ * references stored on this host in the last day whose pace was read on
+ * the same CPU (-1: unpinned), the newest REFERENCE_PACE_REFS of them; 0
+ * when there is none. The median, not the fastest: one reference recorded
+ * in a fast moment does not make every later one slow.
+ */
+static double usual_pace(struct store *s, const struct diag_env *env, int cpu)
+{
+	json_auto_t *list = NULL;
+	const json_t *ref;
+	double ns[REFERENCE_PACE_REFS];
+	char since[32];
+	uint64_t now = now_real_ns();
+	size_t i, n = 0;
+
+	if (store_reference_list(s, NULL, REFERENCE_PACE_REFS, &list) < 0)
+		return 0;
+	format_iso8601(now > REFERENCE_PACE_AGE_NS ? now - REFERENCE_PACE_AGE_NS : 0, since,
+		       sizeof(since));
+	json_array_foreach(json_object_get(list, "references"), i, ref)
+	{
+		const json_t *pcpu = json_object_get(ref, "host_pace_cpu");
+		double pace = json_number_value(json_object_get(ref, "host_pace_ns"));
+
+		if (strcmp(json_string_value(json_object_get(ref, "host")) ?: "", env->hostname) != 0 ||
+		    strcmp(json_string_value(json_object_get(ref, "created")) ?: "", since) < 0 ||
+		    !json_is_integer(pcpu) || json_integer_value(pcpu) != cpu || !(pace > 0) ||
+		    n == REFERENCE_PACE_REFS)
+			continue;
+		ns[n++] = pace;
+	}
+	return host_pace_median(ns, n);
+}
+
 /* Measure the target repeats times with the plan; *ret filled on success. */
 static int record_runs(struct job_ctx *ctx, const struct diag_env *env,
 		       const struct probe_plan *plan, const struct measure_target *tg,
@@ -329,6 +378,14 @@ static void attempt_extend(struct attempt *a, struct attempt *more, const struct
 	attempt_clear(more);
 }
 
+/* Is attempt a better kept than b: one at the host's usual pace before a slow one, then the less noisy. */
+static bool better_attempt(const struct attempt *a, const struct attempt *b)
+{
+	if (!a->slow != !b->slow)
+		return !a->slow;
+	return a->cv < b->cv;
+}
+
 /* Extend attempt a (number attempt) to REFERENCE_EXTENDED_RUNS runs, noted in the trace. */
 static int extend_attempt(struct job_ctx *ctx, const struct diag_env *env,
 			  const struct probe_plan *plan, const struct measure_target *tg,
@@ -371,7 +428,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	int64_t ref_id = 0;
 	char *err = NULL;
 	int r, k, attempt, attempts = 0, best_attempt = 0;
-	double pace = 0, pace_min = 0, pace_max = 0;
+	double pace = 0, pace_min = 0, pace_max = 0, usual = 0;
 	bool noisy = false;
 	_cleanup_free_ char *slower = NULL, *unsteady = NULL;
 
@@ -405,21 +462,31 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	 * of the target's own wall time means the system was not quiet, and
 	 * every deviation measured against it would need to be that much
 	 * larger. Runs that disagree are recorded again, after a pause and a
-	 * wait for a quiet machine, a bounded number of times; the least noisy
-	 * attempt is kept. An attempt whose runs agree, but too loosely for one
-	 * run of a diagnosis, is extended first: runs that disagree in its
-	 * extension make it a noisy attempt like any other.
+	 * wait for a quiet machine, a bounded number of times. An attempt whose
+	 * runs agree, but too loosely for one run of a diagnosis, is extended
+	 * first: runs that disagree in its extension make it a noisy attempt
+	 * like any other. So is one recorded while the host's cores ran slower
+	 * than their usual pace (the median of the host's references of the
+	 * last day): its runs may agree, and every later diagnosis would be
+	 * judged against a target slowed by the host. The kept attempt is one
+	 * at the usual pace when there is one, and of those the least noisy.
 	 */
 	for (attempt = 1; attempt <= REFERENCE_ATTEMPTS; attempt++) {
 		struct attempt a = {};
+		double a_pace, a_min, a_max;
 
 		if (attempt > 1) {
 			unsigned pause = REFERENCE_PAUSE_S * (unsigned)(attempt - 1);
 
 			job_ctx_trace(ctx, "note",
-				      json_pack("{s:s,s:f,s:i,s:i}", "note",
-						"noisy reference: recording it again", "wall_cv",
-						best.cv, "attempt", attempt, "pause_s", (int)pause));
+				      best.slow ? json_pack("{s:s,s:s,s:i,s:i}", "note",
+							    "the host ran slow: recording it again",
+							    "why", best.slow, "attempt", attempt,
+							    "pause_s", (int)pause)
+						: json_pack("{s:s,s:f,s:i,s:i}", "note",
+							    "noisy reference: recording it again",
+							    "wall_cv", best.cv, "attempt", attempt,
+							    "pause_s", (int)pause));
 			if (!pause_unless_cancelled(ctx, pause)) {
 				r = -ECANCELED;
 				*ret_error = job_error("cancelled", "the job was cancelled");
@@ -435,13 +502,19 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			break;
 		}
 		attempts = attempt;
-		if (!best.vecs || a.cv < best.cv) {
+		if (env->cfg->reference_pace_check) {
+			if (attempt == 1)
+				usual = usual_pace(s, env, runs_pace_cpu(a.runs));
+			runs_pace(a.runs, &a_pace, &a_min, &a_max);
+			a.slow = host_pace_slow(a_pace, usual);
+		}
+		if (!best.vecs || better_attempt(&a, &best)) {
 			attempt_clear(&best);
 			best = a;
 			best_attempt = attempt;
 		} else
 			attempt_clear(&a);
-		if (!diag_noise_metric(&tg) || best.cv <= REFERENCE_NOISY_CV)
+		if (!best.slow && (!diag_noise_metric(&tg) || best.cv <= REFERENCE_NOISY_CV))
 			break;
 	}
 	/* every attempt noisy: the least noisy one extended, as one that agreed would have been */
@@ -463,8 +536,10 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 				 "probe_stats", env->cfg->probe_stats);
 		json_object_set_new(meta, "syscall_events", json_string(syscall_events_name()));
 		runs_pace(best.runs, &pace, &pace_min, &pace_max);
-		if (pace > 0)
+		if (pace > 0) {
 			json_object_set_new(meta, "host_pace_ns", json_real(pace));
+			json_object_set_new(meta, "host_pace_cpu", json_integer(runs_pace_cpu(best.runs)));
+		}
 		/* a running target's counts cover a window: a diagnosis observes the same one */
 		if (!tg.workload)
 			json_object_set_new(meta, "window_s", json_integer(tg.window_ms / 1000));
@@ -501,6 +576,10 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	if (slower)
 		json_array_append_new(json_object_get(*ret_result, "warnings"),
 				      json_string(slower));
+	if (best.slow)
+		json_array_append_new(json_object_get(*ret_result, "warnings"),
+				      json_sprintf("%s (each of its %d attempt%s ran slow)", best.slow,
+						   attempts, attempts == 1 ? "" : "s"));
 	if (pace > 0) {
 		json_t *hp = json_pack("{s:f,s:f,s:f}", "median_ns", pace, "min_ns", pace_min,
 				       "max_ns", pace_max);
@@ -514,6 +593,8 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			unsteady = host_pace_unsteady(pace_min, pace_max);
 		if (unsteady)
 			json_object_set_new(hp, "note", json_string(unsteady));
+		if (usual > 0)
+			json_object_set_new(hp, "usual_ns", json_real(usual));
 		json_object_set_new(*ret_result, "host_pace", hp);
 	}
 	if (tg.service && tg.service->sli)

@@ -109,7 +109,12 @@ static void test_false_flag_rate(void)
 	config_free(&c);
 	CHECK(load("quiet_sample_ms = 250\n", &c, &err) == 0);
 	CHECK_EQ(c.quiet_sample_ms, 250, "quiet_sample_ms");
+	CHECK(c.reference_pace_check);
 	config_free(&c);
+	CHECK(load("reference_pace_check = false\n", &c, &err) == 0);
+	CHECK(!c.reference_pace_check);
+	config_free(&c);
+	expect_refused("reference_pace_check = sometimes\n", "line 1", "sometimes");
 	CHECK(load("false_flag_rate = 0.01\n", &c, &err) == 0);
 	CHECK(c.false_flag_rate == 0.01);
 	config_free(&c);

@@ -277,6 +277,18 @@ static void test_pace_said(void)
 	free(s);
 	CHECK(!host_pace_unsteady(8.0, 9.9));
 	CHECK(!host_pace_unsteady(0, 13.4));
+	s = host_pace_slow(11.9, 8.0);
+	CHECKF(s && strstr(s, "recorded while the host ran slow") && strstr(s, "took 11.9 ns") &&
+		       strstr(s, "1.49x the host's usual 8.0"),
+	       "%s", s ?: "(none)");
+	free(s);
+	s = host_pace_slow(10.0, 8.0);
+	CHECKF(s && strstr(s, "1.25x"), "%s", s ?: "(none)");
+	free(s);
+	CHECK(!host_pace_slow(9.9, 8.0));
+	CHECK(!host_pace_slow(6.0, 8.0));
+	CHECK(!host_pace_slow(11.9, 0));
+	CHECK(!host_pace_slow(0, 8.0));
 }
 
 int main(void)

@@ -8,6 +8,8 @@
 #include "tests/daemon-harness.h"
 #include "tests/tap.h"
 
+#include <sqlite3.h>
+
 static struct daemon d;
 static char counter_dir[] = "/tmp/argus-ref-XXXXXX";
 
@@ -261,6 +263,102 @@ static void test_extends_by_tau(void)
 	daemon_cleanup(&strict);
 }
 
+/*
+ * The host's usual pace, as argusd takes it from the references it stored
+ * on this host in the last day, set to ns in every stored reference of dm
+ * (the store written as a host that ran at that pace would have left it).
+ */
+static void set_stored_pace(struct daemon *dm, double ns)
+{
+	_cleanup_free_ char *db = xasprintf("%s/state/argusd.db", dm->dir);
+	_cleanup_free_ char *sql =
+	    xasprintf("UPDATE refs SET meta = json_set(meta, '$.host_pace_ns', %.3f)", ns);
+	sqlite3 *h = NULL;
+	char *err = NULL;
+
+	REQUIRE(sqlite3_open(db, &h) == SQLITE_OK);
+	sqlite3_busy_timeout(h, 10000);
+	CHECKF(sqlite3_exec(h, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql, err ?: "");
+	sqlite3_free(err);
+	sqlite3_close(h);
+}
+
+/*
+ * Record dp's "steady" workload against a usual pace of usual_ns (0: the
+ * store left as it is) and check what every such reference shows: it
+ * succeeded after attempts attempts, with notes - 1 notes of a slow host;
+ * the job (its result's host_pace in *ret_pace) for more checks.
+ */
+static json_t *record_paced(struct daemon *dp, double usual_ns, int attempts, json_t **ret_pace)
+{
+	json_t *trace, *job, *res;
+
+	if (usual_ns > 0)
+		set_stored_pace(dp, usual_ns);
+	job = record_on(dp, "steady", &trace);
+	res = json_object_get(job, "result");
+	CHECKF(strcmp(job_state(job), "succeeded") == 0, "%s", json_text(job));
+	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), attempts, "attempts");
+	CHECK_EQ(count_steps(trace, "note", "the host ran slow: recording it again"),
+		 (size_t)attempts - 1, "notes");
+	CHECK_EQ(count_steps(trace, "measure", NULL), (size_t)attempts * 3, "measured runs");
+	*ret_pace = json_object_get(res, "host_pace");
+	CHECKF(json_number_value(json_object_get(*ret_pace, "median_ns")) > 0 &&
+		       json_number_value(json_object_get(*ret_pace, "usual_ns")) == usual_ns,
+	       "host_pace %s against %g", json_text(*ret_pace), usual_ns);
+	json_decref(trace);
+	return job;
+}
+
+/*
+ * A reference recorded while the host's cores ran slower than their usual
+ * pace (reference_pace_check, on in this daemon): the first reference has
+ * no usual pace to be judged against and is kept at once, with its pace
+ * and CPU stored. Against a usual pace of 0.5 ns a load (a real reading is
+ * tens of times that) every attempt ran slow: recorded again twice, kept
+ * with a warning that says so. Against one of 1000 ns none did: kept at
+ * once, without it.
+ */
+static void test_pace_slow(void)
+{
+	struct daemon dp;
+	json_t *job, *hp, *warnings;
+	struct http_reply r;
+	_cleanup_free_ char *path = NULL;
+	const char *warning;
+
+	tap_subtest("pace_slow");
+	REQUIRE(daemon_prepare(&dp, "reference_pace_check = true\n") == 0);
+	add_workload(&dp, "steady", "", "0");
+	REQUIRE(daemon_start(&dp) == 0);
+
+	job = record_paced(&dp, 0, 1, &hp);
+	path = xasprintf("/references/%lld", (long long)json_integer_value(json_object_get(
+						 json_object_get(job, "result"), "reference")));
+	CHECK(http_get(&dp, path, &r) == 200);
+	CHECKF(json_number_value(json_object_get(r.json, "host_pace_ns")) > 0 &&
+		       json_is_integer(json_object_get(r.json, "host_pace_cpu")),
+	       "stored %s", json_text(r.json));
+	reply_free(&r);
+	json_decref(job);
+
+	job = record_paced(&dp, 0.5, 3, &hp);
+	warnings = json_object_get(json_object_get(job, "result"), "warnings");
+	CHECK_EQ(json_array_size(warnings), 1, "warnings");
+	warning = json_string_value(json_array_get(warnings, 0)) ?: "";
+	CHECKF(strstr(warning, "recorded while the host ran slow") &&
+		       strstr(warning, "the host's usual 0.5") &&
+		       strstr(warning, "each of its 3 attempts ran slow"),
+	       "%s", warning);
+	json_decref(job);
+
+	job = record_paced(&dp, 1000, 1, &hp);
+	warnings = json_object_get(json_object_get(job, "result"), "warnings");
+	CHECK_EQ(json_array_size(warnings), 0, "warnings");
+	json_decref(job);
+	daemon_cleanup(&dp);
+}
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -280,6 +378,7 @@ int main(void)
 	test_extension_disagrees();
 	test_still_noisy();
 	test_extends_by_tau();
+	test_pace_slow();
 
 	daemon_cleanup(&d);
 	stage_remove(counter_dir);

@@ -15,10 +15,10 @@ others, what that run's added wall time went to: its CPU time (perf/task_clock_n
 read after it (argusd's fixed memory loop, daemon/host_pace.c) and the path whose time grew the
 most, each against the median of the other runs. And the calibrated runs tallied apart by whether
 their reference carried argusd's note that the host's pace moved while it was recorded, and by
-whether it was recorded while the host ran slow: the median of its runs' pace readings 1.25 times
-(argusd's HOST_PACE_MOVED) or more the fastest of its own runs' readings and of the medians of the
-references the same matrix run recorded before it (what argusd could know of the host's usual pace
-while recording it). A rule that recorded such references again would act on those.
+whether it was recorded while the host ran slow as argusd's reference_pace_check judges it: the
+median of its runs' pace readings 1.25 times (HOST_PACE_MOVED) or more the host's usual pace, the
+median of the references the same matrix run recorded before it (what argusd knows of the host's
+usual pace while recording it). The references that rule records again.
 
     reference_outliers.py [--bounds 0.1,0.2,0.3,0.5] [--list 0.3]
 """
@@ -91,18 +91,18 @@ def tally_flagged(loaded, flag):
 
 
 def slow_paced(results, refs, bound):
-    """{id: flagged} of the references with a host pace reading: flagged when the median of its
-    runs' readings is bound times or more the fastest reading among its own runs, or the median of
-    a reference the same matrix run recorded before it (what argusd could know while recording
-    it: the host's usual pace, by its fastest recent reference or its own fastest run)."""
+    """{id: flagged} of the references with a host pace reading, flagged as argusd's
+    reference_pace_check would have found their runs (reference.c, usual_pace): the median of
+    their runs' readings bound times or more the host's usual pace, the median of the pace medians
+    of the references recorded before them in the same matrix run (on this VM every victim's pace
+    is read on CPU 0, and a matrix run lasts under the day the rule looks back over). The first
+    reference of a run has none to be judged against."""
     out, before = {}, []
     for _, ref in refs:
         hp = ref.get("host_pace")
         if not hp or not hp.get("median_ns"):
             continue
-        own = [p for p in (ref.get("host_paces_ns") or []) if p > 0]
-        fastest = min(own + before + [hp["median_ns"]])
-        out[ref["id"]] = hp["median_ns"] / fastest >= bound
+        out[ref["id"]] = bool(before) and hp["median_ns"] >= bound * statistics.median(before)
         before.append(hp["median_ns"])
     return out
 
@@ -191,9 +191,9 @@ def main():
     print_tally(into, n, ("noted", "others"))
 
     into, n = tally_flagged(loaded, lambda r, refs: slow_paced(r, refs, PACE_SLOW))
-    print("\nby the host's pace while the reference was recorded: the median of its runs' readings %.2f"
-          " times or more the fastest of its own runs' and of the references recorded before it in"
-          " the same matrix run:" % PACE_SLOW)
+    print("\nby the host's pace while the reference was recorded (reference_pace_check): the median of"
+          " its runs' readings %.2f times or more the median of those of the references recorded before"
+          " it in the same matrix run:" % PACE_SLOW)
     print_tally(into, n, ("slow", "others"))
     for p, r in loaded:
         slow = slow_paced(r, all_references(r), PACE_SLOW)
