@@ -117,6 +117,9 @@ hashdeep read whole, and a SquashFS image of it for unsquashfs; `--set 49 --rele
 Set 50 (--set 50) in /var/tmp/argus-heldout50, a fortieth: text with a Ruby script that counts its
 words, comma-separated records with a PHP script that sums them by key, a PDF of text made by
 enscript and Ghostscript for pdftotext, and text for lrzip; `--set 50 --release` as for set 10.
+Set 51 (--set 51) in /var/tmp/argus-heldout51, a forty-first: a generated C program for tcc, a
+generated x86-64 assembly file for nasm and a tree of small text files for bsdtar to archive;
+`--set 51 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -154,9 +157,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         43: "/var/tmp/argus-heldout43", 44: "/var/tmp/argus-heldout44",
         45: "/var/tmp/argus-heldout45", 46: "/var/tmp/argus-heldout46",
         47: "/var/tmp/argus-heldout47", 48: "/var/tmp/argus-heldout48",
-        49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50"}
+        49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50",
+        51: "/var/tmp/argus-heldout51"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51)
 DIR = DIRS[1]
 
 
@@ -1404,12 +1408,36 @@ PHP_RECORDS50 = 800000
 PDF_LINES50 = 60000
 
 
+def set51(nobody):
+    dev, rng, vocab, block = journaled_begin(20261251, ("tree", "out"))
+    # a C program of many small functions for tcc to compile and link, an assembly file of
+    # many macro expansions and labels for nasm to assemble, and a tree of small text files for
+    # bsdtar to archive
+    write("prog.c", loops_c(rng, TCC_FNS51), nobody.pw_uid, nobody.pw_gid)
+    asm = ["bits 64", "section .text", "%macro mix 3", "    mov rax, %1", "    imul rax, %2",
+           "    xor rax, %3", "    add rbx, rax", "%endmacro"]
+    for i in range(NASM_BLOCKS51):
+        asm.append("f%d:" % i)
+        asm += ["    mix %d, %d, %d" % (rng.randint(1, 1 << 30), rng.randint(3, 97), rng.randint(0, 255))
+                for _ in range(8)]
+        asm.append("    jnz f%d" % rng.randint(0, i))
+        asm.append("    ret")
+    write("prog.asm", "\n".join(asm) + "\n", nobody.pw_uid, nobody.pw_gid)
+    write_tree("tree", TREE_DIRS51, block, nobody)
+    journaled_end(nobody, dev, out=True)
+
+
+TCC_FNS51 = 80000
+NASM_BLOCKS51 = 5000
+TREE_DIRS51 = 150
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 50: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 51: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1428,7 +1456,8 @@ def main():
             24: set24, 25: set25, 26: set26, 27: set27, 28: set28, 29: set29,
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
-            45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50}
+            45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
+            51: set51}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
