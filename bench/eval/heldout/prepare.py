@@ -119,7 +119,10 @@ words, comma-separated records with a PHP script that sums them by key, a PDF of
 enscript and Ghostscript for pdftotext, and text for lrzip; `--set 50 --release` as for set 10.
 Set 51 (--set 51) in /var/tmp/argus-heldout51, a forty-first: a generated C program for tcc, a
 generated x86-64 assembly file for nasm and a tree of small text files for bsdtar to archive;
-`--set 51 --release` as for set 10.
+`--set 51 --release` as for set 10. Set 52 (--set 52) in /var/tmp/argus-heldout52, a
+forty-second: two versions of a file of random bytes and text for xdelta3 to encode the one
+against the other, columns of numbers and a script for gnuplot to plot, and a Scheme program for
+Guile; `--set 52 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -158,9 +161,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         45: "/var/tmp/argus-heldout45", 46: "/var/tmp/argus-heldout46",
         47: "/var/tmp/argus-heldout47", 48: "/var/tmp/argus-heldout48",
         49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50",
-        51: "/var/tmp/argus-heldout51"}
+        51: "/var/tmp/argus-heldout51", 52: "/var/tmp/argus-heldout52"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52)
 DIR = DIRS[1]
 
 
@@ -1432,12 +1435,57 @@ NASM_BLOCKS51 = 5000
 TREE_DIRS51 = 150
 
 
+GNUPLOT52 = """set terminal pngcairo size 1600,1000
+set output 'out/plot.png'
+set datafile separator ','
+plot 'points.csv' using 1:2 with points pointtype 7 pointsize 0.3, \\
+     'points.csv' using 1:3 with lines
+"""
+
+GUILE52 = """(use-modules (srfi srfi-1))
+(define (collatz n) (let loop ((n n) (k 0)) (if (= n 1) k (loop (if (even? n) (quotient n 2) (+ (* 3 n) 1)) (+ k 1)))))
+(define table (make-hash-table))
+(do ((i 1 (+ i 1))) ((> i %d))
+  (hash-set! table (collatz i) (+ 1 (hash-ref table (collatz i) 0))))
+(define best (fold (lambda (p acc) (if (> (cdr p) (cdr acc)) p acc)) (cons 0 0) (hash-map->list cons table)))
+(call-with-output-file "out/guile.txt" (lambda (port) (write best port) (newline port)))
+"""
+
+
+def set52(nobody):
+    dev, rng, vocab, block = journaled_begin(20261252, ("out",))
+    # a file of random bytes and text, and a copy of it with a tenth of its blocks changed, for
+    # xdelta3 to encode the copy against the first; points for gnuplot to draw; a program for
+    # Guile to run
+    base = bytearray()
+    for i in range(XDELTA_MIB52):
+        base += rng.randbytes(1 << 19)
+        base += numbered(block[i * 100:(i + 1) * 100], 7000).encode()[:1 << 19]
+    changed = bytearray(base)
+    for _ in range(len(changed) // (64 << 10) // 10):
+        at = rng.randrange(0, len(changed) - 4096)
+        changed[at:at + 4096] = rng.randbytes(4096)
+    write("old.dat", bytes(base), nobody.pw_uid, nobody.pw_gid)
+    write("new.dat", bytes(changed), nobody.pw_uid, nobody.pw_gid)
+    write("points.csv", "".join("%d,%.4f,%.4f\n" % (i, rng.gauss(0, 1) + math.sin(i / 5000.0),
+                                                     math.sin(i / 5000.0))
+                                for i in range(GNUPLOT_POINTS52)), nobody.pw_uid, nobody.pw_gid)
+    write("plot.gp", GNUPLOT52, nobody.pw_uid, nobody.pw_gid)
+    write("collatz.scm", GUILE52 % GUILE_N52, nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+XDELTA_MIB52 = 48
+GNUPLOT_POINTS52 = 100000
+GUILE_N52 = 20000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 51: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 52: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1457,7 +1505,7 @@ def main():
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
-            51: set51}
+            51: set51, 52: set52}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
