@@ -314,6 +314,10 @@ def main():
                "runs": refs[v], "attempts": res.get("attempts", 1),
                "kept_attempt": res.get("kept_attempt", 1),
                "warnings": job["result"].get("warnings", [])}
+        # why argusd extended it or recorded it again, from its trace's notes
+        st, trace = d.call("GET", "/jobs/%d/trace" % job["id"], timeout=60)
+        rec["notes"] = [step for step in (trace.get("steps") or [] if st == 200 else [])
+                        if step.get("kind") == "note"]
         if res.get("host_pace"):
             rec["host_pace"] = res["host_pace"]
             rec["host_paces_ns"] = [(r.get("host_pace") or {}).get("ns_per_load")
