@@ -122,7 +122,9 @@ generated x86-64 assembly file for nasm and a tree of small text files for bsdta
 `--set 51 --release` as for set 10. Set 52 (--set 52) in /var/tmp/argus-heldout52, a
 forty-second: two versions of a file of random bytes and text for xdelta3 to encode the one
 against the other, columns of numbers and a script for gnuplot to plot, and a Scheme program for
-Guile; `--set 52 --release` as for set 10.
+Guile; `--set 52 --release` as for set 10. Set 53 (--set 53) in /var/tmp/argus-heldout53, a
+forty-third: a Forth program for gforth, a PNG for pngcrush and a tar archive of text and random
+bytes for pixz; `--set 53 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -161,9 +163,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         45: "/var/tmp/argus-heldout45", 46: "/var/tmp/argus-heldout46",
         47: "/var/tmp/argus-heldout47", 48: "/var/tmp/argus-heldout48",
         49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50",
-        51: "/var/tmp/argus-heldout51", 52: "/var/tmp/argus-heldout52"}
+        51: "/var/tmp/argus-heldout51", 52: "/var/tmp/argus-heldout52",
+        53: "/var/tmp/argus-heldout53"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53)
 DIR = DIRS[1]
 
 
@@ -1480,12 +1483,43 @@ GNUPLOT_POINTS52 = 100000
 GUILE_N52 = 20000
 
 
+GFORTH53 = """create flags %d allot
+: sieve ( -- n ) flags %d 1 fill 0 %d 2 do flags i + c@ if 1+ i dup * begin dup %d < while
+  dup flags + 0 swap c! i + repeat drop then loop ;
+: runs ( k -- n ) 0 swap 0 do drop sieve loop ;
+%d runs . cr bye
+"""
+
+
+def set53(nobody):
+    dev, rng, vocab, block = journaled_begin(20261253, ("out",))
+    # a sieve in Forth for gforth; a PNG of gradients for pngcrush to try its filters on; a tar
+    # archive of text and random bytes for pixz to compress in blocks
+    n = GFORTH_SIEVE53
+    write("sieve.fs", GFORTH53 % (n, n, n, n, GFORTH_RUNS53), nobody.pw_uid, nobody.pw_gid)
+    write("picture.png", gradient_png(rng, PNG_SIDE53), nobody.pw_uid, nobody.pw_gid)
+    write("text.dat", numbered(block, PIXZ_LINES53), nobody.pw_uid, nobody.pw_gid)
+    write_random(rng, [("random.dat", PIXZ_RANDOM_MIB53)], nobody)
+    subprocess.run(["tar", "-C", DIR, "-cf", os.path.join(DIR, "data.tar"), "text.dat", "random.dat"],
+                   check=True)
+    os.unlink(os.path.join(DIR, "text.dat"))
+    os.unlink(os.path.join(DIR, "random.dat"))
+    journaled_end(nobody, dev, out=True)
+
+
+GFORTH_SIEVE53 = 1000000
+GFORTH_RUNS53 = 25
+PNG_SIDE53 = 200
+PIXZ_LINES53 = 50000
+PIXZ_RANDOM_MIB53 = 1
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 52: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 53: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1505,7 +1539,7 @@ def main():
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
-            51: set51, 52: set52}
+            51: set51, 52: set52, 53: set53}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
