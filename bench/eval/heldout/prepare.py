@@ -124,7 +124,9 @@ forty-second: two versions of a file of random bytes and text for xdelta3 to enc
 against the other, columns of numbers and a script for gnuplot to plot, and a Scheme program for
 Guile; `--set 52 --release` as for set 10. Set 53 (--set 53) in /var/tmp/argus-heldout53, a
 forty-third: a Forth program for gforth, a PNG for pngcrush and a tar archive of text and random
-bytes for pixz; `--set 53 --release` as for set 10.
+bytes for pixz; `--set 53 --release` as for set 10. Set 54 (--set 54) in /var/tmp/argus-heldout54,
+a forty-fourth: text and random bytes for zpaq and rzip, and a JPEG that cjpeg makes of a picture
+of random pixels for jpegoptim; `--set 54 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -164,9 +166,9 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         47: "/var/tmp/argus-heldout47", 48: "/var/tmp/argus-heldout48",
         49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50",
         51: "/var/tmp/argus-heldout51", 52: "/var/tmp/argus-heldout52",
-        53: "/var/tmp/argus-heldout53"}
+        53: "/var/tmp/argus-heldout53", 54: "/var/tmp/argus-heldout54"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54)
 DIR = DIRS[1]
 
 
@@ -1514,12 +1516,31 @@ PIXZ_LINES53 = 50000
 PIXZ_RANDOM_MIB53 = 1
 
 
+def set54(nobody):
+    dev, rng, vocab, block = journaled_begin(20261254, ("out",))
+    # text with a copy of a part of it far away, and random bytes, for zpaq and rzip; a JPEG of
+    # random pixels at full quality for jpegoptim to optimize
+    text = numbered(block, ARCHIVE_LINES54)
+    write("text.dat", text + text[:len(text) // 3], nobody.pw_uid, nobody.pw_gid)
+    write_random(rng, [("random.dat", ARCHIVE_RANDOM_MIB54)], nobody)
+    random_ppm(rng, JPEG_SIDE54, JPEG_SIDE54, nobody)
+    with open(os.path.join(DIR, "picture.jpg"), "wb") as f:
+        subprocess.run(["cjpeg", "-quality", "100", os.path.join(DIR, "picture.ppm")], stdout=f,
+                       check=True)
+    journaled_end(nobody, dev, out=True)
+
+
+ARCHIVE_LINES54 = 100000
+ARCHIVE_RANDOM_MIB54 = 2
+JPEG_SIDE54 = 3200
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 53: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 54: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1539,7 +1560,7 @@ def main():
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
-            51: set51, 52: set52, 53: set53}
+            51: set51, 52: set52, 53: set53, 54: set54}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
