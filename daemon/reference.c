@@ -265,7 +265,7 @@ static double usual_pace(struct store *s, const struct diag_env *env, int cpu)
 {
 	json_auto_t *list = NULL;
 	const json_t *ref;
-	double ns[REFERENCE_PACE_REFS];
+	double ns[REFERENCE_PACE_REFS]; /* the list holds at most that many */
 	char since[32];
 	uint64_t now = now_real_ns();
 	size_t i, n = 0;
@@ -281,8 +281,7 @@ static double usual_pace(struct store *s, const struct diag_env *env, int cpu)
 
 		if (strcmp(json_string_value(json_object_get(ref, "host")) ?: "", env->hostname) != 0 ||
 		    strcmp(json_string_value(json_object_get(ref, "created")) ?: "", since) < 0 ||
-		    !json_is_integer(pcpu) || json_integer_value(pcpu) != cpu || !(pace > 0) ||
-		    n == REFERENCE_PACE_REFS)
+		    !json_is_integer(pcpu) || json_integer_value(pcpu) != cpu || !(pace > 0))
 			continue;
 		ns[n++] = pace;
 	}

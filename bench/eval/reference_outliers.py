@@ -78,19 +78,19 @@ def print_tally(into, n, names):
 
 
 def tally_flagged(loaded, flag):
-    """Tally every matrix run's calibrated runs by flag(results, references in order), a {id: bool}
-    of the references it judges."""
+    """Tally every matrix run's calibrated runs by flag(its references in order), a {id: bool} of
+    the references it judges."""
     into = {True: {}, False: {}}
     n = {True: 0, False: 0}
     for _, r in loaded:
-        flagged = flag(r, all_references(r))
+        flagged = flag(all_references(r))
         for f in flagged.values():
             n[f] += 1
         tally_runs(r, flagged, into)
     return into, n
 
 
-def slow_paced(results, refs, bound):
+def slow_paced(refs, bound):
     """{id: flagged} of the references with a host pace reading, flagged as argusd's
     reference_pace_check would have found their runs (reference.c, usual_pace): the median of
     their runs' readings bound times or more the host's usual pace, the median of the pace medians
@@ -162,7 +162,7 @@ def main():
     loaded = [(p, load(p)) for p in evallib.heldout_matrix_results()]
     print("%d held-out matrix results" % len(loaded))
     for bound in [float(b) for b in a.bounds.split(",")]:
-        into, n = tally_flagged(loaded, lambda r, refs: {
+        into, n = tally_flagged(loaded, lambda refs: {
             ref["id"]: farthest(ref["walls_s"]) > bound for _, ref in refs if len(ref["walls_s"]) >= 3})
         print("\nbound %.0f%%: a run that far from the median of its reference's runs" % (bound * 100))
         print_tally(into, n, ("flagged", "others"))
@@ -184,19 +184,19 @@ def main():
                       % (where(p), v, ref["id"], f["wall"], f["added_ms"], fmt(f["cpu"]), fmt(f["pace"]),
                          f["path"], f["path_ms"]))
 
-    into, n = tally_flagged(loaded, lambda r, refs: {
+    into, n = tally_flagged(loaded, lambda refs: {
         ref["id"]: pace_noted(ref) for _, ref in refs if "host_pace" in ref})
     print("\nby argusd's note that the host's pace moved while the reference was recorded"
           " (references with a pace reading):")
     print_tally(into, n, ("noted", "others"))
 
-    into, n = tally_flagged(loaded, lambda r, refs: slow_paced(r, refs, PACE_SLOW))
+    into, n = tally_flagged(loaded, lambda refs: slow_paced(refs, PACE_SLOW))
     print("\nby the host's pace while the reference was recorded (reference_pace_check): the median of"
           " its runs' readings %.2f times or more the median of those of the references recorded before"
           " it in the same matrix run:" % PACE_SLOW)
     print_tally(into, n, ("slow", "others"))
     for p, r in loaded:
-        slow = slow_paced(r, all_references(r), PACE_SLOW)
+        slow = slow_paced(all_references(r), PACE_SLOW)
         for v, ref in all_references(r):
             if slow.get(ref["id"]):
                 print("  %s %s id %d: median %.2f ns a load, its runs %s" % (
