@@ -2,7 +2,8 @@
 # Sourced by the benchmarks that drive a real argusd (bash): start one on
 # loopback with a state directory under $D, submit jobs over its control
 # socket, follow them by long polls. Needs SRC (the checkout), BUILD and D
-# (a directory of the caller's, 0755, removed by it).
+# (a directory of the caller's, 0755, removed by it); WORKLOADS_DIR, where set,
+# the workloads' directory (default the bundled workloads/).
 
 # Start argusd on a free port; sets ARGUSD_PID, PORT, API and ARGUSD_T0 (when it was
 # started, date +%s.%N: the programs are staged before), or exits.
@@ -12,7 +13,7 @@ argusd_start() {
 	cat >"$D/argusd.conf" <<CONF
 listen = 127.0.0.1:0
 state_dir = $D/state
-workloads_dir = $SRC/workloads
+workloads_dir = ${WORKLOADS_DIR:-$SRC/workloads}
 services_dir = $D/no-services
 victims_dir = $D/programs
 tree_file = $SRC/tree-data/tree.json
@@ -47,4 +48,12 @@ argusd_finish() {
 		job=$(curl -sf "$API/jobs/$1?wait=30")
 	done
 	jq -e '.state == "succeeded"' <<<"$job" >/dev/null || { echo "job $1: $job" >&2; exit 1; }
+}
+
+# Stop the argusd argusd_start started, if it runs (for a caller's exit trap too).
+argusd_stop() {
+	[ -n "${ARGUSD_PID:-}" ] || return 0
+	kill -TERM "$ARGUSD_PID" 2>/dev/null || true
+	wait "$ARGUSD_PID" 2>/dev/null || true
+	ARGUSD_PID=""
 }

@@ -29,16 +29,12 @@ KS=${KS:-3,5,10}
 D=$(mktemp -d /tmp/argusd-false-flags.XXXXXX)
 chmod 0755 "$D"
 ARGUSD_PID=""
+. "$SRC/bench/argusd-run.sh"
 cleanup() {
-	if [ -n "$ARGUSD_PID" ]; then
-		kill -TERM "$ARGUSD_PID" 2>/dev/null || true
-		wait "$ARGUSD_PID" 2>/dev/null || true
-	fi
+	argusd_stop
 	rm -rf "$D"
 }
 trap cleanup EXIT
-
-. "$SRC/bench/argusd-run.sh"
 
 argusd_start
 for w in "${WORKLOADS[@]}"; do
@@ -47,9 +43,7 @@ for w in "${WORKLOADS[@]}"; do
 	argusd_finish "$job"
 	echo "# $w: $RUNS runs recorded in $(($(date +%s) - t0)) s"
 done
-kill -TERM "$ARGUSD_PID"
-wait "$ARGUSD_PID" 2>/dev/null || true
-ARGUSD_PID=""
+argusd_stop
 [ -z "${KEEP:-}" ] || cp "$D/state/argusd.db" "$KEEP"
 "$BUILD/bench-false-flags" --db "$D/state/argusd.db" --tree "$SRC/tree-data/tree.json" \
 	--schema "$SRC/schema" --k "$KS"

@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# What argusd's reference probe costs a real program: the workload's runs
+# under a reference job beside the same runs without argusd, alternated
+# round after round (the host's pace moves by more than the probe costs
+# between minutes, so only runs side by side compare). Each round runs the
+# workload RUNS times by itself (as its user, on its CPUs, from an empty
+# environment) and records a reference of RUNS runs (argusd extends a noisy
+# one to ten); the order flips every round. Prints each round's medians and
+# their ratio, then the median of the rounds' ratios and the medians of all
+# runs.
+#
+#   bench/program-cost.sh WORKLOAD [ROUNDS] [RUNS]   (default 5 rounds of 3 runs)
+#
+# WORKLOADS_DIR names the directory of the workload's definition (default
+# the bundled workloads/). Needs root and a build in build/ (BUILD to
+# override). The unprobed runs are timed from outside (date around the
+# exec), argusd's by argusd (target/wall_ns): a few ms apart on a program's
+# start, which matters only for runs of a few tens of ms.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=$(pwd)
+BUILD=${BUILD:-$SRC/build}
+WORKLOADS_DIR=${WORKLOADS_DIR:-$SRC/workloads}
+WL=${1:?usage: bench/program-cost.sh WORKLOAD [ROUNDS] [RUNS]}
+ROUNDS=${2:-5}
+RUNS=${3:-3}
+DEF=$WORKLOADS_DIR/$WL.json
+
+[ "$(id -u)" = 0 ] || { echo "program-cost: run as root" >&2; exit 2; }
+[ -x "$BUILD/argusd" ] || { echo "program-cost: build first (scripts/build.sh)" >&2; exit 2; }
+[ -r "$DEF" ] || { echo "program-cost: no workload $DEF" >&2; exit 2; }
+case "$ROUNDS$RUNS" in *[!0-9]*) echo "program-cost: ROUNDS and RUNS are numbers" >&2; exit 2 ;; esac
+[ "$ROUNDS" -ge 1 ] && [ "$RUNS" -ge 3 ] && [ "$RUNS" -le 20 ] ||
+	{ echo "program-cost: at least 1 round, 3 to 20 runs (a reference's K)" >&2; exit 2; }
+D=$(mktemp -d /tmp/argusd-program-cost.XXXXXX)
+chmod 0755 "$D"
+ARGUSD_PID=""
+. "$SRC/bench/argusd-run.sh"
+cleanup() {
+	argusd_stop
+	rm -rf "$D"
+}
+trap cleanup EXIT
+
+argusd_start
+mapfile -t ARGV < <(jq -r '.argv[]' "$DEF")
+[[ "${ARGV[0]}" == */* ]] || ARGV[0]=$D/programs/${ARGV[0]}
+USER_=$(jq -r '.user // "nobody"' "$DEF")
+CPUS=$(jq -r '.cpus // empty' "$DEF")
+PIN=()
+[ -z "$CPUS" ] || PIN=(taskset -c "$CPUS")
+
+# One run of the workload without argusd; prints its wall time in s.
+unprobed_run() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin runuser -u "$USER_" -- "${PIN[@]}" \
+		"${ARGV[@]}" >/dev/null 2>&1 ||
+		{ echo "program-cost: $WL failed without argusd" >&2; exit 1; }
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc -l
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# One reference job of RUNS runs; prints its runs' wall times in s, a line each.
+probed_runs() {
+	local job
+	job=$(argusd_post /references "{\"workload\": \"$WL\", \"repeats\": $RUNS}")
+	[ -n "$job" ] || { echo "program-cost: argusd refused the reference" >&2; exit 1; }
+	argusd_finish "$job"
+	curl -sf "$API/jobs/$job" | jq -r '.result.runs[].wall_s'
+}
+
+echo "# $WL ($DEF): $ROUNDS rounds of $RUNS runs each way, order flipped each round"
+printf '%-6s %-9s %14s %14s %8s\n' round first "unprobed s" "reference s" ratio
+: >"$D/all-unprobed"
+: >"$D/all-probed"
+: >"$D/ratios"
+for r in $(seq 1 "$ROUNDS"); do
+	: >"$D/unprobed"
+	: >"$D/probed"
+	if [ $((r % 2)) = 1 ]; then first=unprobed; else first=reference; fi
+	for side in $first $([ $first = unprobed ] && echo reference || echo unprobed); do
+		if [ "$side" = unprobed ]; then
+			for _ in $(seq 1 "$RUNS"); do unprobed_run >>"$D/unprobed"; done
+		else
+			probed_runs >>"$D/probed"
+		fi
+	done
+	u=$(median <"$D/unprobed")
+	p=$(median <"$D/probed")
+	ratio=$(echo "$p / $u" | bc -l)
+	cat "$D/unprobed" >>"$D/all-unprobed"
+	cat "$D/probed" >>"$D/all-probed"
+	echo "$ratio" >>"$D/ratios"
+	printf '%-6s %-9s %14.3f %14.3f %8.3f   unprobed %s; reference %s\n' "$r" "$first" "$u" "$p" \
+		"$ratio" "$(printf '%.3f ' $(cat "$D/unprobed"))" "$(printf '%.3f ' $(cat "$D/probed"))"
+done
+printf 'median of the rounds'"'"' ratios: %.3f (reference over unprobed)\n' "$(median <"$D/ratios")"
+printf 'all runs: unprobed median %.3f s (%d runs), reference median %.3f s (%d runs)\n' \
+	"$(median <"$D/all-unprobed")" "$(wc -l <"$D/all-unprobed")" \
+	"$(median <"$D/all-probed")" "$(wc -l <"$D/all-probed")"
