@@ -8,7 +8,8 @@
 # workload RUNS times by itself (as its user, on its CPUs, from an empty
 # environment) and records a reference of RUNS runs (argusd extends a noisy
 # one to ten); the order flips every round. Prints each round's medians and
-# their ratio, then the median of the rounds' ratios and the medians of all
+# their ratio (and the host's pace argusd read after the reference's runs),
+# then the median of the rounds' ratios and the medians of all
 # runs.
 #
 #   bench/program-cost.sh WORKLOAD [ROUNDS] [RUNS]   (default 5 rounds of 3 runs)
@@ -65,17 +66,18 @@ unprobed_run() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# One reference job of RUNS runs; prints its runs' wall times in s, a line each.
+# One reference job of RUNS runs; prints its runs' wall times in s and the
+# host's pace read after each (ns a load, daemon/host_pace.h), a line each.
 probed_runs() {
 	local job
 	job=$(argusd_post /references "{\"workload\": \"$WL\", \"repeats\": $RUNS}")
 	[ -n "$job" ] || { echo "program-cost: argusd refused the reference" >&2; exit 1; }
 	argusd_finish "$job"
-	curl -sf "$API/jobs/$job" | jq -r '.result.runs[].wall_s'
+	curl -sf "$API/jobs/$job" | jq -r '.result.runs[] | "\(.wall_s) \(.host_pace.ns_per_load // "")"'
 }
 
 echo "# $WL ($DEF): $ROUNDS rounds of $RUNS runs each way, order flipped each round"
-printf '%-6s %-9s %14s %14s %8s\n' round first "unprobed s" "reference s" ratio
+printf '%-6s %-9s %14s %14s %8s %7s\n' round first "unprobed s" "reference s" ratio pace
 : >"$D/all-unprobed"
 : >"$D/all-probed"
 : >"$D/ratios"
@@ -91,15 +93,23 @@ for r in $(seq 1 "$ROUNDS"); do
 		fi
 	done
 	u=$(median <"$D/unprobed")
-	p=$(median <"$D/probed")
+	p=$(cut -d' ' -f1 "$D/probed" | median)
+	pace=$(cut -d' ' -f2 -s "$D/probed" | median)
 	ratio=$(echo "$p / $u" | bc -l)
 	cat "$D/unprobed" >>"$D/all-unprobed"
 	cat "$D/probed" >>"$D/all-probed"
 	echo "$ratio" >>"$D/ratios"
-	printf '%-6s %-9s %14.3f %14.3f %8.3f   unprobed %s; reference %s\n' "$r" "$first" "$u" "$p" \
-		"$ratio" "$(printf '%.3f ' $(cat "$D/unprobed"))" "$(printf '%.3f ' $(cat "$D/probed"))"
+	printf '%-6s %-9s %14.3f %14.3f %8.3f %7s   unprobed %s; reference %s\n' "$r" "$first" "$u" \
+		"$p" "$ratio" "${pace:--}" "$(printf '%.3f ' $(cat "$D/unprobed"))" \
+		"$(printf '%.3f ' $(cut -d' ' -f1 "$D/probed"))"
 done
 printf 'median of the rounds'"'"' ratios: %.3f (reference over unprobed)\n' "$(median <"$D/ratios")"
 printf 'all runs: unprobed median %.3f s (%d runs), reference median %.3f s (%d runs)\n' \
 	"$(median <"$D/all-unprobed")" "$(wc -l <"$D/all-unprobed")" \
-	"$(median <"$D/all-probed")" "$(wc -l <"$D/all-probed")"
+	"$(cut -d' ' -f1 "$D/all-probed" | median)" "$(wc -l <"$D/all-probed")"
+# Whether the host's pace followed the program's speed: Pearson's r of the
+# reference's runs' wall times against the readings after them.
+awk 'NF == 2 { n++; x += $1; y += $2; xx += $1 * $1; yy += $2 * $2; xy += $1 * $2 }
+	END { d = sqrt((n * xx - x * x) * (n * yy - y * y));
+	      if (n > 2 && d > 0) printf "the reference runs'"'"' wall against the host'"'"'s pace read after each: r %.2f over %d runs\n", (n * xy - x * y) / d, n }' \
+	"$D/all-probed"
