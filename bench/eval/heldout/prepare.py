@@ -126,7 +126,10 @@ Guile; `--set 52 --release` as for set 10. Set 53 (--set 53) in /var/tmp/argus-h
 forty-third: a Forth program for gforth, a PNG for pngcrush and a tar archive of text and random
 bytes for pixz; `--set 53 --release` as for set 10. Set 54 (--set 54) in /var/tmp/argus-heldout54,
 a forty-fourth: text and random bytes for zpaq and rzip, and a JPEG that cjpeg makes of a picture
-of random pixels for jpegoptim; `--set 54 --release` as for set 10.
+of random pixels for jpegoptim; `--set 54 --release` as for set 10. Set 55 (--set 55) in
+/var/tmp/argus-heldout55, a forty-fifth: a tree of small text files and random bytes with
+duplicates in it for jdupes and genisoimage, and a ustar archive of it for pax to extract; `--set
+55 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -166,9 +169,11 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         47: "/var/tmp/argus-heldout47", 48: "/var/tmp/argus-heldout48",
         49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50",
         51: "/var/tmp/argus-heldout51", 52: "/var/tmp/argus-heldout52",
-        53: "/var/tmp/argus-heldout53", 54: "/var/tmp/argus-heldout54"}
+        53: "/var/tmp/argus-heldout53", 54: "/var/tmp/argus-heldout54",
+        55: "/var/tmp/argus-heldout55"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54)
+             33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
+             55)
 DIR = DIRS[1]
 
 
@@ -1535,12 +1540,34 @@ ARCHIVE_RANDOM_MIB54 = 2
 JPEG_SIDE54 = 3200
 
 
+def set55(nobody):
+    dev, rng, vocab, block = journaled_begin(20261255, ("tree", "out", "tree.tar"))
+    # a tree of text files and random bytes with copies of ten directories of the text and of
+    # each file of random bytes (jdupes's duplicates, which it reads whole to compare), which
+    # genisoimage reads whole into an image; a ustar archive of it that pax extracts
+    write_tree("tree", TREE_DIRS55, block, nobody)
+    for d in range(COPIED_DIRS55):
+        shutil.copytree(os.path.join(DIR, "tree", "d%02d" % d),
+                        os.path.join(DIR, "tree", "copy", "d%02d" % d))
+    for i in range(RANDOM_FILES55):
+        data = rng.randbytes(RANDOM_MIB55 << 20)
+        for name in ("r%02d.dat" % i, os.path.join("copy", "r%02d.dat" % i)):
+            write(os.path.join("tree", name), data, nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["pax", "-w", "-x", "ustar", "-f", os.path.join(DIR, "tree.tar"), "tree"],
+                   cwd=DIR, check=True)
+    journaled_end(nobody, dev, out=True)
+
+
+TREE_DIRS55, COPIED_DIRS55 = 40, 10
+RANDOM_FILES55, RANDOM_MIB55 = 6, 24
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 54: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 55: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1560,7 +1587,7 @@ def main():
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
-            51: set51, 52: set52, 53: set53, 54: set54}
+            51: set51, 52: set52, 53: set53, 54: set54, 55: set55}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
