@@ -34,6 +34,9 @@ void config_defaults(struct config *c)
 	c->window_s = 5;
 	c->warmup_runs = 1;
 	c->reference_pace_check = true;
+	/* the host's slow stretches, by its pace read every 2 s for 40 minutes:
+	 * bench/eval/results/2026-12-06/host-pace-wait/ */
+	c->reference_pace_wait_s = 50;
 	c->syscall_events = SYSCALL_EVENTS_DEFAULT;
 	backend_order_default(&c->backends);
 	c->api_group = xstrdup("argus");
@@ -130,6 +133,8 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_double(&c->min_slowdown, value, 0, 1);
 	else if (!strcmp(key, "reference_pace_check"))
 		r = set_bool(&c->reference_pace_check, value);
+	else if (!strcmp(key, "reference_pace_wait_s"))
+		r = set_uint(&c->reference_pace_wait_s, value, 0, 600);
 	else if (!strcmp(key, "allow_stale_reference"))
 		r = set_bool(&c->allow_stale_reference, value);
 	else if (!strcmp(key, "probe_stats"))

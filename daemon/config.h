@@ -43,6 +43,12 @@ struct config {
 	 * recorded again, as a noisy one is; true by default.
 	 */
 	bool reference_pace_check;
+	/*
+	 * With it, an attempt that ran slow is followed by a wait of at most
+	 * this long for the host's usual pace (two readings in a row under the
+	 * bound) instead of the fixed pause; 0: the fixed pause.
+	 */
+	unsigned reference_pace_wait_s;
 	bool allow_stale_reference; /* diagnose against a reference from another kernel/tree (warns) */
 	/*
 	 * kernel.bpf_stats on while argusd measures, for the report's probe

@@ -165,6 +165,13 @@ char *host_pace_slow(double now, double usual)
 			 now, now / usual, usual);
 }
 
+bool host_pace_back(double prev, double now, double usual)
+{
+	double bound = usual * HOST_PACE_MOVED;
+
+	return usual > 0 && prev > 0 && now > 0 && prev < bound && now < bound;
+}
+
 json_t *host_pace_to_json(const struct host_pace *p)
 {
 	json_t *o = json_pack("{s:f,s:f}", "ns_per_load", round(p->ns_per_load * 100) / 100,

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -79,6 +80,13 @@ char *host_pace_unsteady(double min, double max);
  * same CPU (malloc'd), NULL when it is not or either is 0 (pure).
  */
 char *host_pace_slow(double now, double usual);
+
+/*
+ * The host runs at its usual pace again (pure): two readings in a row,
+ * prev then now, each under HOST_PACE_MOVED times usual (one reading
+ * under it inside a slow stretch is common). False when any is 0.
+ */
+bool host_pace_back(double prev, double now, double usual);
 
 /* {"ns_per_load", "cpu"?, "took_ms"} for the trace. */
 json_t *host_pace_to_json(const struct host_pace *p);

@@ -115,6 +115,13 @@ static void test_false_flag_rate(void)
 	CHECK(!c.reference_pace_check);
 	config_free(&c);
 	expect_refused("reference_pace_check = sometimes\n", "line 1", "sometimes");
+	CHECK(load("tau = 3\n", &c, &err) == 0);
+	CHECK_EQ(c.reference_pace_wait_s, 50, "the wait for the host's usual pace by default");
+	config_free(&c);
+	CHECK(load("reference_pace_wait_s = 0\n", &c, &err) == 0);
+	CHECK_EQ(c.reference_pace_wait_s, 0, "reference_pace_wait_s");
+	config_free(&c);
+	expect_refused("reference_pace_wait_s = 601\n", "line 1", "601");
 	CHECK(load("false_flag_rate = 0.01\n", &c, &err) == 0);
 	CHECK(c.false_flag_rate == 0.01);
 	config_free(&c);

@@ -289,6 +289,13 @@ static void test_pace_said(void)
 	CHECK(!host_pace_slow(6.0, 8.0));
 	CHECK(!host_pace_slow(11.9, 0));
 	CHECK(!host_pace_slow(0, 8.0));
+	/* back at the usual pace: two readings in a row under 1.25 times it (10.0 for 8.0) */
+	CHECK(host_pace_back(9.9, 7.5, 8.0));
+	CHECK(host_pace_back(6.0, 9.99, 8.0));
+	CHECK(!host_pace_back(12.0, 7.5, 8.0)); /* one reading under it in a slow stretch */
+	CHECK(!host_pace_back(7.5, 10.0, 8.0));
+	CHECK(!host_pace_back(0, 7.5, 8.0)); /* no reading before this one */
+	CHECK(!host_pace_back(7.5, 7.5, 0));
 }
 
 int main(void)

@@ -284,10 +284,37 @@ static void set_stored_pace(struct daemon *dm, double ns)
 }
 
 /*
+ * The waits for the host's usual pace in a trace (reference_pace_wait_s,
+ * 1 s in the daemon that records with it): each ended by the limit, none
+ * by the host's return (every reading slow against the usual pace the
+ * store was given), after at least one reading. Their number.
+ */
+static size_t pace_waits_timed_out(const json_t *steps)
+{
+	const json_t *st;
+	size_t i, n = 0;
+
+	json_array_foreach(steps, i, st)
+	{
+		if (strcmp(json_string_value(json_object_get(st, "kind")) ?: "", "pace_wait") != 0)
+			continue;
+		CHECKF(json_is_false(json_object_get(st, "back")) &&
+			       json_number_value(json_object_get(st, "waited_s")) >= 1.0 &&
+			       json_number_value(json_object_get(st, "waited_s")) < 10.0 &&
+			       json_integer_value(json_object_get(st, "readings")) >= 1 &&
+			       json_integer_value(json_object_get(st, "limit_s")) == 1,
+		       "pace_wait %s", json_text(st));
+		n++;
+	}
+	return n;
+}
+
+/*
  * Record dp's "steady" workload against a usual pace of usual_ns (0: the
  * store left as it is) and check what every such reference shows: it
- * succeeded after attempts attempts, with notes - 1 notes of a slow host;
- * the job (its result's host_pace in *ret_pace) for more checks.
+ * succeeded after attempts attempts, with notes - 1 notes of a slow host,
+ * each followed by a wait for its usual pace that did not see it come
+ * back; the job (its result's host_pace in *ret_pace) for more checks.
  */
 static json_t *record_paced(struct daemon *dp, double usual_ns, int attempts, json_t **ret_pace)
 {
@@ -302,7 +329,12 @@ static json_t *record_paced(struct daemon *dp, double usual_ns, int attempts, js
 	CHECK_EQ(count_steps(trace, "note", "the host ran slow: recording it again"),
 		 (size_t)attempts - 1, "notes");
 	CHECK_EQ(count_steps(trace, "measure", NULL), (size_t)attempts * 3, "measured runs");
+	CHECK_EQ(pace_waits_timed_out(trace), (size_t)attempts - 1, "waits for the usual pace");
 	*ret_pace = json_object_get(res, "host_pace");
+	CHECKF(attempts == 1 ? !json_object_get(*ret_pace, "waited_s")
+			     : json_number_value(json_object_get(*ret_pace, "waited_s")) >=
+				   attempts - 1,
+	       "host_pace %s after %d attempts", json_text(*ret_pace), attempts);
 	CHECKF(json_number_value(json_object_get(*ret_pace, "median_ns")) > 0 &&
 		       json_number_value(json_object_get(*ret_pace, "usual_ns")) == usual_ns,
 	       "host_pace %s against %g", json_text(*ret_pace), usual_ns);
@@ -315,9 +347,10 @@ static json_t *record_paced(struct daemon *dp, double usual_ns, int attempts, js
  * pace (reference_pace_check, on in this daemon): the first reference has
  * no usual pace to be judged against and is kept at once, with its pace
  * and CPU stored. Against a usual pace of 0.5 ns a load (a real reading is
- * tens of times that) every attempt ran slow: recorded again twice, kept
- * with a warning that says so. Against one of 1000 ns none did: kept at
- * once, without it.
+ * tens of times that) every attempt ran slow: recorded again twice, each
+ * time after waiting reference_pace_wait_s (1 s here) for a usual pace
+ * that never came, and kept with a warning that says so. Against one of
+ * 1000 ns none did: kept at once, without it.
  */
 static void test_pace_slow(void)
 {
@@ -328,7 +361,7 @@ static void test_pace_slow(void)
 	const char *warning;
 
 	tap_subtest("pace_slow");
-	REQUIRE(daemon_prepare(&dp, "reference_pace_check = true\n") == 0);
+	REQUIRE(daemon_prepare(&dp, "reference_pace_check = true\nreference_pace_wait_s = 1\n") == 0);
 	add_workload(&dp, "steady", "", "0");
 	REQUIRE(daemon_start(&dp) == 0);
 

@@ -129,7 +129,9 @@ a forty-fourth: text and random bytes for zpaq and rzip, and a JPEG that cjpeg m
 of random pixels for jpegoptim; `--set 54 --release` as for set 10. Set 55 (--set 55) in
 /var/tmp/argus-heldout55, a forty-fifth: a tree of small text files and random bytes with
 duplicates in it for jdupes and genisoimage, and a ustar archive of it for pax to extract; `--set
-55 --release` as for set 10.
+55 --release` as for set 10. Set 56 (--set 56) in /var/tmp/argus-heldout56, a forty-sixth: text
+for compress, a WAV file for opusenc and a PNG of gradients for advpng to recompress; `--set 56
+--release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -170,10 +172,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50",
         51: "/var/tmp/argus-heldout51", 52: "/var/tmp/argus-heldout52",
         53: "/var/tmp/argus-heldout53", 54: "/var/tmp/argus-heldout54",
-        55: "/var/tmp/argus-heldout55"}
+        55: "/var/tmp/argus-heldout55", 56: "/var/tmp/argus-heldout56"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55)
+             55, 56)
 DIR = DIRS[1]
 
 
@@ -1562,12 +1564,28 @@ TREE_DIRS55, COPIED_DIRS55 = 40, 10
 RANDOM_FILES55, RANDOM_MIB55 = 6, 24
 
 
+def set56(nobody):
+    dev, rng, vocab, block = journaled_begin(20261256, ("out",))
+    # text for compress (LZW, its dictionary reset as it fills), a WAV of tones and noise for
+    # opusenc, a PNG of gradients deflated at level 1 for advpng to recompress in place (a copy
+    # made by the workload each run)
+    write("text.dat", numbered(block, COMPRESS_LINES56), nobody.pw_uid, nobody.pw_gid)
+    write("audio.wav", wav(rng, OPUS_S56), nobody.pw_uid, nobody.pw_gid)
+    write("picture.png", gradient_png(rng, PNG_SIDE56), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+COMPRESS_LINES56 = 400000
+OPUS_S56 = 60
+PNG_SIDE56 = 1200
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 55: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 56: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1587,7 +1605,7 @@ def main():
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
-            51: set51, 52: set52, 53: set53, 54: set54, 55: set55}
+            51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
