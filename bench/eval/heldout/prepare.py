@@ -1577,7 +1577,7 @@ def set56(nobody):
 
 COMPRESS_LINES56 = 400000
 OPUS_S56 = 60
-PNG_SIDE56 = 1200
+PNG_SIDE56 = 1600
 
 
 def main():
