@@ -174,10 +174,11 @@ static bool pause_unless_cancelled(struct job_ctx *ctx, unsigned s)
  * After an attempt that ran slow: wait, at most env->cfg->reference_pace_wait_s,
  * for the host's cores to run at their usual pace again on the target's
  * CPU (host_pace_back: two readings in a row under the bound), read every
- * 2 s. A pause the host decides the length of: a slow stretch on the
- * evaluation VM lasted from seconds to minutes, and a fixed pause of 5 or
- * 10 s was shorter than most. Traced ("pace_wait"); the seconds waited
- * added to *waited_s. False when the job was cancelled.
+ * 2 s. A pause the host decides the length of: on the evaluation VM its
+ * slow stretches lasted from seconds to a minute and a half, and it came
+ * back within 5 s of 26% of its slow readings, within 15 s of 55%
+ * (bench/eval/results/2026-12-06/host-pace-wait/). Traced ("pace_wait");
+ * the seconds waited added to *waited_s. False when the job was cancelled.
  */
 static bool wait_usual_pace(struct job_ctx *ctx, const struct diag_env *env,
 			    const struct measure_target *tg, double usual, double *waited_s)
