@@ -131,7 +131,9 @@ of random pixels for jpegoptim; `--set 54 --release` as for set 10. Set 55 (--se
 duplicates in it for jdupes and genisoimage, and a ustar archive of it for pax to extract; `--set
 55 --release` as for set 10. Set 56 (--set 56) in /var/tmp/argus-heldout56, a forty-sixth: text
 for compress, a WAV file for opusenc and a PNG of gradients for advpng to recompress; `--set 56
---release` as for set 10.
+--release` as for set 10. Set 57 (--set 57) in /var/tmp/argus-heldout57, a forty-seventh: an MP3
+that lame makes of a WAV for mpg123 to decode, a GIF that gm makes of a PNG of gradients for
+gifsicle, and text and random bytes for par2 to protect; `--set 57 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -172,10 +174,11 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         49: "/var/tmp/argus-heldout49", 50: "/var/tmp/argus-heldout50",
         51: "/var/tmp/argus-heldout51", 52: "/var/tmp/argus-heldout52",
         53: "/var/tmp/argus-heldout53", 54: "/var/tmp/argus-heldout54",
-        55: "/var/tmp/argus-heldout55", 56: "/var/tmp/argus-heldout56"}
+        55: "/var/tmp/argus-heldout55", 56: "/var/tmp/argus-heldout56",
+        57: "/var/tmp/argus-heldout57"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56)
+             55, 56, 57)
 DIR = DIRS[1]
 
 
@@ -1580,12 +1583,35 @@ OPUS_S56 = 60
 PNG_SIDE56 = 1600
 
 
+def set57(nobody):
+    dev, rng, vocab, block = journaled_begin(20261257, ("out", "data"))
+    # an MP3 (lame, 128 kbit/s) of a WAV of tones and noise for mpg123 to decode; a GIF of a
+    # PNG of gradients (gm) for gifsicle to optimize; text and random bytes for par2
+    write("audio.wav", wav(rng, MP3_S57), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["lame", "--quiet", "-b", "128", os.path.join(DIR, "audio.wav"),
+                    os.path.join(DIR, "audio.mp3")], check=True)
+    write("picture.png", gradient_png(rng, GIF_SIDE57), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["gm", "convert", os.path.join(DIR, "picture.png"),
+                    os.path.join(DIR, "picture.gif")], check=True)
+    os.makedirs(os.path.join(DIR, "data"), exist_ok=True)
+    write(os.path.join("data", "text.dat"), numbered(block, PAR2_LINES57), nobody.pw_uid,
+          nobody.pw_gid)
+    write_random(rng, [(os.path.join("data", "random.dat"), PAR2_RANDOM_MIB57)], nobody)
+    journaled_end(nobody, dev, out=True)
+
+
+MP3_S57 = 300
+GIF_SIDE57 = 1800
+PAR2_LINES57 = 100000
+PAR2_RANDOM_MIB57 = 8
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 56: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 57: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1605,7 +1631,8 @@ def main():
             30: set30, 31: set31, 32: set32, 33: set33, 34: set34, 35: set35, 36: set36, 37: set37, 38: set38, 39: set39,
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
-            51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56}
+            51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
+            57: set57}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
