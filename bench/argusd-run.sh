@@ -2,8 +2,9 @@
 # Sourced by the benchmarks that drive a real argusd (bash): start one on
 # loopback with a state directory under $D, submit jobs over its control
 # socket, follow them by long polls. Needs SRC (the checkout), BUILD and D
-# (a directory of the caller's, 0755, removed by it); WORKLOADS_DIR, where set,
-# the workloads' directory (default the bundled workloads/).
+# (a directory of the caller's, 0755, removed by it; argusd_workdir makes one);
+# WORKLOADS_DIR, where set, the workloads' directory (default the bundled
+# workloads/).
 
 # Start argusd on a free port; sets ARGUSD_PID, PORT, API and ARGUSD_T0 (when it was
 # started, date +%s.%N: the programs are staged before), or exits.
@@ -56,4 +57,13 @@ argusd_stop() {
 	kill -TERM "$ARGUSD_PID" 2>/dev/null || true
 	wait "$ARGUSD_PID" 2>/dev/null || true
 	ARGUSD_PID=""
+}
+
+# For a benchmark whose only state is argusd's: make D, a fresh 0755 directory
+# named after $1, and on exit stop argusd and remove D.
+argusd_workdir() {
+	D=$(mktemp -d "/tmp/argusd-$1.XXXXXX")
+	chmod 0755 "$D"
+	ARGUSD_PID=""
+	trap 'argusd_stop; rm -rf "$D"' EXIT
 }

@@ -26,15 +26,8 @@ KS=${KS:-3,5,10}
 [ "$(id -u)" = 0 ] || { echo "false-flags: run as root" >&2; exit 2; }
 [ -x "$BUILD/argusd" ] && [ -x "$BUILD/bench-false-flags" ] ||
 	{ echo "false-flags: build first (scripts/build.sh)" >&2; exit 2; }
-D=$(mktemp -d /tmp/argusd-false-flags.XXXXXX)
-chmod 0755 "$D"
-ARGUSD_PID=""
 . "$SRC/bench/argusd-run.sh"
-cleanup() {
-	argusd_stop
-	rm -rf "$D"
-}
-trap cleanup EXIT
+argusd_workdir false-flags
 
 argusd_start
 for w in "${WORKLOADS[@]}"; do

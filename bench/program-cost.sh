@@ -35,15 +35,8 @@ DEF=$WORKLOADS_DIR/$WL.json
 case "$ROUNDS$RUNS" in *[!0-9]*) echo "program-cost: ROUNDS and RUNS are numbers" >&2; exit 2 ;; esac
 [ "$ROUNDS" -ge 1 ] && [ "$RUNS" -ge 3 ] && [ "$RUNS" -le 20 ] ||
 	{ echo "program-cost: at least 1 round, 3 to 20 runs (a reference's K)" >&2; exit 2; }
-D=$(mktemp -d /tmp/argusd-program-cost.XXXXXX)
-chmod 0755 "$D"
-ARGUSD_PID=""
 . "$SRC/bench/argusd-run.sh"
-cleanup() {
-	argusd_stop
-	rm -rf "$D"
-}
-trap cleanup EXIT
+argusd_workdir program-cost
 
 argusd_start
 mapfile -t ARGV < <(jq -r '.argv[]' "$DEF")

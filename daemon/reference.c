@@ -152,12 +152,12 @@ static void attempt_clear(struct attempt *a)
 	*a = (struct attempt){};
 }
 
-/* Sleep s seconds unless the job is cancelled first; false when it was. */
-static bool pause_unless_cancelled(struct job_ctx *ctx, unsigned s)
+/* Sleep ms milliseconds, in steps of 100, unless the job is cancelled first; false when it was. */
+static bool pause_unless_cancelled_ms(struct job_ctx *ctx, uint64_t ms)
 {
-	unsigned i;
+	uint64_t i;
 
-	for (i = 0; i < s * 10; i++) {
+	for (i = 0; i < (ms + 99) / 100; i++) {
 		struct timespec ts = {.tv_nsec = 100000000L};
 
 		if (job_ctx_cancelled(ctx))
@@ -167,8 +167,14 @@ static bool pause_unless_cancelled(struct job_ctx *ctx, unsigned s)
 	return !job_ctx_cancelled(ctx);
 }
 
-/* How often a reference waiting for the host's usual pace reads it, in 100 ms steps. */
-#define REFERENCE_PACE_POLL_STEPS 20
+/* Sleep s seconds unless the job is cancelled first; false when it was. */
+static bool pause_unless_cancelled(struct job_ctx *ctx, unsigned s)
+{
+	return pause_unless_cancelled_ms(ctx, (uint64_t)s * 1000);
+}
+
+/* How often a reference waiting for the host's usual pace reads it. */
+#define REFERENCE_PACE_POLL_MS 2000
 
 /*
  * After an attempt that ran slow: wait, at most env->cfg->reference_pace_wait_s,
@@ -183,29 +189,27 @@ static bool pause_unless_cancelled(struct job_ctx *ctx, unsigned s)
 static bool wait_usual_pace(struct job_ctx *ctx, const struct diag_env *env,
 			    const struct measure_target *tg, double usual, double *waited_s)
 {
-	uint64_t t0 = now_mono_ns(), limit = (uint64_t)env->cfg->reference_pace_wait_s * 1000000000ull;
+	uint64_t t0 = now_mono_ns(), limit_ms = (uint64_t)env->cfg->reference_pace_wait_s * 1000;
 	double prev = 0, last = 0, took;
 	unsigned readings = 0;
 	bool back = false;
 
 	for (;;) {
 		struct host_pace hp;
-		unsigned i;
+		uint64_t elapsed_ms;
 
 		if (diag_host_pace(tg, &hp) == 0) {
 			readings++;
 			back = host_pace_back(prev, hp.ns_per_load, usual);
 			prev = last = hp.ns_per_load;
 		}
-		if (back || now_mono_ns() - t0 >= limit)
+		elapsed_ms = (now_mono_ns() - t0) / 1000000;
+		if (back || elapsed_ms >= limit_ms)
 			break;
-		for (i = 0; i < REFERENCE_PACE_POLL_STEPS && now_mono_ns() - t0 < limit; i++) {
-			struct timespec ts = {.tv_nsec = 100000000L};
-
-			if (job_ctx_cancelled(ctx))
-				return false;
-			nanosleep(&ts, NULL);
-		}
+		if (!pause_unless_cancelled_ms(ctx, limit_ms - elapsed_ms < REFERENCE_PACE_POLL_MS
+							 ? limit_ms - elapsed_ms
+							 : REFERENCE_PACE_POLL_MS))
+			return false;
 	}
 	took = (double)(now_mono_ns() - t0) / 1e9;
 	*waited_s += took;

@@ -40,25 +40,19 @@ def back(marked, i):
     return None
 
 
-def stretches(readings):
-    """Slow stretches of one CPU's (seconds, ns) readings against bound: (start, end, readings),
-    end the time of the first of the two readings that ended it (None: the log ended first)."""
-    out = []
-    start, n = None, 0
-    for i, (t, ns, slow) in enumerate(readings):
-        if slow:
-            if start is None:
-                start, n = t, 0
-            n += 1
+def stretches(marked):
+    """Slow stretches of one CPU's (seconds, ns, slow) readings: (start, end), end the host's
+    return after the stretch's first reading (back(); None: the log ended first). A stretch runs
+    through single readings under the bound."""
+    out, until = [], -1.0
+    for i, (t, _ns, slow) in enumerate(marked):
+        if not slow or t < until:
             continue
-        if start is None:
-            continue
-        n += 1
-        if i + 1 < len(readings) and not readings[i + 1][2]:
-            out.append((start, t, n))
-            start = None
-    if start is not None:
-        out.append((start, None, n))
+        end = back(marked, i)
+        out.append((t, end))
+        if end is None:
+            break
+        until = end
     return out
 
 
@@ -94,13 +88,13 @@ def main():
               "%d slow stretches" % (cpu, len(rows), span, usual, bound,
                                      sum(1 for m in marked if m[2]),
                                      100.0 * sum(1 for m in marked if m[2]) / len(rows), len(st)))
-        lengths = [e - s for s, e, _ in st if e is not None]
+        lengths = [e - s for s, e in st if e is not None]
         if lengths:
             print("  stretch lengths (s), start to the host's return: median %.1f, 90th %.1f, "
                   "longest %.1f; %d of %d longer than 15 s (the fixed pauses' sum)"
                   % (statistics.median(lengths), percentile(lengths, 90), max(lengths),
                      sum(1 for x in lengths if x > 15), len(lengths)))
-        open_ = [s for s, e, _ in st if e is None]
+        open_ = [s for s, e in st if e is None]
         if open_:
             print("  a stretch still open when the log ended, from %.0f s" % open_[0])
         if cpu_waits:
