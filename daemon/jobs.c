@@ -239,6 +239,10 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 	const char *state;
 	int q;
 
+	/* One step under j->lock: the state decided, counted, recorded, and the job no longer
+	 * current. jobs_cancel then sees either a running job or a finished one, never a job
+	 * whose final state is in the store but which still takes a cancel. */
+	pthread_mutex_lock(&j->lock);
 	if (r >= 0) {
 		state = "succeeded";
 		if (!res)
@@ -252,9 +256,7 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 		if (!err)
 			err = job_error("internal", "the job failed: %s", strerror(-r));
 	}
-
 	/* counted first: whoever reads the final state from the store finds it counted */
-	pthread_mutex_lock(&j->lock);
 	if (strcmp(state, "succeeded") == 0)
 		j->n_succeeded++;
 	else if (strcmp(state, "failed") == 0)
@@ -262,10 +264,11 @@ static void finish(struct jobs *j, struct job_ctx *ctx, int r, json_t *result, j
 	else
 		j->n_cancelled++;
 	count_finished(j, ctx, r >= 0 ? res : NULL);
-	pthread_mutex_unlock(&j->lock);
-
 	q = store_job_update(j->store, ctx->id, state, r >= 0 ? 1 : -1, state, res,
 			     r >= 0 ? NULL : err);
+	j->current = NULL;
+	pthread_mutex_unlock(&j->lock);
+
 	if (q < 0)
 		log_error_errno(q, "job %lld: cannot record final state %s: %m", (long long)ctx->id,
 				state);
@@ -437,11 +440,7 @@ static void *worker(void *arg)
 		j->current = &ctx;
 		pthread_mutex_unlock(&j->lock);
 
-		run_one(j, &ctx);
-
-		pthread_mutex_lock(&j->lock);
-		j->current = NULL;
-		pthread_mutex_unlock(&j->lock);
+		run_one(j, &ctx); /* its finish() leaves j->current */
 		json_decref(ctx.request);
 	}
 	return NULL;

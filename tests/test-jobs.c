@@ -303,6 +303,38 @@ static void test_bound_and_cancel(struct store *s)
 	jobs_stop(j);
 }
 
+/* A job whose final state is in the store takes no cancel: the DELETE a dashboard sends the
+ * moment it reads "succeeded" or "failed" is answered "already finished", every time. */
+static void test_cancel_once_finished(struct store *s)
+{
+	static const char *const modes[] = {"ok", "bare"};
+	struct jobs *j = NULL;
+	unsigned wrong = 0, i;
+
+	fake_reset();
+	REQUIRE(jobs_start(s, 4, fake_runner, &fake, &j) == 0);
+	for (i = 0; i < 200; i++) {
+		const char *mode = modes[i % ARRAY_SIZE(modes)];
+		int64_t id = submit(j, mode);
+		char state[16] = "";
+		int r, spins;
+
+		/* read the store without pausing, to ask the instant the final state lands */
+		for (spins = 0; spins < 20000000; spins++)
+			if (store_job_state(s, id, state, sizeof(state)) == 0 &&
+			    (strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0))
+				break;
+		r = jobs_cancel(j, id);
+		if (r != -EALREADY) {
+			wrong++;
+			fprintf(stderr, "job %lld (%s) in state %s: cancel answered %d\n",
+				(long long)id, mode, state, r);
+		}
+	}
+	CHECKF(wrong == 0, "%u of 200 finished jobs took a cancel", wrong);
+	jobs_stop(j);
+}
+
 static void test_stop_and_restart(struct store *s)
 {
 	struct jobs *j = NULL;
@@ -383,6 +415,7 @@ int main(void)
 
 	test_order_and_outcomes(s);
 	test_bound_and_cancel(s);
+	test_cancel_once_finished(s);
 	test_stop_and_restart(s); /* closes s */
 
 	cmd = xasprintf("rm -rf '%s'", tmpdir);
