@@ -139,15 +139,19 @@ static __always_inline void note_waker(struct thread_state *ts, __u32 cls, __u64
 {
 	struct argus_waker_key k = {};
 	struct argus_waker_value zero = {}, *c;
+	__u64 then_ns;
 
 	if (!ts->waker.seen)
 		return;
-	ts->waker.seen = 0;
+	barrier();
 	k.tgid = ts->waker.tgid;
 	k.own = ts->waker.own;
 	k.cls = cls;
 	k.then_cls = ts->waker.then_cls;
+	then_ns = ts->waker.then_ns;
 	__builtin_memcpy(k.comm, ts->waker.comm, sizeof(k.comm));
+	barrier();
+	ts->waker.seen = 0;
 	c = bpf_map_lookup_elem(&wakers, &k);
 	if (!c) {
 		/* full: the run keeps the wakers it met first, and sums the others' waits */
@@ -161,7 +165,7 @@ static __always_inline void note_waker(struct thread_state *ts, __u32 cls, __u64
 	}
 	__sync_fetch_and_add(&c->count, 1);
 	__sync_fetch_and_add(&c->time_ns, time_ns);
-	__sync_fetch_and_add(&c->then_ns, ts->waker.then_ns);
+	__sync_fetch_and_add(&c->then_ns, then_ns);
 }
 
 #define ENOSYS_CODE 38

@@ -349,28 +349,36 @@ int BPF_PROG(handle_sched_waking, struct task_struct *p)
 		ts->sync.futex_own = 1;
 	/* the causal chain: who ended the wait (the last waker when several did) */
 	waker = bpf_get_current_task_btf();
+	/*
+	 * Marked seen once whole: the woken thread may end its wait on another
+	 * CPU while this runs, and takes the waker's fields only when seen
+	 * (note_waker). Program order; x86 keeps stores in that order.
+	 */
+	ts->waker.seen = 0;
+	barrier();
 	ts->waker.tgid = argus_tgid_in_ns(waker, pidns_inum);
 	ts->waker.own = own;
 	bpf_get_current_comm(ts->waker.comm, sizeof(ts->waker.comm));
-	ts->waker.seen = 1;
 	/* and where its time went before, as far as the probe followed it: the next link */
 	ts->waker.then_cls = ARGUS_CLS_MAX;
 	ts->waker.then_ns = 0;
 	if (!own) {
 		/* another's task: followed from its first such wakeup on (watched_out) */
 		ws = task_entry(waker);
-		if (!ws || ws->role != ROLE_OTHER)
-			return 0;
-		if (!ws->watched) {
+		if (ws && ws->role == ROLE_OTHER && !ws->watched) {
 			ws->watched = 1;
 			c = cpu_task_of(bpf_get_smp_processor_id());
 			if (c && c->task == (__u64)waker)
 				c->watched = 1;
-			return 0;
+			ws = NULL;
+		} else if (ws && ws->role != ROLE_OTHER) {
+			ws = NULL;
 		}
 	}
 	if (ws && ws != ts)
 		spent_take(ws, &ts->waker.then_cls, &ts->waker.then_ns);
+	barrier();
+	ts->waker.seen = 1;
 	return 0;
 }
 
