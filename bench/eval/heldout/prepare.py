@@ -136,7 +136,9 @@ that lame makes of a WAV for mpg123 to decode, a GIF that gm makes of a PNG of g
 gifsicle, and text and random bytes for par2 to protect; `--set 57 --release` as for set 10.
 Set 58 (--set 58) in /var/tmp/argus-heldout58, a forty-eighth: text for bzip3, a WAV file for
 wavpack and a PPM that gm makes of a PNG of gradients for c44 to encode as DjVu; `--set 58
---release` as for set 10.
+--release` as for set 10. Set 59 (--set 59) in /var/tmp/argus-heldout59, a forty-ninth: a WAV file
+for twolame, a PBM that gm makes of a PNG of gradients by a threshold for potrace to trace, and a
+tree of small text files for arj to archive; `--set 59 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -178,10 +180,11 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         51: "/var/tmp/argus-heldout51", 52: "/var/tmp/argus-heldout52",
         53: "/var/tmp/argus-heldout53", 54: "/var/tmp/argus-heldout54",
         55: "/var/tmp/argus-heldout55", 56: "/var/tmp/argus-heldout56",
-        57: "/var/tmp/argus-heldout57", 58: "/var/tmp/argus-heldout58"}
+        57: "/var/tmp/argus-heldout57", 58: "/var/tmp/argus-heldout58",
+        59: "/var/tmp/argus-heldout59"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58)
+             55, 56, 57, 58, 59)
 DIR = DIRS[1]
 
 
@@ -1626,12 +1629,29 @@ WAVPACK_S58 = 120
 PPM_SIDE58 = 2000
 
 
+def set59(nobody):
+    dev, rng, vocab, block = journaled_begin(20261259, ("out", "tree"))
+    # a WAV of tones and noise for twolame; a bitmap of a gradient picture's dark half (gm's
+    # threshold) for potrace; a tree of text files for arj
+    write("audio.wav", wav(rng, MP2_S59), nobody.pw_uid, nobody.pw_gid)
+    write("picture.png", gradient_png(rng, PBM_SIDE59), nobody.pw_uid, nobody.pw_gid)
+    subprocess.run(["gm", "convert", os.path.join(DIR, "picture.png"), "-threshold", "50%",
+                    os.path.join(DIR, "picture.pbm")], check=True)
+    write_tree("tree", ARJ_DIRS59, block, nobody)
+    journaled_end(nobody, dev, out=True)
+
+
+MP2_S59 = 200
+PBM_SIDE59 = 2000
+ARJ_DIRS59 = 40
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 58: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 59: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1652,7 +1672,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58}
+            57: set57, 58: set58, 59: set59}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
