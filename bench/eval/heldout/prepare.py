@@ -138,7 +138,10 @@ Set 58 (--set 58) in /var/tmp/argus-heldout58, a forty-eighth: text for bzip3, a
 wavpack and a PPM that gm makes of a PNG of gradients for c44 to encode as DjVu; `--set 58
 --release` as for set 10. Set 59 (--set 59) in /var/tmp/argus-heldout59, a forty-ninth: a WAV file
 for twolame, a PBM that gm makes of a PNG of gradients by a threshold for potrace to trace, and a
-tree of small text files for arj to archive; `--set 59 --release` as for set 10.
+tree of small text files for arj to archive; `--set 59 --release` as for set 10. Set 60 (--set 60)
+in /var/tmp/argus-heldout60, a fiftieth: files of random bytes for b3sum to hash, a generated SCSS
+style sheet for sassc to compile and a list of keywords for gperf; `--set 60 --release` as for
+set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -181,10 +184,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         53: "/var/tmp/argus-heldout53", 54: "/var/tmp/argus-heldout54",
         55: "/var/tmp/argus-heldout55", 56: "/var/tmp/argus-heldout56",
         57: "/var/tmp/argus-heldout57", 58: "/var/tmp/argus-heldout58",
-        59: "/var/tmp/argus-heldout59"}
+        59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59)
+             55, 56, 57, 58, 59, 60)
 DIR = DIRS[1]
 
 
@@ -1646,12 +1649,42 @@ PBM_SIDE59 = 2000
 ARJ_DIRS59 = 40
 
 
+def scss(rules):
+    """A style sheet of a mixin and a loop of rules, each with a colour mixed, darkened and
+    lightened, a nested selector and a hover state: sassc's parsing, evaluation and output."""
+    return ("@mixin box($w, $c) { width: $w; color: $c; border: 1px solid darken($c, 10%%); "
+            ".inner { margin: $w / 4; } }\n"
+            "@for $i from 1 through %d { .c#{$i} { @include box($i * 1px, mix(#123456, #abcdef, "
+            "($i %% 100) * 1%%)); &:hover { color: lighten(#336699, ($i %% 40) * 1%%); } "
+            ".n#{$i %% 7} { padding: ($i %% 13) * 2px; } } }\n" % rules)
+
+
+def set60(nobody):
+    dev, rng, vocab, block = journaled_begin(20261260, ("out", "data"))
+    # random bytes for b3sum, which reads them whole; a style sheet for sassc; distinct
+    # keywords for gperf to find a perfect hash for (its search grows faster than the list)
+    os.makedirs(os.path.join(DIR, "data"), exist_ok=True)
+    write_random(rng, [(os.path.join("data", "r%d.dat" % i), B3_MIB60) for i in range(B3_FILES60)],
+                 nobody)
+    write("style.scss", scss(SCSS_RULES60), nobody.pw_uid, nobody.pw_gid)
+    keys = set()
+    while len(keys) < GPERF_KEYS60:
+        keys.add("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 12))))
+    write("keywords.txt", "\n".join(sorted(keys)) + "\n", nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+B3_FILES60, B3_MIB60 = 16, 96
+SCSS_RULES60 = 6000
+GPERF_KEYS60 = 3000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 59: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 60: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1672,7 +1705,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59}
+            57: set57, 58: set58, 59: set59, 60: set60}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
