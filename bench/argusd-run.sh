@@ -4,7 +4,7 @@
 # socket, follow them by long polls. Needs SRC (the checkout), BUILD and D
 # (a directory of the caller's, 0755, removed by it; argusd_workdir makes one);
 # WORKLOADS_DIR, where set, the workloads' directory (default the bundled
-# workloads/).
+# workloads/); ARGUSD_CONF_EXTRA, where set, lines added to its configuration.
 
 # Start argusd on a free port; sets ARGUSD_PID, PORT, API and ARGUSD_T0 (when it was
 # started, date +%s.%N: the programs are staged before), or exits.
@@ -19,6 +19,7 @@ services_dir = $D/no-services
 victims_dir = $D/programs
 tree_file = $SRC/tree-data/tree.json
 schema_dir = $SRC/schema
+${ARGUSD_CONF_EXTRA:-}
 CONF
 	ARGUSD_T0=$(date +%s.%N)
 	"$BUILD/argusd" --config "$D/argusd.conf" 2>"$D/argusd.log" &
