@@ -138,7 +138,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf '\n%-28s %12s %12s %8s %8s %8s\n' route "argusd r/s" "nginx r/s" ratio "err a" "err n"
 for i in "${!ROUTES[@]}"; do
 	am=$(for r in $(seq 1 "$ROUNDS"); do echo "${A[$i,$r]}"; done | median)

@@ -68,3 +68,6 @@ argusd_workdir() {
 	ARGUSD_PID=""
 	trap 'argusd_stop; rm -rf "$D"' EXIT
 }
+
+# The median of the numbers on standard input, one a line.
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

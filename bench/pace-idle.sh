@@ -41,8 +41,6 @@ ARGUSD_CONF_EXTRA="reference_pace_check = false"
 
 argusd_start
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 echo "# $WL ($DEF): $ROUNDS rounds on CPU $CPU, $IDLE_S s idle before each idle reading"
 printf '%-6s %9s %12s %8s   %s\n' round "idle ns" "after runs" ratio "the reference runs' readings"
 : >"$D/idle"

@@ -57,8 +57,6 @@ unprobed_run() {
 	echo "$t1 - $t0" | bc -l
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 # One reference job of RUNS runs; prints its runs' wall times in s and the
 # host's pace read after each (ns a load, daemon/host_pace.h), a line each.
 probed_runs() {

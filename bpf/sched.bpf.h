@@ -365,13 +365,14 @@ int BPF_PROG(handle_sched_waking, struct task_struct *p)
 	if (!own) {
 		/* another's task: followed from its first such wakeup on (watched_out) */
 		ws = task_entry(waker);
-		if (ws && ws->role == ROLE_OTHER && !ws->watched) {
+		if (ws && ws->role != ROLE_OTHER) {
+			ws = NULL;
+		} else if (ws && !ws->watched) {
+			/* its first: watched from here on, nothing of its time followed yet */
 			ws->watched = 1;
 			c = cpu_task_of(bpf_get_smp_processor_id());
 			if (c && c->task == (__u64)waker)
 				c->watched = 1;
-			ws = NULL;
-		} else if (ws && ws->role != ROLE_OTHER) {
 			ws = NULL;
 		}
 	}
