@@ -37,6 +37,7 @@ void config_defaults(struct config *c)
 	/* the host's slow stretches, by its pace read every 2 s for 40 minutes:
 	 * bench/eval/results/2026-12-06/host-pace-wait/ */
 	c->reference_pace_wait_s = 50;
+	c->host_pace_idle_s = 300;
 	c->syscall_events = SYSCALL_EVENTS_DEFAULT;
 	backend_order_default(&c->backends);
 	c->api_group = xstrdup("argus");
@@ -135,6 +136,8 @@ int config_set(struct config *c, const char *key, const char *value, char **ret_
 		r = set_bool(&c->reference_pace_check, value);
 	else if (!strcmp(key, "reference_pace_wait_s"))
 		r = set_uint(&c->reference_pace_wait_s, value, 0, 600);
+	else if (!strcmp(key, "host_pace_idle_s"))
+		r = set_uint(&c->host_pace_idle_s, value, 0, 86400);
 	else if (!strcmp(key, "allow_stale_reference"))
 		r = set_bool(&c->allow_stale_reference, value);
 	else if (!strcmp(key, "probe_stats"))

@@ -39,8 +39,9 @@ struct config {
 	unsigned warmup_runs; /* unmeasured runs of a workload before a job measures it, 1 */
 	/*
 	 * A reference recorded while the host ran slower than its usual pace
-	 * (the median of its references of the last day, host_pace_slow) is
-	 * recorded again, as a noisy one is; true by default.
+	 * (usual_pace.h: the median of the last day's readings between jobs and
+	 * references, host_pace_slow) is recorded again, as a noisy one is;
+	 * true by default.
 	 */
 	bool reference_pace_check;
 	/*
@@ -49,6 +50,12 @@ struct config {
 	 * bound) instead of the fixed pause; 0: the fixed pause.
 	 */
 	unsigned reference_pace_wait_s;
+	/*
+	 * How often argusd reads the host's pace on each of its CPUs between
+	 * jobs (usual_pace.h), in seconds; 0: never, the usual pace is the
+	 * references' alone.
+	 */
+	unsigned host_pace_idle_s;
 	bool allow_stale_reference; /* diagnose against a reference from another kernel/tree (warns) */
 	/*
 	 * kernel.bpf_stats on while argusd measures, for the report's probe

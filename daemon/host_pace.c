@@ -158,8 +158,9 @@ char *host_pace_slow(double now, double usual)
 	if (!(now > 0) || !(usual > 0) || !(now >= usual * HOST_PACE_MOVED))
 		return NULL;
 	return xasprintf("recorded while the host ran slow: argusd's fixed memory loop took %.1f ns "
-			 "per load over its runs, %.2fx the host's usual %.1f (the median of its "
-			 "references of the last day on the same CPU); a diagnosis against it would "
+			 "per load over its runs, %.2fx the host's usual %.1f (the median of argusd's "
+			 "readings between jobs and of its references, over the last day on the same "
+			 "CPU); a diagnosis against it would "
 			 "not see a slowdown of that size: record it again when the host runs at its "
 			 "usual speed",
 			 now, now / usual, usual);

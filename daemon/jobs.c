@@ -55,9 +55,15 @@ struct jobs {
 		double sum;
 	} durations[2]; /* diagnose, reference */
 
-	/* retention, run by the worker between jobs (jobs_set_retention) */
-	struct store_retention retention;
-	uint64_t retention_every_ns, retention_next_ns; /* 0: off; CLOCK_MONOTONIC */
+	/* what the worker does between jobs (jobs_add_chore); times on CLOCK_MONOTONIC */
+	struct chore {
+		jobs_chore_t fn;
+		void *userdata;
+		uint64_t every_ns, next_ns;
+	} chores[JOBS_CHORES_MAX];
+	size_t n_chores;
+	struct store_retention retention; /* the retention chore's policy (jobs_set_retention) */
+	bool retention_added;
 };
 
 /* ---- the context handed to runners ---- */
@@ -376,26 +382,38 @@ static void run_one(struct jobs *j, struct job_ctx *ctx)
 	finish(j, ctx, r, result, error);
 }
 
-/* Under j->lock: whether retention is due, else how long to wait for it (abs, monotonic). */
-static bool retention_due(struct jobs *j, struct timespec *ret_until)
+/*
+ * Under j->lock: the first chore that is due, else NULL with the time the
+ * next one is (abs, monotonic) in *ret_until, *ret_timed false when none.
+ */
+static struct chore *chore_due(struct jobs *j, struct timespec *ret_until, bool *ret_timed)
 {
-	uint64_t now = now_mono_ns();
+	uint64_t now = now_mono_ns(), next = UINT64_MAX;
+	size_t i;
 
-	if (!j->retention_every_ns)
-		return false;
-	if (now >= j->retention_next_ns)
-		return true;
-	*ret_until = (struct timespec){ j->retention_next_ns / 1000000000ull,
-					j->retention_next_ns % 1000000000ull };
-	return false;
+	for (i = 0; i < j->n_chores; i++) {
+		if (now >= j->chores[i].next_ns)
+			return &j->chores[i];
+		if (j->chores[i].next_ns < next)
+			next = j->chores[i].next_ns;
+	}
+	*ret_timed = next != UINT64_MAX;
+	*ret_until = (struct timespec){ next / 1000000000ull, next % 1000000000ull };
+	return NULL;
 }
 
-/* On the worker, without j->lock: delete what retention allows and say so. */
-static void run_retention(struct jobs *j, struct store_retention policy)
+/* The retention chore: delete what retention allows and say so. */
+static void run_retention(void *userdata)
 {
+	struct jobs *j = userdata;
+	struct store_retention policy;
 	struct store_retention_stats st;
-	int r = store_apply_retention(j->store, &policy, now_real_ns(), &st);
+	int r;
 
+	pthread_mutex_lock(&j->lock);
+	policy = j->retention;
+	pthread_mutex_unlock(&j->lock);
+	r = store_apply_retention(j->store, &policy, now_real_ns(), &st);
 	if (r < 0)
 		log_warning_errno(r, "retention: deleting old jobs failed: %m");
 	else if (st.jobs_deleted || st.pages_freed)
@@ -410,12 +428,13 @@ static void *worker(void *arg)
 
 	for (;;) {
 		struct job_ctx ctx = {.jobs = j};
+		struct chore *due = NULL, chore;
 		struct timespec until;
-		bool due = false;
+		bool timed;
 
 		pthread_mutex_lock(&j->lock);
-		while (!j->stopping && !(due = retention_due(j, &until)) && j->n == 0) {
-			if (j->retention_every_ns)
+		while (!j->stopping && !(due = chore_due(j, &until, &timed)) && j->n == 0) {
+			if (timed)
 				pthread_cond_timedwait(&j->wake, &j->lock, &until);
 			else
 				pthread_cond_wait(&j->wake, &j->lock);
@@ -427,11 +446,10 @@ static void *worker(void *arg)
 		}
 		if (due) {
 			/* between jobs, never during one: not to disturb a measurement */
-			struct store_retention policy = j->retention;
-
-			j->retention_next_ns = now_mono_ns() + j->retention_every_ns;
+			due->next_ns = now_mono_ns() + due->every_ns;
+			chore = *due;
 			pthread_mutex_unlock(&j->lock);
-			run_retention(j, policy);
+			chore.fn(chore.userdata);
 			continue;
 		}
 		/* leave the queue and become current in one step: jobs_cancel sees one or the other
@@ -599,15 +617,37 @@ out:
 	return r;
 }
 
-void jobs_set_retention(struct jobs *j, const struct store_retention *p, unsigned interval_s)
+int jobs_add_chore(struct jobs *j, unsigned interval_s, jobs_chore_t fn, void *userdata)
 {
+	int r = 0;
+
+	if (!fn)
+		return -EINVAL;
 	pthread_mutex_lock(&j->lock);
-	j->retention = *p;
-	j->retention_every_ns =
-		p->retention_days || p->max_jobs ? (uint64_t)(interval_s ?: 1) * 1000000000ull : 0;
-	j->retention_next_ns = now_mono_ns();
+	if (j->n_chores == JOBS_CHORES_MAX)
+		r = -ENOSPC;
+	else
+		j->chores[j->n_chores++] = (struct chore){
+			.fn = fn, .userdata = userdata,
+			.every_ns = (uint64_t)(interval_s ?: 1) * 1000000000ull,
+			.next_ns = now_mono_ns(),
+		};
 	pthread_cond_signal(&j->wake);
 	pthread_mutex_unlock(&j->lock);
+	return r;
+}
+
+void jobs_set_retention(struct jobs *j, const struct store_retention *p, unsigned interval_s)
+{
+	bool add;
+
+	pthread_mutex_lock(&j->lock);
+	j->retention = *p;
+	add = (p->retention_days || p->max_jobs) && !j->retention_added;
+	j->retention_added |= add;
+	pthread_mutex_unlock(&j->lock);
+	if (add && jobs_add_chore(j, interval_s, run_retention, j) < 0)
+		log_error("retention: no room for its chore: finished jobs are kept");
 }
 
 unsigned jobs_queued(struct jobs *j)

@@ -80,10 +80,19 @@ int jobs_submit_as(struct jobs *j, const char *kind, const json_t *request, cons
  */
 int jobs_cancel(struct jobs *j, int64_t id);
 /*
- * Apply retention (store_apply_retention with p) on the worker: at once,
- * then every interval_s (argusd: JOBS_RETENTION_INTERVAL_S), always between
- * jobs so that deleting and vacuuming never disturb a measurement. Both
- * limits 0: never.
+ * A chore of the worker: fn(userdata) at once, then every interval_s (at
+ * least 1), always between jobs, never during one, without the queue's
+ * lock; a job submitted meanwhile waits for it. At most JOBS_CHORES_MAX;
+ * -ENOSPC beyond.
+ */
+#define JOBS_CHORES_MAX 4
+typedef void (*jobs_chore_t)(void *userdata);
+int jobs_add_chore(struct jobs *j, unsigned interval_s, jobs_chore_t fn, void *userdata);
+/*
+ * Apply retention (store_apply_retention with p) as a chore: at once, then
+ * every interval_s (argusd: JOBS_RETENTION_INTERVAL_S), so that deleting
+ * and vacuuming never disturb a measurement. Both limits 0: never. Called
+ * again, the policy changes and the interval stays.
  */
 #define JOBS_RETENTION_INTERVAL_S 3600
 void jobs_set_retention(struct jobs *j, const struct store_retention *p, unsigned interval_s);

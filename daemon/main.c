@@ -38,6 +38,7 @@
 #include "daemon/syscalls.h"
 #include "daemon/target.h"
 #include "daemon/tree.h"
+#include "daemon/usual_pace.h"
 #include "daemon/util.h"
 #include "daemon/workload.h"
 
@@ -468,6 +469,7 @@ int main(int argc, char **argv)
 	struct http_options listeners;
 	struct utsname uts;
 	struct diag_env env;
+	struct usual_pace_reader pace_reader;
 	struct api_ctx api;
 	bool curl_ready = false, check = false;
 	sigset_t mask;
@@ -559,6 +561,16 @@ int main(int argc, char **argv)
 			   &(struct store_retention){ .retention_days = cfg.retention_days,
 						      .max_jobs = cfg.max_jobs },
 			   JOBS_RETENTION_INTERVAL_S);
+	/* the host's pace on each CPU argusd may use, between jobs: the usual one, a day of it */
+	if (cfg.host_pace_idle_s > 0) {
+		pace_reader = (struct usual_pace_reader){ .store = store, .hostname = uts.nodename,
+							  .interval_s = cfg.host_pace_idle_s };
+		if (sched_getaffinity(0, sizeof(pace_reader.cpus), &pace_reader.cpus) < 0)
+			log_warning_errno(errno, "host pace: its CPUs unknown, not read between "
+					  "jobs: %m");
+		else if (jobs_add_chore(jobs, USUAL_PACE_CALL_S, usual_pace_chore, &pace_reader) < 0)
+			log_error("host pace: no room for its chore: not read between jobs");
+	}
 
 	api = (struct api_ctx){ .cfg = &cfg, .store = store, .jobs = jobs, .live = live,
 				.tree = tree, .llm_configured = cfg.llm_url != NULL,

@@ -13,6 +13,7 @@
 #include "daemon/service.h"
 #include "daemon/store.h"
 #include "daemon/syscalls.h"
+#include "daemon/usual_pace.h"
 #include "daemon/util.h"
 
 #include <errno.h>
@@ -304,44 +305,6 @@ static int runs_pace_cpu(const json_t *runs)
 	return json_is_integer(cpu) ? (int)json_integer_value(cpu) : -1;
 }
 
-/* The references of the last day on this host whose pace the usual one is taken from, at most. */
-#define REFERENCE_PACE_REFS 100
-#define REFERENCE_PACE_AGE_NS (86400ull * 1000000000ull)
-
-/*
- * The host's usual pace on cpu: the median of the runs' median pace of the
- * references stored on this host in the last day whose pace was read on
- * the same CPU (-1: unpinned), the newest REFERENCE_PACE_REFS of them; 0
- * when there is none. The median, not the fastest: one reference recorded
- * in a fast moment does not make every later one slow.
- */
-static double usual_pace(struct store *s, const struct diag_env *env, int cpu)
-{
-	json_auto_t *list = NULL;
-	const json_t *ref;
-	double ns[REFERENCE_PACE_REFS]; /* the list holds at most that many */
-	char since[32];
-	uint64_t now = now_real_ns();
-	size_t i, n = 0;
-
-	if (store_reference_list(s, NULL, REFERENCE_PACE_REFS, &list) < 0)
-		return 0;
-	format_iso8601(now > REFERENCE_PACE_AGE_NS ? now - REFERENCE_PACE_AGE_NS : 0, since,
-		       sizeof(since));
-	json_array_foreach(json_object_get(list, "references"), i, ref)
-	{
-		const json_t *pcpu = json_object_get(ref, "host_pace_cpu");
-		double pace = json_number_value(json_object_get(ref, "host_pace_ns"));
-
-		if (strcmp(json_string_value(json_object_get(ref, "host")) ?: "", env->hostname) != 0 ||
-		    strcmp(json_string_value(json_object_get(ref, "created")) ?: "", since) < 0 ||
-		    !json_is_integer(pcpu) || json_integer_value(pcpu) != cpu || !(pace > 0))
-			continue;
-		ns[n++] = pace;
-	}
-	return host_pace_median(ns, n);
-}
-
 /* Measure the target repeats times with the plan; *ret filled on success. */
 static int record_runs(struct job_ctx *ctx, const struct diag_env *env,
 		       const struct probe_plan *plan, const struct measure_target *tg,
@@ -481,7 +444,8 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	int64_t ref_id = 0;
 	char *err = NULL;
 	int r, k, attempt, attempts = 0, best_attempt = 0;
-	double pace = 0, pace_min = 0, pace_max = 0, usual = 0, pace_waited_s = 0;
+	double pace = 0, pace_min = 0, pace_max = 0, pace_waited_s = 0;
+	struct usual_pace usual = {};
 	bool noisy = false;
 	_cleanup_free_ char *slower = NULL, *unsteady = NULL;
 
@@ -519,8 +483,8 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	 * runs agree, but too loosely for one run of a diagnosis, is extended
 	 * first: runs that disagree in its extension make it a noisy attempt
 	 * like any other. So is one recorded while the host's cores ran slower
-	 * than their usual pace (the median of the host's references of the
-	 * last day): its runs may agree, and every later diagnosis would be
+	 * than their usual pace (usual_pace.h: the median of the last day's
+	 * readings between jobs and references): its runs may agree, and every later diagnosis would be
 	 * judged against a target slowed by the host; it is recorded again
 	 * once the host runs at its usual pace (wait_usual_pace), not after
 	 * the fixed pause. The kept attempt is one at the usual pace when
@@ -545,7 +509,7 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 							    "noisy reference: recording it again",
 							    "wall_cv", best.cv, "attempt", attempt,
 							    "pause_s", (int)pause));
-			if (wait ? !wait_usual_pace(ctx, env, &tg, usual, &pace_waited_s)
+			if (wait ? !wait_usual_pace(ctx, env, &tg, usual.ns, &pace_waited_s)
 				 : !pause_unless_cancelled(ctx, pause)) {
 				r = -ECANCELED;
 				*ret_error = job_error("cancelled", "the job was cancelled");
@@ -562,10 +526,11 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 		}
 		attempts = attempt;
 		if (env->cfg->reference_pace_check) {
-			if (attempt == 1)
-				usual = usual_pace(s, env, runs_pace_cpu(a.runs));
+			if (attempt == 1 && usual_pace_get(s, env->hostname, runs_pace_cpu(a.runs),
+							   now_real_ns(), &usual) < 0)
+				usual = (struct usual_pace){};
 			runs_pace(a.runs, &a_pace, &a_min, &a_max);
-			a.slow = host_pace_slow(a_pace, usual);
+			a.slow = host_pace_slow(a_pace, usual.ns);
 		}
 		if (!best.vecs || better_attempt(&a, &best)) {
 			attempt_clear(&best);
@@ -652,8 +617,13 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			unsteady = host_pace_unsteady(pace_min, pace_max);
 		if (unsteady)
 			json_object_set_new(hp, "note", json_string(unsteady));
-		if (usual > 0)
-			json_object_set_new(hp, "usual_ns", json_real(usual));
+		if (usual.ns > 0) {
+			json_object_set_new(hp, "usual_ns", json_real(usual.ns));
+			json_object_set_new(hp, "usual_from",
+					    json_pack("{s:I,s:I}", "readings",
+						      (json_int_t)usual.readings, "references",
+						      (json_int_t)usual.references));
+		}
 		if (pace_waited_s > 0)
 			json_object_set_new(hp, "waited_s", json_real(round(pace_waited_s * 10) / 10));
 		json_object_set_new(*ret_result, "host_pace", hp);

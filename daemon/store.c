@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sqlite3.h>
@@ -1253,6 +1254,82 @@ int store_vectors_get(struct store *s, int64_t job_id, json_t **ret)
 	if (rc != SQLITE_DONE)
 		return sql_fail(s, "read vectors");
 	*ret = TAKE_PTR(vectors);
+	return 0;
+}
+
+/* ---- the host's pace ---- */
+
+int store_pace_add(struct store *s, uint64_t taken_real_ns, const char *host, int cpu,
+		   double ns_per_load)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	char taken[32];
+	int r;
+
+	if (!host || cpu < 0 || !(ns_per_load > 0) || !isfinite(ns_per_load))
+		return -EINVAL;
+	format_iso8601(taken_real_ns, taken, sizeof(taken));
+	STORE_LOCKED(s);
+	r = prepare(s, "INSERT INTO host_pace (taken, host, cpu, ns_per_load) VALUES (?, ?, ?, ?)",
+		    &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, taken) < 0 || bind_text(stmt, 2, host) < 0 ||
+	    sqlite3_bind_int(stmt, 3, cpu) != SQLITE_OK ||
+	    sqlite3_bind_double(stmt, 4, ns_per_load) != SQLITE_OK)
+		return -EINVAL;
+	return step_done(s, stmt, "add a host pace reading");
+}
+
+int store_pace_since(struct store *s, const char *host, int cpu, uint64_t since_real_ns,
+		     double *ns, size_t max, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	char since[32];
+	size_t n = 0;
+	int r, rc;
+
+	if (!host || (max > 0 && !ns))
+		return -EINVAL;
+	format_iso8601(since_real_ns, since, sizeof(since));
+	STORE_LOCKED(s);
+	/* taken is ISO 8601 UTC text, whose order is the time's */
+	r = prepare(s,
+		    "SELECT ns_per_load FROM host_pace WHERE host = ?1 AND (?2 < 0 OR cpu = ?2)"
+		    " AND taken >= ?3 ORDER BY taken DESC LIMIT ?4",
+		    &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, host) < 0 || sqlite3_bind_int(stmt, 2, cpu) != SQLITE_OK ||
+	    bind_text(stmt, 3, since) < 0 ||
+	    sqlite3_bind_int64(stmt, 4, (sqlite3_int64)max) != SQLITE_OK)
+		return -EINVAL;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		ns[n++] = sqlite3_column_double(stmt, 0);
+	if (rc != SQLITE_DONE)
+		return sql_fail(s, "read host pace readings");
+	*ret_n = n;
+	return 0;
+}
+
+int store_pace_forget(struct store *s, uint64_t before_real_ns, unsigned *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	char before[32];
+	int r;
+
+	format_iso8601(before_real_ns, before, sizeof(before));
+	STORE_LOCKED(s);
+	r = prepare(s, "DELETE FROM host_pace WHERE taken < ?", &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, before) < 0)
+		return -EINVAL;
+	r = step_done(s, stmt, "forget old host pace readings");
+	if (r < 0)
+		return r;
+	if (ret_n)
+		*ret_n = (unsigned)sqlite3_changes(s->db);
 	return 0;
 }
 

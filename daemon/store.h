@@ -144,6 +144,25 @@ int store_vector_add(struct store *s, int64_t job_id, const char *kind, int leve
 /* [{"kind", "level", "parent", "vector"}...] in insertion order; -ENOENT when the job does not exist. */
 int store_vectors_get(struct store *s, int64_t job_id, json_t **ret);
 
+/* ---- the host's pace ---- */
+
+/*
+ * One reading of the host's pace (host_pace.h) taken between jobs:
+ * ns_per_load on cpu of host at taken_real_ns (CLOCK_REALTIME). -EINVAL
+ * for a negative CPU or a reading that is not a positive number.
+ */
+int store_pace_add(struct store *s, uint64_t taken_real_ns, const char *host, int cpu,
+		   double ns_per_load);
+/*
+ * The readings of host on cpu (every CPU when cpu < 0) taken at or after
+ * since_real_ns, newest first, at most max of them, into ns; their number
+ * in *ret_n.
+ */
+int store_pace_since(struct store *s, const char *host, int cpu, uint64_t since_real_ns,
+		     double *ns, size_t max, size_t *ret_n);
+/* Delete the readings taken before before_real_ns; how many in *ret_n (may be NULL). */
+int store_pace_forget(struct store *s, uint64_t before_real_ns, unsigned *ret_n);
+
 /* ---- retention ---- */
 
 struct store_retention {

@@ -122,6 +122,14 @@ static void test_false_flag_rate(void)
 	CHECK_EQ(c.reference_pace_wait_s, 0, "reference_pace_wait_s");
 	config_free(&c);
 	expect_refused("reference_pace_wait_s = 601\n", "line 1", "601");
+	CHECK(load("tau = 3\n", &c, &err) == 0);
+	CHECK_EQ(c.host_pace_idle_s, 300, "the host's pace read between jobs by default");
+	config_free(&c);
+	CHECK(load("host_pace_idle_s = 0\n", &c, &err) == 0);
+	CHECK_EQ(c.host_pace_idle_s, 0, "host_pace_idle_s");
+	config_free(&c);
+	expect_refused("host_pace_idle_s = 86401\n", "line 1", "86401");
+	expect_refused("host_pace_idle_s = -1\n", "line 1", "-1");
 	CHECK(load("false_flag_rate = 0.01\n", &c, &err) == 0);
 	CHECK(c.false_flag_rate == 0.01);
 	config_free(&c);

@@ -335,6 +335,86 @@ static void test_cancel_once_finished(struct store *s)
 	jobs_stop(j);
 }
 
+/* A chore: its calls, and those made while a job ran. */
+struct chore_calls {
+	unsigned calls, during_job;
+};
+
+static void count_chore(void *userdata)
+{
+	struct chore_calls *c = userdata;
+
+	pthread_mutex_lock(&fake.lock);
+	c->calls++;
+	c->during_job += fake.active > 0;
+	pthread_mutex_unlock(&fake.lock);
+}
+
+static unsigned chore_calls(const struct chore_calls *c)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&fake.lock);
+	n = c->calls;
+	pthread_mutex_unlock(&fake.lock);
+	return n;
+}
+
+/* Wait (up to 5 s) until chore c has been called more than n times. */
+static bool wait_chore(const struct chore_calls *c, unsigned n)
+{
+	int i;
+
+	for (i = 0; i < 2500; i++) {
+		if (chore_calls(c) > n)
+			return true;
+		sleep_ms(2);
+	}
+	return false;
+}
+
+/*
+ * The worker's chores (the host's pace read between jobs, retention): at
+ * once, then every interval, never while a job runs: one due during a job
+ * waits for its end. At most JOBS_CHORES_MAX.
+ */
+static void test_chores(struct store *s)
+{
+	static struct chore_calls every_s, more[JOBS_CHORES_MAX];
+	struct jobs *j = NULL;
+	unsigned before, i;
+	int64_t blocker;
+
+	fake_reset();
+	REQUIRE(jobs_start(s, 4, fake_runner, &fake, &j) == 0);
+	CHECK(jobs_add_chore(j, 1, NULL, NULL) == -EINVAL);
+	CHECK(jobs_add_chore(j, 1, count_chore, &every_s) == 0);
+	CHECK(wait_chore(&every_s, 0)); /* at once */
+	CHECK(wait_chore(&every_s, 1)); /* and a second later */
+
+	blocker = submit(j, "block");
+	CHECK(wait_blocked(blocker));
+	before = chore_calls(&every_s);
+	sleep_ms(2500); /* two intervals and more: due, and not called */
+	CHECKF(chore_calls(&every_s) == before, "%u calls during a job of 2.5 s",
+	       chore_calls(&every_s) - before);
+	fake_release();
+	CHECK(wait_state(s, blocker, "succeeded"));
+	CHECK(wait_chore(&every_s, before)); /* at the job's end */
+	pthread_mutex_lock(&fake.lock);
+	CHECKF(every_s.during_job == 0, "%u of %u calls while a job ran", every_s.during_job,
+	       every_s.calls);
+	pthread_mutex_unlock(&fake.lock);
+
+	for (i = 1; i < JOBS_CHORES_MAX; i++)
+		CHECK(jobs_add_chore(j, 3600, count_chore, &more[i]) == 0);
+	CHECK(jobs_add_chore(j, 3600, count_chore, &more[0]) == -ENOSPC);
+	for (i = 1; i < JOBS_CHORES_MAX; i++)
+		CHECK(wait_chore(&more[i], 0));
+	CHECK(chore_calls(&more[0]) == 0);
+	jobs_stop(j);
+}
+
 static void test_stop_and_restart(struct store *s)
 {
 	struct jobs *j = NULL;
@@ -416,6 +496,7 @@ int main(void)
 	test_order_and_outcomes(s);
 	test_bound_and_cancel(s);
 	test_cancel_once_finished(s);
+	test_chores(s);
 	test_stop_and_restart(s); /* closes s */
 
 	cmd = xasprintf("rm -rf '%s'", tmpdir);

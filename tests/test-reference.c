@@ -263,6 +263,28 @@ static void test_extends_by_tau(void)
 	daemon_cleanup(&strict);
 }
 
+/* Run sql on dm's store (beside the daemon, as another writer would); the first column of
+ * the first row it returns, 0 when none. */
+static long on_store(struct daemon *dm, const char *sql)
+{
+	_cleanup_free_ char *db = xasprintf("%s/state/argusd.db", dm->dir);
+	sqlite3_stmt *st = NULL;
+	sqlite3 *h = NULL;
+	long v = 0;
+	int rc;
+
+	REQUIRE(sqlite3_open(db, &h) == SQLITE_OK);
+	sqlite3_busy_timeout(h, 10000);
+	rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
+	CHECKF(rc == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(h));
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0), rc = SQLITE_OK;
+	CHECKF(rc == SQLITE_DONE || rc == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(h));
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
+
 /*
  * The host's usual pace, as argusd takes it from the references it stored
  * on this host in the last day, set to ns in every stored reference of dm
@@ -270,17 +292,29 @@ static void test_extends_by_tau(void)
  */
 static void set_stored_pace(struct daemon *dm, double ns)
 {
-	_cleanup_free_ char *db = xasprintf("%s/state/argusd.db", dm->dir);
 	_cleanup_free_ char *sql =
 	    xasprintf("UPDATE refs SET meta = json_set(meta, '$.host_pace_ns', %.3f)", ns);
-	sqlite3 *h = NULL;
-	char *err = NULL;
 
-	REQUIRE(sqlite3_open(db, &h) == SQLITE_OK);
-	sqlite3_busy_timeout(h, 10000);
-	CHECKF(sqlite3_exec(h, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql, err ?: "");
-	sqlite3_free(err);
-	sqlite3_close(h);
+	on_store(dm, sql);
+}
+
+/*
+ * The same of the readings argusd took between jobs: every one stored set
+ * to ns, and 20 more at ns on CPU 0 taken now, as a day of readings at
+ * that pace would have left them (dm has read at least one).
+ */
+static void set_read_pace(struct daemon *dm, double ns)
+{
+	_cleanup_free_ char *update = xasprintf("UPDATE host_pace SET ns_per_load = %.3f", ns);
+	_cleanup_free_ char *insert = xasprintf(
+	    "INSERT INTO host_pace (taken, host, cpu, ns_per_load) WITH RECURSIVE k(i) AS"
+	    " (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 20)"
+	    " SELECT strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ', 'now'),"
+	    " (SELECT host FROM host_pace LIMIT 1), 0, %.3f FROM k",
+	    ns);
+
+	on_store(dm, update);
+	on_store(dm, insert);
 }
 
 /*
@@ -361,7 +395,9 @@ static void test_pace_slow(void)
 	const char *warning;
 
 	tap_subtest("pace_slow");
-	REQUIRE(daemon_prepare(&dp, "reference_pace_check = true\nreference_pace_wait_s = 1\n") == 0);
+	/* the references alone: no readings between jobs */
+	REQUIRE(daemon_prepare(&dp, "reference_pace_check = true\nreference_pace_wait_s = 1\n"
+				    "host_pace_idle_s = 0\n") == 0);
 	add_workload(&dp, "steady", "", "0");
 	REQUIRE(daemon_start(&dp) == 0);
 
@@ -392,6 +428,76 @@ static void test_pace_slow(void)
 	daemon_cleanup(&dp);
 }
 
+/*
+ * The usual pace from argusd's readings between jobs (host_pace_idle_s, on
+ * by default): read on each CPU at start, before any reference, so that
+ * the host's first reference is judged against them (usual_from says
+ * what the usual pace was taken from). Against a day of readings at 0.5 ns
+ * a load, every attempt ran slow, whatever the references before it said;
+ * against readings at 1000 ns, none did.
+ */
+static void test_pace_idle(void)
+{
+	struct daemon dp;
+	json_t *job, *trace, *res, *hp, *from;
+	const char *warning;
+	int i;
+
+	tap_subtest("pace_idle");
+	REQUIRE(daemon_prepare(&dp, "reference_pace_check = true\nreference_pace_wait_s = 1\n") == 0);
+	add_workload(&dp, "steady", "", "0");
+	REQUIRE(daemon_start(&dp) == 0);
+	for (i = 0; i < 100 && on_store(&dp, "SELECT count(*) FROM host_pace WHERE cpu = 0") < 1;
+	     i++)
+		usleep(100000);
+	CHECKF(on_store(&dp, "SELECT count(*) FROM host_pace WHERE cpu = 0") >= 1 &&
+		       on_store(&dp, "SELECT count(*) FROM host_pace WHERE ns_per_load <= 0") == 0,
+	       "readings on CPU 0 at start");
+
+	/* the first reference: judged against the readings (its attempts are the host's) */
+	job = record_on(&dp, "steady", &trace);
+	hp = json_object_get(json_object_get(job, "result"), "host_pace");
+	from = json_object_get(hp, "usual_from");
+	CHECKF(strcmp(job_state(job), "succeeded") == 0 &&
+		       json_number_value(json_object_get(hp, "usual_ns")) > 0 &&
+		       json_integer_value(json_object_get(from, "readings")) >= 1 &&
+		       json_integer_value(json_object_get(from, "references")) == 0,
+	       "host_pace %s", json_text(hp));
+	json_decref(trace);
+	json_decref(job);
+
+	set_read_pace(&dp, 0.5);
+	job = record_on(&dp, "steady", &trace);
+	res = json_object_get(job, "result");
+	hp = json_object_get(res, "host_pace");
+	from = json_object_get(hp, "usual_from");
+	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 3, "attempts");
+	CHECK_EQ(pace_waits_timed_out(trace), 2, "waits for the usual pace");
+	CHECKF(json_number_value(json_object_get(hp, "usual_ns")) == 0.5 &&
+		       json_integer_value(json_object_get(from, "readings")) >= 21 &&
+		       json_integer_value(json_object_get(from, "references")) == 1,
+	       "host_pace %s", json_text(hp));
+	warning = json_string_value(json_array_get(json_object_get(res, "warnings"), 0)) ?: "";
+	CHECKF(strstr(warning, "the host's usual 0.5") &&
+		       strstr(warning, "readings between jobs") &&
+		       strstr(warning, "each of its 3 attempts ran slow"),
+	       "%s", warning);
+	json_decref(trace);
+	json_decref(job);
+
+	set_read_pace(&dp, 1000);
+	job = record_on(&dp, "steady", &trace);
+	res = json_object_get(job, "result");
+	CHECK_EQ(json_integer_value(json_object_get(res, "attempts")), 1, "attempts");
+	CHECK_EQ(json_array_size(json_object_get(res, "warnings")), 0, "warnings");
+	CHECKF(json_number_value(json_object_get(json_object_get(res, "host_pace"), "usual_ns")) ==
+		       1000,
+	       "%s", json_text(res));
+	json_decref(trace);
+	json_decref(job);
+	daemon_cleanup(&dp);
+}
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -412,6 +518,7 @@ int main(void)
 	test_still_noisy();
 	test_extends_by_tau();
 	test_pace_slow();
+	test_pace_idle();
 
 	daemon_cleanup(&d);
 	stage_remove(counter_dir);

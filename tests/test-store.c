@@ -6,8 +6,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char tmpdir[] = "/tmp/argus-test-store-XXXXXX";
 static char *schema_dir;
@@ -430,6 +432,77 @@ static void test_reopen_keeps_jobs(void)
 	store_close(s);
 }
 
+/*
+ * The host's pace read between jobs (schema 004): readings kept by host
+ * and CPU, read back newest first since a time, at most as many as asked;
+ * forgotten by age; bad readings refused. A database of version 3 (before
+ * them) is upgraded with its references kept.
+ */
+static void test_host_pace(void)
+{
+	_cleanup_free_ char *dir = xasprintf("%s/schema-3", tmpdir);
+	_cleanup_free_ char *path = xasprintf("%s/pace.db", tmpdir);
+	static const char *const before[] = {"001-initial.sql", "002-submitter.sql",
+					     "003-retention.sql"};
+	const uint64_t day = 86400ull * 1000000000ull, now = now_real_ns();
+	json_auto_t *meta = json_pack("{s:s}", "subject", "pf_major");
+	struct store *s = NULL;
+	int64_t ref = 0;
+	double ns[8];
+	size_t n = 99, i;
+	unsigned gone = 0;
+
+	REQUIRE(mkdir(dir, 0700) == 0);
+	for (i = 0; i < ARRAY_SIZE(before); i++) {
+		_cleanup_free_ char *from = xasprintf("%s/%s", schema_dir, before[i]);
+		_cleanup_free_ char *to = xasprintf("%s/%s", dir, before[i]);
+
+		REQUIRE(symlink(from, to) == 0);
+	}
+	REQUIRE(store_open(path, dir, &s) == 0);
+	CHECK(store_schema_version(s) == 3);
+	CHECK(store_reference_create(s, 0, meta, &ref) == 0);
+	store_close(TAKE_PTR(s));
+	REQUIRE(store_open(path, schema_dir, &s) == 0);
+	CHECK(store_schema_version(s) == newest_schema() && newest_schema() >= 4);
+	CHECK(store_reference_exists(s, ref) == 0);
+
+	CHECK(store_pace_since(s, "h", 0, 0, ns, ARRAY_SIZE(ns), &n) == 0 && n == 0);
+	CHECK(store_pace_add(s, now - 2 * day, "h", 0, 9.0) == 0);
+	CHECK(store_pace_add(s, now - 60000000000ull, "h", 0, 8.0) == 0);
+	CHECK(store_pace_add(s, now - 30000000000ull, "h", 1, 7.5) == 0);
+	CHECK(store_pace_add(s, now, "h", 0, 8.5) == 0);
+	CHECK(store_pace_add(s, now, "other", 0, 20.0) == 0);
+	CHECK(store_pace_add(s, now, "h", -1, 8.0) == -EINVAL);
+	CHECK(store_pace_add(s, now, "h", 0, 0) == -EINVAL);
+	CHECK(store_pace_add(s, now, "h", 0, -3) == -EINVAL);
+	CHECK(store_pace_add(s, now, "h", 0, NAN) == -EINVAL);
+	CHECK(store_pace_add(s, now, NULL, 0, 8.0) == -EINVAL);
+
+	/* the last day on CPU 0 of host h, newest first */
+	CHECK(store_pace_since(s, "h", 0, now - day, ns, ARRAY_SIZE(ns), &n) == 0);
+	CHECKF(n == 2 && ns[0] == 8.5 && ns[1] == 8.0, "%zu readings", n);
+	/* every CPU */
+	CHECK(store_pace_since(s, "h", -1, now - day, ns, ARRAY_SIZE(ns), &n) == 0);
+	CHECKF(n == 3 && ns[0] == 8.5 && ns[1] == 7.5 && ns[2] == 8.0, "%zu readings", n);
+	/* at most max */
+	CHECK(store_pace_since(s, "h", -1, 0, ns, 1, &n) == 0);
+	CHECK(n == 1 && ns[0] == 8.5);
+	CHECK(store_pace_since(s, "h", -1, 0, ns, ARRAY_SIZE(ns), &n) == 0 && n == 4);
+
+	/* older than a day: forgotten; the rest stays */
+	CHECK(store_pace_forget(s, now - day, &gone) == 0 && gone == 1);
+	CHECK(store_pace_since(s, "h", -1, 0, ns, ARRAY_SIZE(ns), &n) == 0 && n == 3);
+	CHECK(store_pace_forget(s, now - day, NULL) == 0);
+	store_close(s);
+	for (i = 0; i < ARRAY_SIZE(before); i++) {
+		_cleanup_free_ char *to = xasprintf("%s/%s", dir, before[i]);
+
+		unlink(to);
+	}
+	rmdir(dir);
+}
+
 static void test_newer_database_refused(void)
 {
 	_cleanup_free_ char *dir = xasprintf("%s/schema-new", tmpdir);
@@ -487,6 +560,7 @@ int main(void)
 	test_trace();
 	test_references();
 	test_reopen_keeps_jobs();
+	test_host_pace();
 	test_newer_database_refused();
 
 	cmd = xasprintf("rm -rf '%s'", tmpdir);
