@@ -141,7 +141,9 @@ for twolame, a PBM that gm makes of a PNG of gradients by a threshold for potrac
 tree of small text files for arj to archive; `--set 59 --release` as for set 10. Set 60 (--set 60)
 in /var/tmp/argus-heldout60, a fiftieth: files of random bytes for b3sum to hash, a generated SCSS
 style sheet for sassc to compile and a list of keywords for gperf; `--set 60 --release` as for
-set 10.
+set 10. Set 61 (--set 61) in /var/tmp/argus-heldout61, a fifty-first: a file of random bytes and a
+copy of it changed here and there for rdiff to sign and take the delta of, and a tree of small
+text files for ag to search (stockfish reads nothing); `--set 61 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -184,10 +186,11 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         53: "/var/tmp/argus-heldout53", 54: "/var/tmp/argus-heldout54",
         55: "/var/tmp/argus-heldout55", 56: "/var/tmp/argus-heldout56",
         57: "/var/tmp/argus-heldout57", 58: "/var/tmp/argus-heldout58",
-        59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60"}
+        59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60",
+        61: "/var/tmp/argus-heldout61"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60)
+             55, 56, 57, 58, 59, 60, 61)
 DIR = DIRS[1]
 
 
@@ -1679,12 +1682,30 @@ SCSS_RULES60 = 6000
 GPERF_KEYS60 = 3000
 
 
+def set61(nobody):
+    dev, rng, vocab, block = journaled_begin(20261261, ("out", "data", "tree"))
+    # rdiff signs the old file and takes the new one's delta against it: the new one is the
+    # old with a block of 4 KiB rewritten in every 256 KiB
+    os.makedirs(os.path.join(DIR, "data"), exist_ok=True)
+    old = bytearray(b"".join(rng.randbytes(1 << 20) for _ in range(RDIFF_MIB61)))
+    write(os.path.join("data", "old.dat"), bytes(old), nobody.pw_uid, nobody.pw_gid)
+    for off in range(0, len(old), 256 << 10):
+        old[off:off + 4096] = rng.randbytes(4096)
+    write(os.path.join("data", "new.dat"), bytes(old), nobody.pw_uid, nobody.pw_gid)
+    write_tree("tree", AG_DIRS61, block, nobody, needle_last=True)
+    journaled_end(nobody, dev, out=True)
+
+
+RDIFF_MIB61 = 96
+AG_DIRS61 = 100
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 60: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 61: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1705,7 +1726,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
