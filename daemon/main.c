@@ -568,7 +568,10 @@ int main(int argc, char **argv)
 		if (sched_getaffinity(0, sizeof(pace_reader.cpus), &pace_reader.cpus) < 0)
 			log_warning_errno(errno, "host pace: its CPUs unknown, not read between "
 					  "jobs: %m");
-		else if (jobs_add_chore(jobs, USUAL_PACE_CALL_S, usual_pace_chore, &pace_reader) < 0)
+		else if (jobs_add_chore(jobs,
+					cfg.host_pace_idle_s < USUAL_PACE_CALL_S ? cfg.host_pace_idle_s
+										 : USUAL_PACE_CALL_S,
+					usual_pace_chore, &pace_reader) < 0)
 			log_error("host pace: no room for its chore: not read between jobs");
 	}
 

@@ -24,7 +24,9 @@ static unsigned rounds_stored(struct usual_pace_reader *rd, uint64_t since)
 	for (c = 0; c < CPU_SETSIZE; c++) {
 		if (!CPU_ISSET(c, &rd->cpus))
 			continue;
-		if (store_pace_since(rd->store, rd->hostname, c, since, ns, USUAL_PACE_FIRST, &n) < 0)
+		int r = store_pace_since(rd->store, rd->hostname, c, since, ns, USUAL_PACE_FIRST, &n);
+
+		if (r < 0)
 			return 0;
 		if (n < fewest)
 			fewest = n;

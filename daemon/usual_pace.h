@@ -26,10 +26,10 @@ struct store;
 /* References of the last day on this host whose pace counts, at most (the newest). */
 #define USUAL_PACE_REFERENCES 100
 /*
- * How often the readings' chore is called (jobs_add_chore): while the last
- * day holds fewer than USUAL_PACE_FIRST rounds of readings it reads at each
- * call (a new host learns its pace in its first minute), then every
- * interval_s.
+ * How often the readings' chore is called (jobs_add_chore; interval_s when
+ * that is shorter): while the last day holds fewer than USUAL_PACE_FIRST
+ * rounds of readings it reads at each call (a new host learns its pace in
+ * its first minute), then every interval_s.
  */
 #define USUAL_PACE_CALL_S 10
 #define USUAL_PACE_FIRST 6
