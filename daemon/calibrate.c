@@ -835,7 +835,8 @@ int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_
 		     const struct mvec *pmv, struct calib_score *ret)
 {
 	struct calib_decision d = {
-	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN};
+	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
+	    .cpu_added = NAN};
 	_cleanup_free_ double *vals = calloc(k ? k : 1, sizeof(double));
 	struct calib_score score = {};
 
@@ -1093,11 +1094,34 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 			 p->per_unit ?: "", s->z, p->tau);
 }
 
+/*
+ * Where the loss of a slower target went that no path explained (NULL when
+ * not known): to work on the CPU when its CPU time grew by half the loss
+ * or more, else mostly off the CPU, to waits the tree does not cover.
+ */
+static char *unexplained_where(const struct calib_decision *d)
+{
+	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
+	double lost = w ? w->value - w->centre : NAN;
+
+	if (!w || d->wall_is_sli || !isfinite(d->cpu_added) || !(lost > 0))
+		return NULL;
+	if (d->cpu_added >= lost / 2)
+		return xasprintf("; its CPU time grew by %.1f ms of the %.1f ms it lost: the time "
+				 "went to work on the CPU, in its own code or in kernel code no path "
+				 "of the tree times (a system call's own work, for one)",
+				 d->cpu_added / 1e6, lost / 1e6);
+	return xasprintf("; its CPU time grew by %.1f ms of the %.1f ms it lost: most of the "
+			 "time went off the CPU, to waits no path of the tree covers",
+			 d->cpu_added / 1e6, lost / 1e6);
+}
+
 /* The decision's sentence, from d->why: the only place the prose is written. */
 static char *render_reason(const struct calib_params *p, const struct tree *t,
 			   const struct calib_decision *d, double wall_rel)
 {
 	_cleanup_free_ char *wall = NULL, *what = NULL, *most = NULL, *target = NULL;
+	_cleanup_free_ char *where = NULL;
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 
 	if (w) {
@@ -1183,14 +1207,16 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 				 t->nodes[d->node].id, most, t->nodes[d->node].id);
 	case CALIB_WHY_UNEXPLAINED:
 		most = describe_most(p, d);
-		return xasprintf("the target is slower (%s), but no kernel path explains it: %s",
-				 wall, most);
+		where = unexplained_where(d);
+		return xasprintf("the target is slower (%s), but no kernel path explains it: %s%s",
+				 wall, most, where ?: "");
 	case CALIB_WHY_NO_DEVIATION:
 		most = describe_most(p, d);
+		where = unexplained_where(d);
 		if (w && w->flagged)
 			return xasprintf("the target is slower (%s), but no kernel path deviates from "
-					 "the reference (%s)",
-					 wall, most);
+					 "the reference (%s)%s",
+					 wall, most, where ?: "");
 		return xasprintf("no kernel path deviates from the reference (%s)", most);
 	case CALIB_WHY_NONE:
 	case CALIB_WHY_MAX:
@@ -1223,7 +1249,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 {
 	_cleanup_(decision_freep) struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
-	    .rest_others = 1.0,
+	    .cpu_added = NAN, .rest_others = 1.0,
 	    .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
@@ -1287,6 +1313,13 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 			decide(t, top, parent, largest, dismissed, &d);
 			second_cause(p, &d, ev, n_active, top, &d);
 		}
+	}
+	if (d.why == CALIB_WHY_UNEXPLAINED ||
+	    (d.why == CALIB_WHY_NO_DEVIATION && d.wall >= 0 && d.scores[d.wall].flagged)) {
+		double cpu, cpu_now;
+
+		if (gather_centre(p, CPU_METRIC, ref, k, pmv, vals, &cpu, &cpu_now))
+			d.cpu_added = cpu_now - cpu;
 	}
 	d.reason = render_reason(p, t, &d, wall_rel);
 	*ret = d;

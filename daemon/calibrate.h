@@ -276,6 +276,14 @@ struct calib_decision {
 	 * grew by less than min_slowdown; NAN otherwise.
 	 */
 	double cpu_fall;
+	/*
+	 * A slower target that no path explained (why UNEXPLAINED, or
+	 * NO_DEVIATION with its wall time flagged): how much more CPU time it
+	 * took than in its reference (perf/task_clock_ns, now minus centre),
+	 * which says whether the loss went to work on the CPU or to waits the
+	 * tree does not cover; NAN otherwise, or without its CPU time.
+	 */
+	double cpu_added;
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */

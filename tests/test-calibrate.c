@@ -806,6 +806,59 @@ static void test_share(const struct tree *t)
 	}
 }
 
+/*
+ * A slower target that no path explains: the sentence says where its loss
+ * went, by its CPU time. +300 ms of wall time with +280 ms of CPU time: to
+ * work on the CPU; with +20 ms: off it; without its CPU time, or not
+ * slower, nothing is said.
+ */
+static void test_unexplained_where(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow) + 1];
+	struct row *cpu = &rows[ARRAY_SIZE(level1_slow)];
+	struct calib_decision d;
+
+	level1_flat(rows);
+	rows[1].pmv = 1.3e8; /* paging only slowed with the run */
+	*cpu = (struct row){"perf/task_clock_ns", {0.9e9, 0.91e9, 0.89e9}, 1.18e9};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NO_DEVIATION);
+	CHECKF(near(d.cpu_added, 2.8e8), "%g", d.cpu_added);
+	CHECKF(strstr(d.reason, "its CPU time grew by 280.0 ms of the 300.0 ms it lost: the time "
+				"went to work on the CPU"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	cpu->pmv = 0.92e9;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NO_DEVIATION);
+	CHECKF(strstr(d.reason, "its CPU time grew by 20.0 ms of the 300.0 ms it lost: most of the "
+				"time went off the CPU"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	/* a path's share dismissed (scheduler +20 ms of 300): said there too */
+	rows[3].pmv = 2.1e7;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_UNEXPLAINED);
+	CHECKF(strstr(d.reason, "went off the CPU"), "%s", d.reason);
+	calib_decision_free(&d);
+
+	/* without its CPU time */
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(level1_slow), &d) == 0);
+	CHECK(d.why == CALIB_WHY_UNEXPLAINED && isnan(d.cpu_added));
+	CHECKF(!strstr(d.reason, "its CPU time"), "%s", d.reason);
+	calib_decision_free(&d);
+
+	/* not slower: nothing to say where a loss went */
+	level1_flat(rows);
+	rows[ARRAY_SIZE(level1_slow) - 1].pmv = 1.0e9;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && isnan(d.cpu_added));
+	CHECKF(!strstr(d.reason, "its CPU time"), "%s", d.reason);
+	calib_decision_free(&d);
+}
+
 static void test_count_only_ranking(const struct tree *t)
 {
 	struct calib_decision d;
@@ -2011,6 +2064,7 @@ int main(void)
 	test_rest_of_run(t);
 	test_thread_time(t);
 	test_share(t);
+	test_unexplained_where(t);
 	test_sli_gate(t);
 	test_sli_share(t);
 	test_report_waits(t);
