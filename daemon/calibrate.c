@@ -19,6 +19,7 @@
 #define SLI_METRIC "target/sli_cost"
 #define UNIT_CPU_METRIC "target/unit_cpu_ns"
 #define CPU_METRIC "perf/task_clock_ns"
+#define SYS_METRIC "target/sys_ns"
 /* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
 #define OUTGROWN_SHARE 0.5
 
@@ -836,7 +837,7 @@ int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_
 {
 	struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
-	    .cpu_added = NAN};
+	    .cpu_added = NAN, .sys_added = NAN};
 	_cleanup_free_ double *vals = calloc(k ? k : 1, sizeof(double));
 	struct calib_score score = {};
 
@@ -1097,23 +1098,40 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 /*
  * Where the loss of a slower target went that no path explained (NULL when
  * not known): to work on the CPU when its CPU time grew by half the loss
- * or more, else mostly off the CPU, to waits the tree does not cover.
+ * or more (in the kernel, when its system time grew by half of that or
+ * more; else in its own code), else mostly off the CPU, to waits the tree
+ * does not cover.
  */
 static char *unexplained_where(const struct calib_decision *d)
 {
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 	double lost = w ? w->value - w->centre : NAN;
+	_cleanup_free_ char *grew = NULL;
 
 	if (!w || d->wall_is_sli || !isfinite(d->cpu_added) || !(lost > 0))
 		return NULL;
-	if (d->cpu_added >= lost / 2)
-		return xasprintf("; its CPU time grew by %.1f ms of the %.1f ms it lost: the time "
-				 "went to work on the CPU, in its own code or in kernel code no path "
-				 "of the tree times (a system call's own work, for one)",
-				 d->cpu_added / 1e6, lost / 1e6);
-	return xasprintf("; its CPU time grew by %.1f ms of the %.1f ms it lost: most of the "
-			 "time went off the CPU, to waits no path of the tree covers",
-			 d->cpu_added / 1e6, lost / 1e6);
+	grew = isfinite(d->sys_added)
+		   ? xasprintf("its CPU time grew by %.1f ms of the %.1f ms it lost, %.1f ms of "
+			       "that in the kernel",
+			       d->cpu_added / 1e6, lost / 1e6, d->sys_added / 1e6)
+		   : xasprintf("its CPU time grew by %.1f ms of the %.1f ms it lost",
+			       d->cpu_added / 1e6, lost / 1e6);
+	if (d->cpu_added < lost / 2)
+		return xasprintf("; %s: most of the time went off the CPU, to waits no path of the "
+				 "tree covers",
+				 grew);
+	if (!isfinite(d->sys_added))
+		return xasprintf("; %s: the time went to work on the CPU, in its own code or in "
+				 "kernel code no path of the tree times (a system call's own work, "
+				 "for one)",
+				 grew);
+	if (d->sys_added >= d->cpu_added / 2)
+		return xasprintf("; %s: the time went to kernel work on the CPU that no path of the "
+				 "tree times (a system call's own work, for one)",
+				 grew);
+	return xasprintf("; %s: the time went to its own code on the CPU, in user space (slower "
+			 "there, or doing more)",
+			 grew);
 }
 
 /* The decision's sentence, from d->why: the only place the prose is written. */
@@ -1249,7 +1267,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 {
 	_cleanup_(decision_freep) struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
-	    .cpu_added = NAN, .rest_others = 1.0,
+	    .cpu_added = NAN, .sys_added = NAN, .rest_others = 1.0,
 	    .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
@@ -1320,6 +1338,9 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 
 		if (gather_centre(p, CPU_METRIC, ref, k, pmv, vals, &cpu, &cpu_now))
 			d.cpu_added = cpu_now - cpu;
+		if (isfinite(d.cpu_added) &&
+		    gather_centre(p, SYS_METRIC, ref, k, pmv, vals, &cpu, &cpu_now))
+			d.sys_added = cpu_now - cpu;
 	}
 	d.reason = render_reason(p, t, &d, wall_rel);
 	*ret = d;

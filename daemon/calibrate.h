@@ -284,6 +284,7 @@ struct calib_decision {
 	 * tree does not cover; NAN otherwise, or without its CPU time.
 	 */
 	double cpu_added;
+	double sys_added; /* of it, in the kernel ("target/sys_ns"); NAN when not known */
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */

@@ -697,6 +697,8 @@ static int run_workload(const struct tree *t, const struct probe_plan *plan,
 			    xasprintf("workload %s: %s", tg->workload->name,
 				      ret->target.error ?: "failed"));
 	mvec_set(&ret->vec, "target/wall_ns", ret->target.wall_ns);
+	mvec_set(&ret->vec, "target/user_ns", ret->target.user_ns);
+	mvec_set(&ret->vec, "target/sys_ns", ret->target.sys_ns);
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -711,6 +712,7 @@ int target_wait(struct target_run *t, bool (*should_stop)(void *), void *userdat
 {
 	struct target_result res = {};
 	_cleanup_close_ int pidfd = -1;
+	struct rusage usage = {};
 	uint64_t deadline, end_ns;
 	bool out_open = true, err_open = true, killed = false;
 	int status = 0;
@@ -749,7 +751,7 @@ int target_wait(struct target_run *t, bool (*should_stop)(void *), void *userdat
 		if (perr >= 0 && pfd[perr].revents)
 			err_open = read_child_error(t);
 
-		p = waitpid(t->pid, &status, WNOHANG);
+		p = wait4(t->pid, &status, WNOHANG, &usage);
 		if (p < 0 && errno != EINTR)
 			return -errno;
 		if (p == t->pid)
@@ -795,6 +797,10 @@ int target_wait(struct target_run *t, bool (*should_stop)(void *), void *userdat
 	}
 
 	res.wall_ns = end_ns - t->release_ns;
+	res.user_ns = (uint64_t)usage.ru_utime.tv_sec * 1000000000ull +
+		      (uint64_t)usage.ru_utime.tv_usec * 1000ull;
+	res.sys_ns = (uint64_t)usage.ru_stime.tv_sec * 1000000000ull +
+		     (uint64_t)usage.ru_stime.tv_usec * 1000ull;
 	if (WIFEXITED(status))
 		res.exit_status = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))

@@ -26,6 +26,8 @@ struct target_run;
 
 struct target_result {
 	uint64_t wall_ns;  /* exec to exit (or to the kill) */
+	/* its CPU time in user space and in the kernel, with its reaped children's (wait4) */
+	uint64_t user_ns, sys_ns;
 	int exit_status;   /* when exited normally */
 	int term_signal;   /* when killed by a signal, 0 otherwise */
 	bool timed_out;	   /* killed at its time limit */

@@ -809,31 +809,50 @@ static void test_share(const struct tree *t)
 /*
  * A slower target that no path explains: the sentence says where its loss
  * went, by its CPU time. +300 ms of wall time with +280 ms of CPU time: to
- * work on the CPU; with +20 ms: off it; without its CPU time, or not
- * slower, nothing is said.
+ * work on the CPU, in the kernel when its system time took +250 ms of it,
+ * in its own code when +20 ms, either without its system time; with +20 ms
+ * of CPU time: off the CPU; without its CPU time, or not slower, nothing
+ * is said.
  */
 static void test_unexplained_where(const struct tree *t)
 {
-	struct row rows[ARRAY_SIZE(level1_slow) + 1];
-	struct row *cpu = &rows[ARRAY_SIZE(level1_slow)];
+	struct row rows[ARRAY_SIZE(level1_slow) + 2];
+	struct row *cpu = &rows[ARRAY_SIZE(level1_slow)], *sys = cpu + 1;
 	struct calib_decision d;
 
 	level1_flat(rows);
 	rows[1].pmv = 1.3e8; /* paging only slowed with the run */
 	*cpu = (struct row){"perf/task_clock_ns", {0.9e9, 0.91e9, 0.89e9}, 1.18e9};
+	*sys = (struct row){"target/sys_ns", {0.1e9, 0.11e9, 0.09e9}, 0.35e9};
 	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECK(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NO_DEVIATION);
-	CHECKF(near(d.cpu_added, 2.8e8), "%g", d.cpu_added);
+	CHECKF(near(d.cpu_added, 2.8e8) && near(d.sys_added, 2.5e8), "%g %g", d.cpu_added,
+	       d.sys_added);
+	CHECKF(strstr(d.reason, "its CPU time grew by 280.0 ms of the 300.0 ms it lost, 250.0 ms of "
+				"that in the kernel: the time went to kernel work on the CPU"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	sys->pmv = 0.12e9;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(strstr(d.reason, "20.0 ms of that in the kernel: the time went to its own code on "
+				"the CPU, in user space"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	/* without its system time (a reference recorded before argusd kept it) */
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows) - 1, &d) == 0);
+	CHECK(isnan(d.sys_added));
 	CHECKF(strstr(d.reason, "its CPU time grew by 280.0 ms of the 300.0 ms it lost: the time "
-				"went to work on the CPU"),
+				"went to work on the CPU, in its own code or in kernel code"),
 	       "%s", d.reason);
 	calib_decision_free(&d);
 
 	cpu->pmv = 0.92e9;
 	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECK(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NO_DEVIATION);
-	CHECKF(strstr(d.reason, "its CPU time grew by 20.0 ms of the 300.0 ms it lost: most of the "
-				"time went off the CPU"),
+	CHECKF(strstr(d.reason, "its CPU time grew by 20.0 ms of the 300.0 ms it lost, 20.0 ms of "
+				"that in the kernel: most of the time went off the CPU"),
 	       "%s", d.reason);
 	calib_decision_free(&d);
 
@@ -846,7 +865,7 @@ static void test_unexplained_where(const struct tree *t)
 
 	/* without its CPU time */
 	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(level1_slow), &d) == 0);
-	CHECK(d.why == CALIB_WHY_UNEXPLAINED && isnan(d.cpu_added));
+	CHECK(d.why == CALIB_WHY_UNEXPLAINED && isnan(d.cpu_added) && isnan(d.sys_added));
 	CHECKF(!strstr(d.reason, "its CPU time"), "%s", d.reason);
 	calib_decision_free(&d);
 

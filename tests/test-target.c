@@ -137,6 +137,25 @@ static void test_exit_status(void)
 	write_script("sleep.sh", "#!/bin/sh\nsleep 0.3\n", 0755);
 	CHECK(run_workload(make_workload("sleep.sh", "nobody", NULL, 10), NULL, NULL, &res) == 0);
 	CHECKF(res.wall_ns >= 300000000ull, "wall %llu", (unsigned long long)res.wall_ns);
+	CHECKF(res.user_ns + res.sys_ns < 100000000ull, "cpu %llu + %llu ns asleep",
+	       (unsigned long long)res.user_ns, (unsigned long long)res.sys_ns);
+	target_result_clear(&res);
+
+	/*
+	 * Its CPU time, in user space and in the kernel, with its children's: a
+	 * shell's loop is user time; zeros copied by dd, its child, the kernel's.
+	 */
+	write_script("spin.sh", "#!/bin/sh\ni=0\nwhile [ $i -lt 300000 ]; do i=$((i+1)); done\n",
+		     0755);
+	CHECK(run_workload(make_workload("spin.sh", "nobody", NULL, 30), NULL, NULL, &res) == 0);
+	CHECKF(res.user_ns >= 100000000ull && res.user_ns > 4 * res.sys_ns, "user %llu sys %llu",
+	       (unsigned long long)res.user_ns, (unsigned long long)res.sys_ns);
+	target_result_clear(&res);
+	write_script("zeros.sh",
+		     "#!/bin/sh\ndd if=/dev/zero of=/dev/null bs=64k count=200000 2>/dev/null\n", 0755);
+	CHECK(run_workload(make_workload("zeros.sh", "nobody", NULL, 30), NULL, NULL, &res) == 0);
+	CHECKF(res.sys_ns >= 100000000ull && res.sys_ns > 2 * res.user_ns, "user %llu sys %llu",
+	       (unsigned long long)res.user_ns, (unsigned long long)res.sys_ns);
 	target_result_clear(&res);
 }
 
