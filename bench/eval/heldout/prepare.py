@@ -143,7 +143,10 @@ in /var/tmp/argus-heldout60, a fiftieth: files of random bytes for b3sum to hash
 style sheet for sassc to compile and a list of keywords for gperf; `--set 60 --release` as for
 set 10. Set 61 (--set 61) in /var/tmp/argus-heldout61, a fifty-first: a file of random bytes and a
 copy of it changed here and there for rdiff to sign and take the delta of, and a tree of small
-text files for ag to search (stockfish reads nothing); `--set 61 --release` as for set 10.
+text files for ag to search (stockfish reads nothing); `--set 61 --release` as for set 10. Set 62
+(--set 62) in /var/tmp/argus-heldout62, a fifty-second: a page of text that pbmtext draws and
+pamscale enlarges for tesseract to read, a text for flite to speak, and a site of generated
+Markdown pages with its layouts for hugo to build; `--set 62 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -187,10 +190,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         55: "/var/tmp/argus-heldout55", 56: "/var/tmp/argus-heldout56",
         57: "/var/tmp/argus-heldout57", 58: "/var/tmp/argus-heldout58",
         59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60",
-        61: "/var/tmp/argus-heldout61"}
+        61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61)
+             55, 56, 57, 58, 59, 60, 61, 62)
 DIR = DIRS[1]
 
 
@@ -1700,12 +1703,50 @@ RDIFF_MIB61 = 96
 AG_DIRS61 = 100
 
 
+def set62(nobody):
+    dev, rng, vocab, block = journaled_begin(20261262, ("out", "site", "page.pnm"))
+    # a page of words drawn by pbmtext in its built-in font, enlarged for tesseract to read
+    text = "\n".join(" ".join(rng.choice(vocab) for _ in range(8)) for _ in range(OCR_LINES62))
+    drawn = subprocess.run(["pbmtext"], input=text.encode(), capture_output=True, check=True)
+    big = subprocess.run(["pamscale", "3"], input=drawn.stdout, capture_output=True, check=True)
+    write("page.pnm", big.stdout, nobody.pw_uid, nobody.pw_gid)
+    write("speech.txt", ". ".join(words(rng, vocab, 12) for _ in range(SPEECH_SENTENCES62)) + ".\n",
+          nobody.pw_uid, nobody.pw_gid)
+    # a site: a page per post with front matter, two layouts and a configuration
+    for d in ("content/posts", "layouts/_default"):
+        os.makedirs(os.path.join(DIR, "site", d), exist_ok=True)
+    write(os.path.join("site", "config.toml"),
+          'baseURL = "http://example.invalid/"\ntitle = "set62"\n'
+          'disableKinds = ["taxonomy", "term", "RSS", "sitemap", "robotsTXT", "404"]\n',
+          nobody.pw_uid, nobody.pw_gid)
+    write(os.path.join("site", "layouts", "_default", "single.html"),
+          "<html><head><title>{{ .Title }}</title></head><body><h1>{{ .Title }}</h1>"
+          "{{ .Content }}<p>{{ .WordCount }} words</p></body></html>\n",
+          nobody.pw_uid, nobody.pw_gid)
+    write(os.path.join("site", "layouts", "_default", "list.html"),
+          "<html><body><ul>{{ range .Pages }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}"
+          "</a></li>{{ end }}</ul></body></html>\n", nobody.pw_uid, nobody.pw_gid)
+    for i in range(HUGO_PAGES62):
+        paras = "\n\n".join(" ".join(block[(i * 40 + j * 8 + k) % len(block)] for k in range(8))
+                             for j in range(5))
+        write(os.path.join("site", "content", "posts", "p%04d.md" % i),
+              '---\ntitle: "Post %d"\n---\n\n## %s\n\n%s\n\n- %s\n- %s\n' % (
+                  i, words(rng, vocab, 4), paras, words(rng, vocab, 6), words(rng, vocab, 6)),
+              nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+OCR_LINES62 = 24
+SPEECH_SENTENCES62 = 40
+HUGO_PAGES62 = 1500
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 61: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 62: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1726,7 +1767,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
