@@ -26,6 +26,7 @@ struct api_ctx {
 	bool llm_configured;
 	uint64_t started_mono_ns;
 	const char *kernel_release; /* uname -r */
+	const char *hostname;	    /* uname -n: whose host pace readings are shown */
 };
 
 struct http_server;

@@ -935,6 +935,25 @@ static void count_reference(const json_t *ref, void *ud)
 		c->fresh++;
 }
 
+/* The host's pace read last between jobs on each CPU (usual_pace.h); nothing before the first. */
+static void write_host_pace(FILE *f, const struct api_ctx *ctx)
+{
+	enum { CPUS_SHOWN = 1024 };
+	_cleanup_free_ double *ns = malloc(CPUS_SHOWN * sizeof(*ns));
+	_cleanup_free_ int *cpus = malloc(CPUS_SHOWN * sizeof(*cpus));
+	size_t n = 0, i;
+
+	if (!ns || !cpus || !ctx->hostname ||
+	    store_pace_latest(ctx->store, ctx->hostname, cpus, ns, CPUS_SHOWN, &n) < 0 || n == 0)
+		return;
+	fputs("# HELP argusd_host_pace_seconds The host's pace: the time of a load of argusd's "
+	      "fixed memory loop, as last read between jobs on each CPU (higher: slower cores).\n"
+	      "# TYPE argusd_host_pace_seconds gauge\n",
+	      f);
+	for (i = 0; i < n; i++)
+		fprintf(f, "argusd_host_pace_seconds{cpu=\"%d\"} %.4g\n", cpus[i], ns[i] / 1e9);
+}
+
 /* References stored, by whether a diagnosis here could use them; LLM requests and tokens. */
 static void write_store_and_agent_metrics(FILE *f, const struct api_ctx *ctx)
 {
@@ -949,6 +968,7 @@ static void write_store_and_agent_metrics(FILE *f, const struct api_ctx *ctx)
 			"argusd_references{stale=\"false\"} %lu\n"
 			"argusd_references{stale=\"true\"} %lu\n",
 			refs.fresh, refs.stale);
+	write_host_pace(f, ctx);
 	agent_llm_usage(&u);
 	fprintf(f,
 		"# HELP argusd_llm_requests_total Requests of the LLM agent to its endpoint since "

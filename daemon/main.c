@@ -577,7 +577,8 @@ int main(int argc, char **argv)
 
 	api = (struct api_ctx){ .cfg = &cfg, .store = store, .jobs = jobs, .live = live,
 				.tree = tree, .llm_configured = cfg.llm_url != NULL,
-				.started_mono_ns = now_mono_ns(), .kernel_release = uts.release };
+				.started_mono_ns = now_mono_ns(), .kernel_release = uts.release,
+				.hostname = uts.nodename };
 	raise_fd_limit();
 	unix_path = config_unix_path(&cfg);
 	listeners = (struct http_options){ .listen = cfg.listen, .unix_path = unix_path,

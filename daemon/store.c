@@ -1312,6 +1312,36 @@ int store_pace_since(struct store *s, const char *host, int cpu, uint64_t since_
 	return 0;
 }
 
+int store_pace_latest(struct store *s, const char *host, int *cpus, double *ns, size_t max,
+		      size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;
+	size_t n = 0;
+	int r, rc;
+
+	if (!host || (max > 0 && (!cpus || !ns)))
+		return -EINVAL;
+	STORE_LOCKED(s);
+	/* with max(), SQLite takes the other columns from the row that holds it */
+	r = prepare(s,
+		    "SELECT cpu, ns_per_load, max(taken) FROM host_pace WHERE host = ?1"
+		    " GROUP BY cpu ORDER BY cpu LIMIT ?2",
+		    &stmt);
+	if (r < 0)
+		return r;
+	if (bind_text(stmt, 1, host) < 0 ||
+	    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)max) != SQLITE_OK)
+		return -EINVAL;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		cpus[n] = sqlite3_column_int(stmt, 0);
+		ns[n++] = sqlite3_column_double(stmt, 1);
+	}
+	if (rc != SQLITE_DONE)
+		return sql_fail(s, "read the newest host pace readings");
+	*ret_n = n;
+	return 0;
+}
+
 int store_pace_forget(struct store *s, uint64_t before_real_ns, unsigned *ret_n)
 {
 	_cleanup_stmt_ sqlite3_stmt *stmt = NULL;

@@ -160,6 +160,12 @@ int store_pace_add(struct store *s, uint64_t taken_real_ns, const char *host, in
  */
 int store_pace_since(struct store *s, const char *host, int cpu, uint64_t since_real_ns,
 		     double *ns, size_t max, size_t *ret_n);
+/*
+ * The newest reading of host on each CPU that has one, by CPU, at most max
+ * of them: its CPU in cpus, its ns_per_load in ns; their number in *ret_n.
+ */
+int store_pace_latest(struct store *s, const char *host, int *cpus, double *ns, size_t max,
+		      size_t *ret_n);
 /* Delete the readings taken before before_real_ns; how many in *ret_n (may be NULL). */
 int store_pace_forget(struct store *s, uint64_t before_real_ns, unsigned *ret_n);
 

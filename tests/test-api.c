@@ -1039,6 +1039,12 @@ static void test_metrics(void)
 		CHECK(strstr(r.body, "argusd_references{stale=\"false\"} 0\n"));
 		reply_clear(&l);
 	}
+	/* the host's pace: the newest reading of each CPU of this host, none of another's */
+	CHECK(strstr(r.body, "# TYPE argusd_host_pace_seconds gauge\n"));
+	CHECKF(strstr(r.body, "argusd_host_pace_seconds{cpu=\"0\"} 8.25e-09\n") &&
+		       strstr(r.body, "argusd_host_pace_seconds{cpu=\"3\"} 1.15e-08\n") &&
+		       !strstr(r.body, "{cpu=\"1\"}") && !strstr(r.body, "} 9e-09\n"),
+	       "%s", strstr(r.body, "argusd_host_pace") ?: "(none)");
 	CHECK(strstr(r.body, "argusd_jobs_finished_total{state=\"interrupted\"} 0\n"));
 	CHECK(strstr(r.body, "argusd_llm_requests_total{outcome=\"ok\"} 0\n"));
 	CHECK(strstr(r.body, "argusd_llm_tokens_total{kind=\"prompt\"} 0\n"));
@@ -1420,6 +1426,7 @@ int main(void)
 	    .workloads = &registry,
 	    .llm_configured = false,
 	    .kernel_release = "6.18.0-test",
+	    .hostname = "argus-test-host",
 	};
 	struct http_server *h = NULL, *h2 = NULL;
 	struct http_options o = {};
@@ -1488,6 +1495,14 @@ int main(void)
 	test_queue_full_and_cancel(&cfg);
 	test_delete_reference();
 	test_tcp_read_only();
+	{
+		uint64_t now = now_real_ns();
+
+		REQUIRE(store_pace_add(ctx.store, now - 600000000000ull, "argus-test-host", 0, 9.0) == 0);
+		REQUIRE(store_pace_add(ctx.store, now, "argus-test-host", 0, 8.25) == 0);
+		REQUIRE(store_pace_add(ctx.store, now, "argus-test-host", 3, 11.5) == 0);
+		REQUIRE(store_pace_add(ctx.store, now, "another-host", 1, 7.0) == 0);
+	}
 	test_metrics();
 	test_compare(&ctx);
 	test_refusals_on_every_route();
