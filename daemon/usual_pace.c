@@ -19,13 +19,12 @@ static unsigned rounds_stored(struct usual_pace_reader *rd, uint64_t since)
 {
 	double ns[USUAL_PACE_FIRST];
 	size_t n, fewest = USUAL_PACE_FIRST;
-	int c;
+	int c, r;
 
 	for (c = 0; c < CPU_SETSIZE; c++) {
 		if (!CPU_ISSET(c, &rd->cpus))
 			continue;
-		int r = store_pace_since(rd->store, rd->hostname, c, since, ns, USUAL_PACE_FIRST, &n);
-
+		r = store_pace_since(rd->store, rd->hostname, c, since, ns, USUAL_PACE_FIRST, &n);
 		if (r < 0)
 			return 0;
 		if (n < fewest)
@@ -68,8 +67,8 @@ void usual_pace_chore(void *userdata)
 	}
 	rd->rounds++;
 	rd->last_ns = now;
-	if (store_pace_forget(rd->store, since, &forgotten) == 0)
-		rd->forgotten += forgotten;
+	if (store_pace_forget(rd->store, since, &forgotten) < 0)
+		forgotten = 0;
 	log_debug("host pace: %u reading(s) between jobs, round %u; %u older than a day forgotten",
 		  read, rd->rounds, forgotten);
 }

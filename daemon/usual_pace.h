@@ -42,7 +42,6 @@ struct usual_pace_reader {
 	unsigned interval_s; /* host_pace_idle_s */
 	unsigned rounds;     /* since start, and the day's before it (counted at the first call) */
 	uint64_t last_ns;    /* the last round, CLOCK_MONOTONIC; 0: none yet */
-	unsigned forgotten;  /* readings older than a day deleted since start */
 };
 
 /*
