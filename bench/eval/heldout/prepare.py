@@ -146,7 +146,10 @@ copy of it changed here and there for rdiff to sign and take the delta of, and a
 text files for ag to search (stockfish reads nothing); `--set 61 --release` as for set 10. Set 62
 (--set 62) in /var/tmp/argus-heldout62, a fifty-second: a page of text that pbmtext draws and
 pamscale enlarges for tesseract to read, a text for flite to speak, and a site of generated
-Markdown pages with its layouts for hugo to build; `--set 62 --release` as for set 10.
+Markdown pages with its layouts for hugo to build; `--set 62 --release` as for set 10. Set 63
+(--set 63) in /var/tmp/argus-heldout63, a fifty-third: a tree of small text files for dar to
+archive, and a tree of text files of which a third are copies of others for rmlint to find
+(primesieve reads nothing); `--set 63 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -190,10 +193,11 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         55: "/var/tmp/argus-heldout55", 56: "/var/tmp/argus-heldout56",
         57: "/var/tmp/argus-heldout57", 58: "/var/tmp/argus-heldout58",
         59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60",
-        61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62"}
+        61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62",
+        63: "/var/tmp/argus-heldout63"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61, 62)
+             55, 56, 57, 58, 59, 60, 61, 62, 63)
 DIR = DIRS[1]
 
 
@@ -1741,12 +1745,32 @@ SPEECH_SENTENCES62 = 40
 HUGO_PAGES62 = 1500
 
 
+def set63(nobody):
+    dev, rng, vocab, block = journaled_begin(20261263, ("out", "tree", "dups"))
+    write_tree("tree", DAR_DIRS63, block, nobody)
+    # rmlint's tree: files of 64 KB, every third a copy of one before it
+    os.makedirs(os.path.join(DIR, "dups"), exist_ok=True)
+    kept = []
+    for i in range(DUP_FILES63):
+        if i % 3 == 2:
+            body = kept[rng.randrange(len(kept))]
+        else:
+            body = "".join("%d %s\n" % (i, words(rng, vocab, 10)) for _ in range(1000))
+            kept.append(body)
+        write(os.path.join("dups", "f%04d.txt" % i), body, nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+DAR_DIRS63 = 30
+DUP_FILES63 = 2400
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 62: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 63: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1767,7 +1791,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
