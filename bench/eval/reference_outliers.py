@@ -18,7 +18,10 @@ their reference carried argusd's note that the host's pace moved while it was re
 whether it was recorded while the host ran slow as argusd's reference_pace_check judges it: the
 median of its runs' pace readings 1.25 times (HOST_PACE_MOVED) or more the host's usual pace, the
 median of the references the same matrix run recorded before it (what argusd knows of the host's
-usual pace while recording it). The references that rule records again.
+usual pace while recording it). The references that rule records again. Last, the calibrated runs
+tallied by whether the host ran slow during the diagnosis's own runs (their pace 1.25 times or more
+the reference's): what a rule that waited for the host's usual pace before a diagnosis's runs too
+would have had to go on.
 
     reference_outliers.py [--bounds 0.1,0.2,0.3,0.5] [--list 0.3]
 """
@@ -202,6 +205,29 @@ def main():
                 print("  %s %s id %d: median %.2f ns a load, its runs %s" % (
                     where(p), v, ref["id"], ref["host_pace"]["median_ns"],
                     " ".join("%.2f" % x for x in ref.get("host_paces_ns") or [])))
+
+    print("\nby the host's pace during the diagnosis's own runs: the median of their readings %.2f"
+          " times or more the reference's (the result's host_pace.ratio; runs with a reading):"
+          % PACE_SLOW)
+    into = {True: {}, False: {}}
+    for _, r in loaded:
+        for run in r["runs"]:
+            ratio = (run.get("host_pace") or {}).get("ratio")
+            if run["mode"] != "calibrated" or ratio is None:
+                continue
+            outcome = run["outcome"]
+            key = (("null", outcome) if run["truth"] == "no_bottleneck"
+                   else ("cause", "correct" if outcome in ("leaf", "shallow") else outcome))
+            t = into[ratio >= PACE_SLOW]
+            t[key] = t.get(key, 0) + 1
+    for f, name in ((True, "slow"), (False, "others")):
+        t = into[f]
+        nulls = sum(v for (k, _), v in t.items() if k == "null")
+        causes = sum(v for (k, _), v in t.items() if k == "cause")
+        print("  %-8s null runs %4d: %3d incorrect; runs with a cause %4d: %3d correct, %3d incorrect,"
+              " %3d missed" % (name, nulls, t.get(("null", "incorrect"), 0), causes,
+                               t.get(("cause", "correct"), 0), t.get(("cause", "incorrect"), 0),
+                               t.get(("cause", "miss"), 0)))
 
 
 if __name__ == "__main__":
