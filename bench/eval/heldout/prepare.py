@@ -149,7 +149,10 @@ pamscale enlarges for tesseract to read, a text for flite to speak, and a site o
 Markdown pages with its layouts for hugo to build; `--set 62 --release` as for set 10. Set 63
 (--set 63) in /var/tmp/argus-heldout63, a fifty-third: a tree of small text files for dar to
 archive, and a tree of text files of which a third are copies of others for rmlint to find
-(primesieve reads nothing); `--set 63 --release` as for set 10.
+(primesieve reads nothing); `--set 63 --release` as for set 10. Set 64 (--set 64) in
+/var/tmp/argus-heldout64, a fifty-fourth: a generated shell script of many functions for
+shellcheck to analyse, a tree of small text files for hg to commit into a new repository, and a
+GP script for gp to run; `--set 64 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -194,10 +197,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         57: "/var/tmp/argus-heldout57", 58: "/var/tmp/argus-heldout58",
         59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60",
         61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62",
-        63: "/var/tmp/argus-heldout63"}
+        63: "/var/tmp/argus-heldout63", 64: "/var/tmp/argus-heldout64"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61, 62, 63)
+             55, 56, 57, 58, 59, 60, 61, 62, 63, 64)
 DIR = DIRS[1]
 
 
@@ -1765,12 +1768,34 @@ DAR_DIRS63 = 30
 DUP_FILES63 = 2400
 
 
+def set64(nobody):
+    dev, rng, vocab, block = journaled_begin(20261264, ("out", "tree", "script.sh", "calc.gp"))
+    # shellcheck's script: functions that loop, test, quote and substitute
+    funcs = []
+    for i in range(SH_FUNCS64):
+        a, b = rng.choice(vocab), rng.choice(vocab)
+        funcs.append('f%d() {\n\tlocal %s=$1 %s\n\tfor x in $%s; do\n'
+                     '\t\tif [ "$x" = "%s" ]; then %s=$(echo $x | tr a-z A-Z); fi\n'
+                     '\t\tcase $x in %s*) echo "${%s:-none}" ;; *) printf "%%s\\n" $x ;; esac\n'
+                     '\tdone\n\techo $(( ${#%s} + %d ))\n}\n' % (i, a, b, a, b, b, a[:2], b, a, i))
+    write("script.sh", "#!/bin/sh\n" + "".join(funcs) + "f0 \"$@\"\n", nobody.pw_uid, nobody.pw_gid)
+    write_tree("tree", HG_DIRS64, block, nobody)
+    write("calc.gp", "s = 0; forprime(p = 2, %d, s += p %% 7); print(s);\n"
+          "print(factor(2^128 + 1));\nquit\n" % GP_PRIMES64, nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+SH_FUNCS64 = 60
+HG_DIRS64 = 12
+GP_PRIMES64 = 120000000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 63: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 64: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1791,7 +1816,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
