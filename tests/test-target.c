@@ -143,7 +143,10 @@ static void test_exit_status(void)
 
 	/*
 	 * Its CPU time, in user space and in the kernel, with its children's: a
-	 * shell's loop is user time; zeros copied by dd, its child, the kernel's.
+	 * shell's loop is user time; zeros copied by dd, its child, mostly the
+	 * kernel's (the kernel splits the time by where its ticks land: dd's
+	 * user time was a tenth of its system time in one minute on this VM,
+	 * 0.4 to 0.6 of it in another).
 	 */
 	write_script("spin.sh", "#!/bin/sh\ni=0\nwhile [ $i -lt 300000 ]; do i=$((i+1)); done\n",
 		     0755);
@@ -154,7 +157,7 @@ static void test_exit_status(void)
 	write_script("zeros.sh",
 		     "#!/bin/sh\ndd if=/dev/zero of=/dev/null bs=64k count=200000 2>/dev/null\n", 0755);
 	CHECK(run_workload(make_workload("zeros.sh", "nobody", NULL, 30), NULL, NULL, &res) == 0);
-	CHECKF(res.sys_ns >= 100000000ull && res.sys_ns > 2 * res.user_ns, "user %llu sys %llu",
+	CHECKF(res.sys_ns >= 100000000ull && res.sys_ns > res.user_ns, "user %llu sys %llu",
 	       (unsigned long long)res.user_ns, (unsigned long long)res.sys_ns);
 	target_result_clear(&res);
 }
