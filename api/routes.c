@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -938,13 +939,13 @@ static void count_reference(const json_t *ref, void *ud)
 /* The host's pace read last between jobs on each CPU (usual_pace.h); nothing before the first. */
 static void write_host_pace(FILE *f, const struct api_ctx *ctx)
 {
-	enum { CPUS_SHOWN = 1024 };
-	_cleanup_free_ double *ns = malloc(CPUS_SHOWN * sizeof(*ns));
-	_cleanup_free_ int *cpus = malloc(CPUS_SHOWN * sizeof(*cpus));
+	/* the readings' CPUs are those of argusd's affinity (a cpu_set_t) */
+	_cleanup_free_ double *ns = malloc(CPU_SETSIZE * sizeof(*ns));
+	_cleanup_free_ int *cpus = malloc(CPU_SETSIZE * sizeof(*cpus));
 	size_t n = 0, i;
 
 	if (!ns || !cpus || !ctx->hostname ||
-	    store_pace_latest(ctx->store, ctx->hostname, cpus, ns, CPUS_SHOWN, &n) < 0 || n == 0)
+	    store_pace_latest(ctx->store, ctx->hostname, cpus, ns, CPU_SETSIZE, &n) < 0 || n == 0)
 		return;
 	fputs("# HELP argusd_host_pace_seconds The host's pace: the time of a load of argusd's "
 	      "fixed memory loop, as last read between jobs on each CPU (higher: slower cores).\n"

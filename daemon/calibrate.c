@@ -1105,7 +1105,7 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 static char *unexplained_where(const struct calib_decision *d)
 {
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
-	double lost = w ? w->value - w->centre : NAN;
+	double lost = w ? w->delta : NAN;
 	_cleanup_free_ char *grew = NULL;
 
 	if (!w || d->wall_is_sli || !isfinite(d->cpu_added) || !(lost > 0))

@@ -707,6 +707,11 @@ static int pidfd_open_nocheck(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+static uint64_t timeval_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000ull;
+}
+
 int target_wait(struct target_run *t, bool (*should_stop)(void *), void *userdata,
 		struct target_result *ret)
 {
@@ -797,10 +802,8 @@ int target_wait(struct target_run *t, bool (*should_stop)(void *), void *userdat
 	}
 
 	res.wall_ns = end_ns - t->release_ns;
-	res.user_ns = (uint64_t)usage.ru_utime.tv_sec * 1000000000ull +
-		      (uint64_t)usage.ru_utime.tv_usec * 1000ull;
-	res.sys_ns = (uint64_t)usage.ru_stime.tv_sec * 1000000000ull +
-		     (uint64_t)usage.ru_stime.tv_usec * 1000ull;
+	res.user_ns = timeval_ns(&usage.ru_utime);
+	res.sys_ns = timeval_ns(&usage.ru_stime);
 	if (WIFEXITED(status))
 		res.exit_status = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
