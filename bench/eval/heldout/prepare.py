@@ -152,7 +152,10 @@ archive, and a tree of text files of which a third are copies of others for rmli
 (primesieve reads nothing); `--set 63 --release` as for set 10. Set 64 (--set 64) in
 /var/tmp/argus-heldout64, a fifty-fourth: a generated shell script of many functions for
 shellcheck to analyse, a tree of small text files for hg to commit into a new repository, and a
-GP script for gp to run; `--set 64 --release` as for set 10.
+GP script for gp to run; `--set 64 --release` as for set 10. Set 65 (--set 65) in
+/var/tmp/argus-heldout65, a fifty-fifth: a Lisp program for sbcl to run, two versions of a file of
+words for bsdiff to compare, and a tree of documented C sources with its configuration for doxygen;
+`--set 65 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -197,10 +200,11 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         57: "/var/tmp/argus-heldout57", 58: "/var/tmp/argus-heldout58",
         59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60",
         61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62",
-        63: "/var/tmp/argus-heldout63", 64: "/var/tmp/argus-heldout64"}
+        63: "/var/tmp/argus-heldout63", 64: "/var/tmp/argus-heldout64",
+        65: "/var/tmp/argus-heldout65"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61, 62, 63, 64)
+             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65)
 DIR = DIRS[1]
 
 
@@ -1790,12 +1794,51 @@ HG_DIRS64 = 12
 GP_PRIMES64 = 120000000
 
 
+def set65(nobody):
+    dev, rng, vocab, block = journaled_begin(20261265, ("out", "src", "calc.lisp", "old.txt",
+                                                        "new.txt", "Doxyfile"))
+    # sbcl: lists consed, sorted and folded into a hash table, over and over
+    write("calc.lisp", "(let ((h (make-hash-table)) (s 0))\n"
+          "  (dotimes (r %d)\n"
+          "    (let ((l (loop for i below 200000 collect (mod (* i 7919 (1+ r)) 1000003))))\n"
+          "      (setf l (sort l #'<))\n"
+          "      (dolist (x l) (setf (gethash (mod x 65536) h) x))\n"
+          "      (incf s (reduce #'+ l))))\n"
+          "  (format t \"~a ~a~%%\" s (hash-table-count h)))\n" % LISP_ROUNDS65,
+          nobody.pw_uid, nobody.pw_gid)
+    # bsdiff: a file of numbered lines and a copy with every 50th line changed
+    old = [words(rng, vocab, 12) for _ in range(BSDIFF_LINES65)]
+    new = [rng.choice(vocab) + " " + line if i % 50 == 0 else line for i, line in enumerate(old)]
+    write("old.txt", numbered(old, len(old)), nobody.pw_uid, nobody.pw_gid)
+    write("new.txt", numbered(new, len(new)), nobody.pw_uid, nobody.pw_gid)
+    # doxygen: C files of documented functions, and a configuration that writes HTML into out/
+    os.makedirs(os.path.join(DIR, "src"), exist_ok=True)
+    for f in range(DOXY_FILES65):
+        fns = []
+        for i in range(20):
+            a, b = rng.choice(vocab), rng.choice(vocab)
+            fns.append("/**\n * @brief %s %s.\n * @param %s the first.\n * @param %s_n the count.\n"
+                       " * @return the %s.\n */\nint f%d_%d(int %s, int %s_n)\n{\n"
+                       "\treturn %s * %d + %s_n;\n}\n\n" % (a, b, a, b, b, f, i, a, b, a, i, b))
+        write(os.path.join("src", "m%03d.c" % f), "/** @file\n * Module %d.\n */\n\n%s"
+              % (f, "".join(fns)), nobody.pw_uid, nobody.pw_gid)
+    write("Doxyfile", "INPUT = src\nOUTPUT_DIRECTORY = out/doxy\nGENERATE_LATEX = NO\n"
+          "QUIET = YES\nWARNINGS = NO\nEXTRACT_ALL = YES\nSOURCE_BROWSER = YES\n"
+          "HAVE_DOT = NO\n", nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+LISP_ROUNDS65 = 13
+BSDIFF_LINES65 = 38000
+DOXY_FILES65 = 85
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 64: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 65: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1816,7 +1859,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
