@@ -155,7 +155,9 @@ shellcheck to analyse, a tree of small text files for hg to commit into a new re
 GP script for gp to run; `--set 64 --release` as for set 10. Set 65 (--set 65) in
 /var/tmp/argus-heldout65, a fifty-fifth: a Lisp program for sbcl to run, two versions of a file of
 words for bsdiff to compare, and a tree of documented C sources with its configuration for doxygen;
-`--set 65 --release` as for set 10.
+`--set 65 --release` as for set 10. Set 66 (--set 66) in /var/tmp/argus-heldout66, a fifty-sixth: a
+Python program for pypy3 to run, a tree of C and Python sources for cloc to count, and a journal of
+transactions for ledger to balance; `--set 66 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -201,10 +203,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60",
         61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62",
         63: "/var/tmp/argus-heldout63", 64: "/var/tmp/argus-heldout64",
-        65: "/var/tmp/argus-heldout65"}
+        65: "/var/tmp/argus-heldout65", 66: "/var/tmp/argus-heldout66"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65)
+             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66)
 DIR = DIRS[1]
 
 
@@ -1833,12 +1835,53 @@ BSDIFF_LINES65 = 38000
 DOXY_FILES65 = 85
 
 
+def set66(nobody):
+    dev, rng, vocab, block = journaled_begin(20261266, ("out", "src", "calc.py", "journal.dat"))
+    # pypy3: objects made, sorted and counted into a dictionary, over and over
+    write("calc.py", "class P:\n    __slots__ = ('k', 'v')\n\n"
+          "    def __init__(self, k, v):\n        self.k, self.v = k, v\n\n\n"
+          "seen, s = {}, 0\nfor r in range(%d):\n"
+          "    ps = [P((i * 7919 * (r + 1)) %% 1000003, i) for i in range(200000)]\n"
+          "    ps.sort(key=lambda p: p.k)\n"
+          "    for p in ps:\n        seen[p.k %% 65536] = p.v\n"
+          "    s += sum(p.k for p in ps)\nprint(s, len(seen))\n" % PYPY_ROUNDS66,
+          nobody.pw_uid, nobody.pw_gid)
+    # cloc: directories of C and Python files with comments, code and blank lines
+    for d in range(CLOC_DIRS66):
+        os.makedirs(os.path.join(DIR, "src", "d%02d" % d), exist_ok=True)
+        for f in range(100):
+            a, b = rng.choice(vocab), rng.choice(vocab)
+            if f % 2:
+                text = "".join("/* %s %s */\nint %s_%d_%d(int x)\n{\n\treturn x + %d;\n}\n\n"
+                               % (a, b, a, f, i, i) for i in range(40))
+                name = "m%03d.c" % f
+            else:
+                text = "".join("# %s %s\ndef %s_%d_%d(x):\n    return x + %d\n\n\n"
+                               % (a, b, b, f, i, i) for i in range(40))
+                name = "m%03d.py" % f
+            write(os.path.join("src", "d%02d" % d, name), text, nobody.pw_uid, nobody.pw_gid)
+    # ledger: dated transactions between accounts named from the vocabulary
+    accounts = ["Expenses:%s" % rng.choice(vocab).capitalize() for _ in range(200)]
+    lines = []
+    for i in range(LEDGER_TX66):
+        lines.append("2026/%02d/%02d %s %s\n    %s  %d.%02d EUR\n    Assets:Checking\n\n"
+                     % (1 + i * 12 // LEDGER_TX66, 1 + i % 28, rng.choice(vocab), rng.choice(vocab),
+                        rng.choice(accounts), rng.randint(1, 500), rng.randint(0, 99)))
+    write("journal.dat", "".join(lines), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+PYPY_ROUNDS66 = 3
+CLOC_DIRS66 = 10
+LEDGER_TX66 = 65000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 65: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 66: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1859,7 +1902,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
