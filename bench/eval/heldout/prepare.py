@@ -157,7 +157,9 @@ GP script for gp to run; `--set 64 --release` as for set 10. Set 65 (--set 65) i
 words for bsdiff to compare, and a tree of documented C sources with its configuration for doxygen;
 `--set 65 --release` as for set 10. Set 66 (--set 66) in /var/tmp/argus-heldout66, a fifty-sixth: a
 Python program for pypy3 to run, a tree of C and Python sources for cloc to count, and a journal of
-transactions for ledger to balance; `--set 66 --release` as for set 10.
+transactions for ledger to balance; `--set 66 --release` as for set 10. Set 67 (--set 67) in
+/var/tmp/argus-heldout67, a fifty-seventh: a Prolog program for swipl to run, a generated assembly
+file for yasm to assemble, and a generated grammar for bison; `--set 67 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -203,10 +205,11 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         59: "/var/tmp/argus-heldout59", 60: "/var/tmp/argus-heldout60",
         61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62",
         63: "/var/tmp/argus-heldout63", 64: "/var/tmp/argus-heldout64",
-        65: "/var/tmp/argus-heldout65", 66: "/var/tmp/argus-heldout66"}
+        65: "/var/tmp/argus-heldout65", 66: "/var/tmp/argus-heldout66",
+        67: "/var/tmp/argus-heldout67"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66)
+             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67)
 DIR = DIRS[1]
 
 
@@ -1876,12 +1879,56 @@ CLOC_DIRS66 = 10
 LEDGER_TX66 = 65000
 
 
+def set67(nobody):
+    dev, rng, vocab, block = journaled_begin(20261267, ("out", "calc.pl", "big.asm", "gram.y"))
+    # swipl: the solutions of the N queens counted by backtracking, and a list reversed naively
+    write("calc.pl", "queens(N, Qs) :- numlist(1, N, Ns), permutation(Ns, Qs), safe(Qs).\n"
+          "safe([]).\nsafe([Q|Qs]) :- no_attack(Q, Qs, 1), safe(Qs).\n"
+          "no_attack(_, [], _).\n"
+          "no_attack(Q, [Q1|Qs], D) :- Q =\\= Q1 + D, Q =\\= Q1 - D, D1 is D + 1,"
+          " no_attack(Q, Qs, D1).\n"
+          "nrev([], []).\nnrev([H|T], R) :- nrev(T, RT), append(RT, [H], R).\n"
+          ":- initialization(main, main).\n"
+          "main :- aggregate_all(count, queens(%d, _), C), numlist(1, 600, L), nrev(L, R),"
+          " R = [X|_], format(\"~w ~w~n\", [C, X]).\n" % QUEENS67,
+          nobody.pw_uid, nobody.pw_gid)
+    # yasm: blocks of arithmetic, loads, stores and jumps between numbered labels
+    regs = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+    asm = ["BITS 64\nsection .text\nglobal start\nstart:\n"]
+    for i in range(ASM_BLOCKS67):
+        a, b = rng.choice(regs), rng.choice(regs)
+        asm.append("L%d:\n\tmov %s, %d\n\tadd %s, %s\n\timul %s, %s, %d\n"
+                   "\tmov [rsp + %d], %s\n\tcmp %s, %d\n\tjne L%d\n"
+                   % (i, a, rng.randint(0, 1 << 30), b, a, a, b, rng.randint(1, 99),
+                      8 * rng.randint(0, 64), b, a, rng.randint(0, 999), rng.randrange(ASM_BLOCKS67)))
+    asm.append("section .data\n")
+    asm.extend("d%d: dq %d\n" % (i, rng.randint(0, 1 << 40)) for i in range(ASM_BLOCKS67 // 4))
+    write("big.asm", "".join(asm), nobody.pw_uid, nobody.pw_gid)
+    # bison: an expression grammar widened by many statement forms named from the vocabulary
+    names = sorted(set(w for w in vocab if len(w) > 3))[:BISON_RULES67]
+    toks = " ".join("K_%s" % w.upper() for w in names)
+    rules = "\n".join("stmt_%s: K_%s expr ';' | K_%s '(' args ')' stmt ;" % (w, w.upper(), w.upper())
+                      for w in names)
+    write("gram.y", "%%token NUM ID %s\n%%left '+' '-'\n%%left '*' '/'\n%%%%\n"
+          "prog: %%empty | prog stmt ;\nstmt: %s | expr ';' | '{' prog '}' ;\n%s\n"
+          "args: %%empty | expr | args ',' expr ;\n"
+          "expr: NUM | ID | expr '+' expr | expr '-' expr | expr '*' expr | expr '/' expr"
+          " | '(' expr ')' | ID '(' args ')' ;\n%%%%\n"
+          % (toks, " | ".join("stmt_%s" % w for w in names), rules), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+QUEENS67 = 9
+ASM_BLOCKS67 = 28000
+BISON_RULES67 = 450
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 66: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 67: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1902,7 +1949,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66, 67: set67}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
