@@ -160,6 +160,9 @@ Python program for pypy3 to run, a tree of C and Python sources for cloc to coun
 transactions for ledger to balance; `--set 66 --release` as for set 10. Set 67 (--set 67) in
 /var/tmp/argus-heldout67, a fifty-seventh: a Prolog program for swipl to run, a generated assembly
 file for yasm to assemble, and a generated grammar for bison; `--set 67 --release` as for set 10.
+Set 68 (--set 68) in /var/tmp/argus-heldout68, a fifty-eighth: a lexer specification of many
+keywords and patterns for re2c, a tree of manual pages for mandoc to render, and a CSV file for
+miller to sort and sum; `--set 68 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -206,10 +209,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62",
         63: "/var/tmp/argus-heldout63", 64: "/var/tmp/argus-heldout64",
         65: "/var/tmp/argus-heldout65", 66: "/var/tmp/argus-heldout66",
-        67: "/var/tmp/argus-heldout67"}
+        67: "/var/tmp/argus-heldout67", 68: "/var/tmp/argus-heldout68"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67)
+             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68)
 DIR = DIRS[1]
 
 
@@ -1923,12 +1926,49 @@ ASM_BLOCKS67 = 28000
 BISON_RULES67 = 450
 
 
+def set68(nobody):
+    dev, rng, vocab, block = journaled_begin(20261268, ("out", "lex.re", "man", "data.csv"))
+    # re2c: a scanner of keywords from the vocabulary, numbers, strings and identifiers
+    kws = sorted(set(vocab))[:RE2C_KEYWORDS68]
+    rules = "".join('        "%s" { return %d; }\n' % (w, i + 10) for i, w in enumerate(kws))
+    write("lex.re", "int lex(const char *YYCURSOR)\n{\n    const char *YYMARKER;\n"
+          "    /*!re2c\n        re2c:define:YYCTYPE = char;\n        re2c:yyfill:enable = 0;\n"
+          "%s        [0-9]+ (\".\" [0-9]+)? ([eE] [+-]? [0-9]+)? { return 1; }\n"
+          "        [\"] ([^\"\\\\\\n] | \"\\\\\" [^\\n])* [\"] { return 2; }\n"
+          "        [a-zA-Z_][a-zA-Z_0-9]* { return 3; }\n"
+          "        * { return 0; }\n    */\n}\n" % rules, nobody.pw_uid, nobody.pw_gid)
+    # mandoc: manual pages of sections, paragraphs and lists of words, in directories of 100
+    for d in range(MAN_DIRS68):
+        os.makedirs(os.path.join(DIR, "man", "d%02d" % d), exist_ok=True)
+        for f in range(100):
+            n = d * 100 + f
+            paras = "".join(".SH %s\n%s\n.PP\n%s\n.TP\n.B %s\n%s\n"
+                            % (rng.choice(vocab).upper(), block[(n * 7 + i) % len(block)],
+                               block[(n * 11 + i) % len(block)], rng.choice(vocab),
+                               block[(n * 13 + i) % len(block)]) for i in range(12))
+            write(os.path.join("man", "d%02d" % d, "p%03d.1" % f),
+                  ".TH P%d 1\n.SH NAME\np%d \\- %s\n%s" % (n, n, rng.choice(vocab), paras),
+                  nobody.pw_uid, nobody.pw_gid)
+    # miller: rows of a key, a group and two numbers
+    rows = ["key,group,a,b\n"]
+    rows.extend("%s%d,%s,%d,%.3f\n" % (rng.choice(vocab), i, rng.choice(vocab[:50]),
+                                      rng.randint(0, 99999), rng.random() * 1000)
+                for i in range(MLR_ROWS68))
+    write("data.csv", "".join(rows), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+RE2C_KEYWORDS68 = 4000
+MAN_DIRS68 = 12
+MLR_ROWS68 = 65000
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 67: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 68: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1949,7 +1989,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66, 67: set67}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66, 67: set67, 68: set68}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
