@@ -1100,7 +1100,10 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
  * not known): to work on the CPU when its CPU time grew by half the loss
  * or more (in the kernel, when its system time grew by half of that or
  * more; else in its own code), else mostly off the CPU, to waits the tree
- * does not cover.
+ * does not cover. Not said when a path took half the loss or more but too
+ * little by itself to be named: the loss went there (describe_most says
+ * so), and the target's CPU time would tell only where that path's time is
+ * spent (on the CPU for a fault, off it for a wait).
  */
 static char *unexplained_where(const struct calib_decision *d)
 {
@@ -1109,6 +1112,8 @@ static char *unexplained_where(const struct calib_decision *d)
 	_cleanup_free_ char *grew = NULL;
 
 	if (!w || d->wall_is_sli || !isfinite(d->cpu_added) || !(lost > 0))
+		return NULL;
+	if (d->evidence >= 0 && d->dismissed && d->scores[d->evidence].share >= 0.5)
 		return NULL;
 	grew = isfinite(d->sys_added)
 		   ? xasprintf("its CPU time grew by %.1f ms of the %.1f ms it lost, %.1f ms of "

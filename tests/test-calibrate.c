@@ -869,6 +869,23 @@ static void test_unexplained_where(const struct tree *t)
 	CHECKF(!strstr(d.reason, "its CPU time"), "%s", d.reason);
 	calib_decision_free(&d);
 
+	/*
+	 * A path that took most of the loss, under the material bar (scheduler
+	 * +90 ms of a 150 ms loss, the bar 100 ms): the loss went there, not to
+	 * waits no path covers, though the CPU time barely grew.
+	 */
+	rows[3].pmv = 9.1e7;
+	rows[ARRAY_SIZE(level1_slow) - 1].pmv = 1.15e9;
+	cpu->pmv = 0.91e9;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_UNEXPLAINED);
+	CHECKF(strstr(d.reason, "kernel_scheduler/time_ns added 90.0 ms") &&
+		   strstr(d.reason, "that a cause must add by itself"),
+	       "%s", d.reason);
+	CHECKF(!strstr(d.reason, "its CPU time") && !strstr(d.reason, "off the CPU"), "%s",
+	       d.reason);
+	calib_decision_free(&d);
+
 	/* not slower: nothing to say where a loss went */
 	level1_flat(rows);
 	rows[ARRAY_SIZE(level1_slow) - 1].pmv = 1.0e9;
