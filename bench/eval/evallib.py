@@ -331,12 +331,19 @@ PAGE_REPORTING_MIN_FREE_MS = "/sys/module/page_reporting/parameters/min_free_ms"
 DAMON_KDAMONDS = "/sys/kernel/mm/damon/admin/kdamonds"
 
 
+def interrupt(sig, frame):
+    raise KeyboardInterrupt
+
+
 def hold_host_reclaim(delay_ms=300000):
     """Delay free page reporting and turn off every kdamond that is on;
     returns what release_host_reclaim restores. This kernel takes at most
     300000 ms (5 min) for the delay; a machine without a knob holds nothing
     there. A value the kernel refuses is an error: the run would otherwise
-    go on unheld and not know it."""
+    go on unheld and not know it. From here on a SIGTERM interrupts the
+    run as Ctrl-C does, so that the caller's finally gives back what was
+    held (a harness ended by `kill` had left both held)."""
+    signal.signal(signal.SIGTERM, interrupt)
     held = {"min_free_ms_before": None, "kdamonds_held": []}
     for d in sorted(glob.glob(os.path.join(DAMON_KDAMONDS, "[0-9]*"))):
         state = os.path.join(d, "state")
