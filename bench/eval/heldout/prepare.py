@@ -162,7 +162,10 @@ transactions for ledger to balance; `--set 66 --release` as for set 10. Set 67 (
 file for yasm to assemble, and a generated grammar for bison; `--set 67 --release` as for set 10.
 Set 68 (--set 68) in /var/tmp/argus-heldout68, a fifty-eighth: a lexer specification of many
 keywords and patterns for re2c, a tree of manual pages for mandoc to render, and a CSV file for
-miller to sort and sum; `--set 68 --release` as for set 10.
+miller to sort and sum; `--set 68 --release` as for set 10. Set 69 (--set 69) in
+/var/tmp/argus-heldout69, a fifty-ninth: a dc program, a deep tree of small files for fdfind to
+search, and a tree of text files with CRLF line ends for dos2unix to convert anew each run (from
+a pristine copy); `--set 69 --release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -209,10 +212,11 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         61: "/var/tmp/argus-heldout61", 62: "/var/tmp/argus-heldout62",
         63: "/var/tmp/argus-heldout63", 64: "/var/tmp/argus-heldout64",
         65: "/var/tmp/argus-heldout65", 66: "/var/tmp/argus-heldout66",
-        67: "/var/tmp/argus-heldout67", 68: "/var/tmp/argus-heldout68"}
+        67: "/var/tmp/argus-heldout67", 68: "/var/tmp/argus-heldout68",
+        69: "/var/tmp/argus-heldout69"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68)
+             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69)
 DIR = DIRS[1]
 
 
@@ -1963,12 +1967,40 @@ MAN_DIRS68 = 12
 MLR_ROWS68 = 65000
 
 
+def set69(nobody):
+    dev, rng, vocab, block = journaled_begin(20261269, ("out", "calc.dc", "deep", "crlf"))
+    # dc: 2 to the power of many bits, its digits summed by repeated division
+    write("calc.dc", "2 %d ^ sa 0 sb [la 10 ~ lb + sb sa la 0 <x]sx lxx lb p\n" % DC_BITS69,
+          nobody.pw_uid, nobody.pw_gid)
+    # fdfind: directories four deep, each leaf with files named from the vocabulary
+    for a in range(FD_FANOUT69):
+        for b in range(FD_FANOUT69):
+            for c in range(FD_FANOUT69):
+                d = os.path.join("deep", "a%d" % a, "b%d" % b, "c%d" % c)
+                os.makedirs(os.path.join(DIR, d), exist_ok=True)
+                for f in range(FD_FILES69):
+                    write(os.path.join(d, "%s%d.txt" % (rng.choice(vocab), f)), "%d\n" % f,
+                          nobody.pw_uid, nobody.pw_gid)
+    # dos2unix: text files with CRLF line ends, kept pristine in crlf/ and copied into out/
+    os.makedirs(os.path.join(DIR, "crlf"), exist_ok=True)
+    for f in range(CRLF_FILES69):
+        text = "".join("%d %s\r\n" % (f, block[(f * 97 + i) % len(block)]) for i in range(200))
+        write(os.path.join("crlf", "t%04d.txt" % f), text, nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+DC_BITS69 = 28000
+FD_FANOUT69 = 14
+FD_FILES69 = 40
+CRLF_FILES69 = 2400
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 68: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 69: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -1989,7 +2021,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66, 67: set67, 68: set68}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66, 67: set67, 68: set68, 69: set69}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
