@@ -165,7 +165,10 @@ keywords and patterns for re2c, a tree of manual pages for mandoc to render, and
 miller to sort and sum; `--set 68 --release` as for set 10. Set 69 (--set 69) in
 /var/tmp/argus-heldout69, a fifty-ninth: a dc program, a deep tree of small files for fdfind to
 search, and a tree of text files with CRLF line ends for dos2unix to convert anew each run (from
-a pristine copy); `--set 69 --release` as for set 10.
+a pristine copy); `--set 69 --release` as for set 10. Set 70 (--set 70) in
+/var/tmp/argus-heldout70, a sixtieth: a file of words and a key file for ccrypt to encrypt with,
+an image for avifenc to encode, and lines of text for qrencode to encode one by one; `--set 70
+--release` as for set 10.
 Deterministic (a fixed seed per
 set): every run of the evaluation reads the same bytes. Run as root before
 truth_measure.py and matrix.py."""
@@ -213,10 +216,10 @@ DIRS = {1: "/var/tmp/argus-heldout", 2: "/var/tmp/argus-heldout2", 3: "/var/tmp/
         63: "/var/tmp/argus-heldout63", 64: "/var/tmp/argus-heldout64",
         65: "/var/tmp/argus-heldout65", 66: "/var/tmp/argus-heldout66",
         67: "/var/tmp/argus-heldout67", 68: "/var/tmp/argus-heldout68",
-        69: "/var/tmp/argus-heldout69"}
+        69: "/var/tmp/argus-heldout69", 70: "/var/tmp/argus-heldout70"}
 JOURNALED = (10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
              33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69)
+             55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70)
 DIR = DIRS[1]
 
 
@@ -1995,12 +1998,41 @@ FD_FILES69 = 40
 CRLF_FILES69 = 2400
 
 
+def set70(nobody):
+    dev, rng, vocab, block = journaled_begin(20261270, ("out", "plain.txt", "key.txt", "img.ppm",
+                                                        "img.png", "lines.txt"))
+    write("plain.txt", numbered(block, CCRYPT_LINES70), nobody.pw_uid, nobody.pw_gid)
+    write("key.txt", rng.choice(vocab) + "\n", nobody.pw_uid, nobody.pw_gid)
+    # avifenc: gradients with noise, as a PNG
+    n = AVIF_SIDE70
+    noise = rng.randbytes(n * n)
+    pix = bytearray(3 * n * n)
+    for y in range(n):
+        for x in range(n):
+            i = y * n + x
+            pix[3 * i] = (x * 255 // n + noise[i] % 32) & 255
+            pix[3 * i + 1] = (y * 255 // n) & 255
+            pix[3 * i + 2] = ((x ^ y) + noise[i] % 16) & 255
+    write("img.ppm", b"P6 %d %d 255\n" % (n, n) + bytes(pix), nobody.pw_uid, nobody.pw_gid)
+    with open(os.path.join(DIR, "img.png"), "wb") as f:
+        subprocess.run(["pnmtopng", os.path.join(DIR, "img.ppm")], stdout=f, check=True)
+    os.chown(os.path.join(DIR, "img.png"), nobody.pw_uid, nobody.pw_gid)
+    write("lines.txt", "".join("%d %s\n" % (i, block[i % len(block)][:120])
+                               for i in range(QR_LINES70)), nobody.pw_uid, nobody.pw_gid)
+    journaled_end(nobody, dev, out=True)
+
+
+CCRYPT_LINES70 = 700000
+AVIF_SIDE70 = 1024
+QR_LINES70 = 140
+
+
 def main():
     global DIR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", type=int, choices=sorted(DIRS), default=1)
     ap.add_argument("--release", action="store_true",
-                    help="sets 10 to 12 and 14 to 69: unmount the file system and free its loop device")
+                    help="sets 10 to 12 and 14 to 70: unmount the file system and free its loop device")
     a = ap.parse_args()
     DIR = DIRS[a.set]
     if a.release:
@@ -2021,7 +2053,7 @@ def main():
             40: set40, 41: set41, 42: set42, 43: set43, 44: set44,
             45: set45, 46: set46, 47: set47, 48: set48, 49: set49, 50: set50,
             51: set51, 52: set52, 53: set53, 54: set54, 55: set55, 56: set56,
-            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66, 67: set67, 68: set68, 69: set69}
+            57: set57, 58: set58, 59: set59, 60: set60, 61: set61, 62: set62, 63: set63, 64: set64, 65: set65, 66: set66, 67: set67, 68: set68, 69: set69, 70: set70}
     if a.set in sets:
         sets[a.set](nobody)
         print("prepared %s" % DIR)
