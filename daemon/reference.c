@@ -486,10 +486,9 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 	 * than their usual pace (usual_pace.h: the median of the last day's
 	 * readings between jobs and references): its runs may agree, and every
 	 * later diagnosis would be judged against a target slowed by the host;
-	 * it is recorded again
-	 * once the host runs at its usual pace (wait_usual_pace), not after
-	 * the fixed pause. The kept attempt is one at the usual pace when
-	 * there is one, and of those the least noisy.
+	 * it is recorded again once the host runs at its usual pace
+	 * (wait_usual_pace), not after the fixed pause. The kept attempt is one
+	 * at the usual pace when there is one, and of those the least noisy.
 	 */
 	for (attempt = 1; attempt <= REFERENCE_ATTEMPTS; attempt++) {
 		struct attempt a = {};

@@ -51,31 +51,33 @@ def farthest(walls):
     return max(abs(w - m) for w in walls) / m
 
 
-def tally_runs(results, flagged, into):
-    """Count each calibrated run judged against a flagged or an unflagged reference, by its
+def tally_runs(results, flag, into):
+    """Count each calibrated run that flag(run) marks True or False (None: left out), by its
     outcome: ("null", outcome) on a cell without a bottleneck, ("cause", outcome) on one with,
     a commit at depth 1 to 3 counted as correct."""
     for run in results["runs"]:
-        if run["mode"] != "calibrated" or run["reference"] not in flagged:
+        f = flag(run) if run["mode"] == "calibrated" else None
+        if f is None:
             continue
         outcome = run["outcome"]
         if run["truth"] == "no_bottleneck":
             key = ("null", outcome)
         else:
             key = ("cause", "correct" if outcome in ("leaf", "shallow") else outcome)
-        t = into[flagged[run["reference"]]]
-        t[key] = t.get(key, 0) + 1
+        into[f][key] = into[f].get(key, 0) + 1
 
 
 def print_tally(into, n, names):
-    """The tally of tally_runs, the flagged references' line first; names: (flagged, others)."""
+    """The tally of tally_runs, the flagged line first; names: (flagged, others); n: the references
+    behind each line, or None where the runs were flagged by themselves."""
     for f, name in ((True, names[0]), (False, names[1])):
         t = into[f]
         nulls = sum(v for (k, _), v in t.items() if k == "null")
         causes = sum(v for (k, _), v in t.items() if k == "cause")
-        print("  %-8s %3d references; null runs %4d: %3d incorrect; runs with a cause %4d: %3d correct,"
+        refs = "%3d references; " % n[f] if n else ""
+        print("  %-8s %snull runs %4d: %3d incorrect; runs with a cause %4d: %3d correct,"
               " %3d incorrect, %3d missed"
-              % (name, n[f], nulls, t.get(("null", "incorrect"), 0), causes,
+              % (name, refs, nulls, t.get(("null", "incorrect"), 0), causes,
                  t.get(("cause", "correct"), 0), t.get(("cause", "incorrect"), 0),
                  t.get(("cause", "miss"), 0)))
 
@@ -89,7 +91,7 @@ def tally_flagged(loaded, flag):
         flagged = flag(all_references(r))
         for f in flagged.values():
             n[f] += 1
-        tally_runs(r, flagged, into)
+        tally_runs(r, lambda run: flagged.get(run["reference"]), into)
     return into, n
 
 
@@ -209,25 +211,14 @@ def main():
     print("\nby the host's pace during the diagnosis's own runs: the median of their readings %.2f"
           " times or more the reference's (the result's host_pace.ratio; runs with a reading):"
           % PACE_SLOW)
+    def slow_runs(run):
+        ratio = (run.get("host_pace") or {}).get("ratio")
+        return None if ratio is None else ratio >= PACE_SLOW
+
     into = {True: {}, False: {}}
     for _, r in loaded:
-        for run in r["runs"]:
-            ratio = (run.get("host_pace") or {}).get("ratio")
-            if run["mode"] != "calibrated" or ratio is None:
-                continue
-            outcome = run["outcome"]
-            key = (("null", outcome) if run["truth"] == "no_bottleneck"
-                   else ("cause", "correct" if outcome in ("leaf", "shallow") else outcome))
-            t = into[ratio >= PACE_SLOW]
-            t[key] = t.get(key, 0) + 1
-    for f, name in ((True, "slow"), (False, "others")):
-        t = into[f]
-        nulls = sum(v for (k, _), v in t.items() if k == "null")
-        causes = sum(v for (k, _), v in t.items() if k == "cause")
-        print("  %-8s null runs %4d: %3d incorrect; runs with a cause %4d: %3d correct, %3d incorrect,"
-              " %3d missed" % (name, nulls, t.get(("null", "incorrect"), 0), causes,
-                               t.get(("cause", "correct"), 0), t.get(("cause", "incorrect"), 0),
-                               t.get(("cause", "miss"), 0)))
+        tally_runs(r, slow_runs, into)
+    print_tally(into, None, ("slow", "others"))
 
 
 if __name__ == "__main__":
