@@ -563,7 +563,8 @@ int main(int argc, char **argv)
 			   JOBS_RETENTION_INTERVAL_S);
 	/* the host's pace on each CPU argusd may use, between jobs: the usual one, a day of it */
 	if (cfg.host_pace_idle_s > 0) {
-		pace_reader = (struct usual_pace_reader){ .store = store, .hostname = uts.nodename,
+		pace_reader = (struct usual_pace_reader){ .store = store, .jobs = jobs,
+							  .hostname = uts.nodename,
 							  .interval_s = cfg.host_pace_idle_s };
 		if (sched_getaffinity(0, sizeof(pace_reader.cpus), &pace_reader.cpus) < 0)
 			log_warning_errno(errno, "host pace: its CPUs unknown, not read between "

@@ -5,6 +5,7 @@
  */
 #include "daemon/usual_pace.h"
 #include "daemon/host_pace.h"
+#include "daemon/jobs.h"
 #include "daemon/log.h"
 #include "daemon/store.h"
 #include "daemon/util.h"
@@ -38,20 +39,25 @@ void usual_pace_chore(void *userdata)
 	struct usual_pace_reader *rd = userdata;
 	uint64_t now = now_mono_ns(), real = now_real_ns();
 	uint64_t since = real > USUAL_PACE_DAY_NS ? real - USUAL_PACE_DAY_NS : 0;
-	unsigned forgotten = 0, read = 0;
+	unsigned forgotten = 0, read = 0, tried = 0;
 	int c, r;
 
-	if (rd->last_ns == 0)
+	if (rd->last_ns == 0 && rd->next_cpu == 0)
 		rd->rounds = rounds_stored(rd, since);
-	if (rd->rounds >= USUAL_PACE_FIRST && rd->last_ns &&
+	if (rd->next_cpu == 0 && rd->rounds >= USUAL_PACE_FIRST && rd->last_ns &&
 	    now - rd->last_ns < (uint64_t)rd->interval_s * 1000000000ull)
 		return;
-	for (c = 0; c < CPU_SETSIZE; c++) {
+	for (c = rd->next_cpu; c < CPU_SETSIZE; c++) {
 		struct host_pace hp;
 		cpu_set_t one;
 
 		if (!CPU_ISSET(c, &rd->cpus))
 			continue;
+		if (tried++ && rd->jobs && jobs_queued(rd->jobs) > 0) {
+			rd->next_cpu = c;
+			log_debug("host pace: a job waits; the round goes on at CPU %d next time", c);
+			return;
+		}
 		CPU_ZERO(&one);
 		CPU_SET(c, &one);
 		r = host_pace_read(&one, &hp);
@@ -65,11 +71,13 @@ void usual_pace_chore(void *userdata)
 		else
 			read++;
 	}
+	rd->next_cpu = 0;
 	rd->rounds++;
-	rd->last_ns = now;
+	rd->last_ns = now_mono_ns();
 	if (store_pace_forget(rd->store, since, &forgotten) < 0)
 		forgotten = 0;
-	log_debug("host pace: %u reading(s) between jobs, round %u; %u older than a day forgotten",
+	log_debug("host pace: %u reading(s) between jobs ending round %u; %u older than a day "
+		  "forgotten",
 		  read, rd->rounds, forgotten);
 }
 

@@ -34,20 +34,28 @@ struct store;
 #define USUAL_PACE_CALL_S 10
 #define USUAL_PACE_FIRST 6
 
+struct jobs;
+
 /* The chore's state: where and how often to read. */
 struct usual_pace_reader {
 	struct store *store;
+	struct jobs *jobs; /* a job it queues cuts a round short; NULL: never */
 	const char *hostname;
 	cpu_set_t cpus;	     /* each read in turn */
 	unsigned interval_s; /* host_pace_idle_s */
 	unsigned rounds;     /* since start, and the day's before it (counted at the first call) */
-	uint64_t last_ns;    /* the last round, CLOCK_MONOTONIC; 0: none yet */
+	uint64_t last_ns;    /* the last round's end, CLOCK_MONOTONIC; 0: none yet */
+	int next_cpu;	     /* where the round under way goes on; 0: none under way */
 };
 
 /*
  * The chore (jobs_chore_t; userdata a struct usual_pace_reader): one round
  * of readings, one on each CPU of cpus, stored, when one is due; the
- * readings older than a day forgotten.
+ * readings older than a day forgotten. A reading takes a few ms, so on a
+ * host of hundreds of CPUs a round would hold a submitted job for a second
+ * or more: once a job is queued the chore stops after the reading it took
+ * and the round goes on at its next call. Each call takes one reading at
+ * least, so that rounds end on a host that is never without a job queued.
  */
 void usual_pace_chore(void *userdata);
 

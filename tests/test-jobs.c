@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* The job queue with a fake runner whose behaviour each job's request picks. */
 #include "daemon/jobs.h"
+#include "daemon/store.h"
+#include "daemon/usual_pace.h"
 #include "daemon/util.h"
 #include "tests/tap.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -415,6 +418,67 @@ static void test_chores(struct store *s)
 	jobs_stop(j);
 }
 
+/* Readings stored for host h on cpu (of the last day and more). */
+static size_t pace_readings(struct store *s, const char *h, int cpu)
+{
+	double ns[16];
+	size_t n = 0;
+
+	CHECK(store_pace_since(s, h, cpu, 0, ns, ARRAY_SIZE(ns), &n) == 0);
+	return n;
+}
+
+/*
+ * The host's pace read between jobs (usual_pace_chore) on two CPUs: with a
+ * job queued it takes one reading and leaves the round for its next call,
+ * which goes on where it stopped; without, it reads them all.
+ */
+static void test_pace_round_yields(struct store *s)
+{
+	const char *h = "argus-test-yield";
+	struct usual_pace_reader rd = { .store = s, .hostname = h, .interval_s = 300 };
+	struct jobs *j = NULL;
+	int64_t blocker, waiting;
+	int c, cpu[2] = { -1, -1 }, n = 0;
+	cpu_set_t mine;
+
+	REQUIRE(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+	for (c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &mine)) {
+			cpu[n++] = c;
+			CPU_SET(c, &rd.cpus);
+		}
+	REQUIRE(n == 2); /* as test-probe needs CPUs 0 and 1 */
+
+	fake_reset();
+	REQUIRE(jobs_start(s, 4, fake_runner, &fake, &j) == 0);
+	rd.jobs = j;
+	blocker = submit(j, "block");
+	CHECK(wait_blocked(blocker));
+	waiting = submit(j, "ok");
+	CHECK(jobs_queued(j) == 1);
+
+	usual_pace_chore(&rd);
+	CHECKF(pace_readings(s, h, cpu[0]) == 1 && pace_readings(s, h, cpu[1]) == 0,
+	       "a job queued: %zu and %zu readings, wanted 1 and 0",
+	       pace_readings(s, h, cpu[0]), pace_readings(s, h, cpu[1]));
+	CHECK(rd.rounds == 0 && rd.next_cpu == cpu[1]);
+
+	fake_release();
+	CHECK(wait_state(s, blocker, "succeeded") && wait_state(s, waiting, "succeeded"));
+	CHECK(jobs_queued(j) == 0);
+	usual_pace_chore(&rd); /* the round goes on at the second CPU */
+	CHECKF(pace_readings(s, h, cpu[0]) == 1 && pace_readings(s, h, cpu[1]) == 1,
+	       "the round's end: %zu and %zu readings, wanted 1 and 1",
+	       pace_readings(s, h, cpu[0]), pace_readings(s, h, cpu[1]));
+	CHECK(rd.rounds == 1 && rd.next_cpu == 0);
+
+	usual_pace_chore(&rd); /* fewer than USUAL_PACE_FIRST rounds: a whole one at once */
+	CHECK(pace_readings(s, h, cpu[0]) == 2 && pace_readings(s, h, cpu[1]) == 2);
+	CHECK(rd.rounds == 2 && rd.next_cpu == 0);
+	jobs_stop(j);
+}
+
 static void test_stop_and_restart(struct store *s)
 {
 	struct jobs *j = NULL;
@@ -497,6 +561,7 @@ int main(void)
 	test_bound_and_cancel(s);
 	test_cancel_once_finished(s);
 	test_chores(s);
+	test_pace_round_yields(s);
 	test_stop_and_restart(s); /* closes s */
 
 	cmd = xasprintf("rm -rf '%s'", tmpdir);
