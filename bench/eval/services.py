@@ -11,8 +11,9 @@ generator measures in each window (each class below says what it runs):
     postgres-connect  the same, a connection (a forked backend) per transaction (held out)
     apache    apache2's event MPM, a child of worker threads serving nginx's files; wrk (held out)
     mariadb   MariaDB 10.11 over sysbench's tables, a small buffer pool; sysbench point selects (held out)
+    unbound   Unbound answering a local zone from memory over UDP; dnsperf, queries per second (held out)
 
-    services.py --build BUILD [--service nginx|apache|redis|postgres|postgres-connect|mariadb] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|apache|redis|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -55,6 +56,7 @@ import gzip
 import json
 import os
 import pwd
+import random
 import shutil
 import signal
 import socket
@@ -637,7 +639,101 @@ class Mariadb(Service):
         return self.sysbench("--threads=2", "--rate=200", "--time=86400", "run")
 
 
-SERVICES = {s.kind: s for s in (Nginx, Apache, Redis, Postgres, PostgresConnect, Mariadb)}
+UNBOUND_NAMES = 20000  # A records held in memory (local-data), each asked for in the SLI's runs
+UNBOUND_SLI_S = 2      # the SLI's run: dnsperf's queries for 2 s
+
+UNBOUND_CONF = """server:
+  interface: 127.0.0.1
+  port: {port}
+  do-daemonize: no
+  username: "nobody"
+  chroot: ""
+  directory: "{dir}"
+  pidfile: "{dir}/unbound.pid"
+  use-syslog: no
+  logfile: ""
+  num-threads: 2
+  so-reuseport: yes
+  do-ip6: no
+  access-control: 127.0.0.0/8 allow
+  module-config: "iterator"
+  include: "{dir}/zone.conf"
+remote-control:
+  control-enable: no
+"""
+
+UNBOUND_SLI = r"""import subprocess
+# dnsperf's queries over UDP from 4 clients for %(secs)d s, each query's latency printed (-v); the
+# forms, then the %(form)s, last.
+out = subprocess.run(["/usr/bin/dnsperf", "-s", "127.0.0.1", "-p", "%(port)d", "-d", "%(queries)s",
+                      "-l", "%(secs)d", "-c", "4", "-v"], capture_output=True, text=True, check=True).stdout
+ms, qps = [], None
+for line in out.splitlines():
+    if line.startswith("> NOERROR "):
+        ms.append(float(line.split()[-1]) * 1000)
+    elif line.strip().startswith("Queries per second:"):
+        qps = float(line.split(":")[1])
+if not ms or qps is None:
+    raise SystemExit("dnsperf: no answers in its output")
+ms.sort()
+forms = {"mean_ms": sum(ms) / len(ms), "p99_ms": ms[int(0.99 * (len(ms) - 1))], "rps": qps}
+print(" ".join("%%s %%.4f" %% f for f in forms.items()))
+print("%%.4f" %% forms["%(form)s"])
+"""
+
+
+class Unbound(Service):
+    """Unbound 1.17 from Debian's package, its own server (not the system's unit), as nobody:
+    one process of 2 threads, each with its own UDP socket (so-reuseport), answering
+    UNBOUND_NAMES A records of a local zone held in memory, no recursion. SLI: dnsperf's
+    queries for the names in random order from 4 clients over UDP for UNBOUND_SLI_S s. Held
+    out: stated before it ran; the first service here that serves datagrams, and whose threads
+    wait for them in epoll. Its truths are redis's (no file read after start: its only page
+    cache is its code and libraries); its SLI form the one `--spread 8` finds quietest on the
+    quiet system, chosen before any cell runs."""
+
+    kind, name, form = "unbound", "dns", "rps"
+    description = "unbound, 2 threads answering %d names from memory, on CPU %d" % (UNBOUND_NAMES, SERVER_CPU)
+    TRUTHS = {
+        "cache_dropper": (["kernel_paging.file_fault.major"],
+                          "unbound reads no file once started: its only page cache is its code, "
+                          "faulted back from storage if dropped"),
+        "io_hog": ([], "unbound does no block I/O: nothing of the device's is on its path"),
+        "mem_pressure": (["kernel_memory_pressure", "kernel_paging.file_fault.major"],
+                         "its records are anonymous memory and there is no swap: it can only reclaim "
+                         "when it allocates, or fault its code back from storage"),
+    }
+
+    def __init__(self, dir, port, cgroup_dir):
+        super().__init__(dir, port, cgroup_dir)
+        names = list(range(UNBOUND_NAMES))
+        self.write("zone.conf", 'local-zone: "argus.test." static\n' + "".join(
+            'local-data: "h%d.argus.test. 300 IN A 10.%d.%d.%d"\n' % (i, i >> 16, (i >> 8) & 255, i & 255)
+            for i in names))
+        random.Random(UNBOUND_NAMES).shuffle(names)
+        queries = self.write("queries", "".join("h%d.argus.test A\n" % i for i in names))
+        self.conf = self.write("unbound.conf", UNBOUND_CONF.format(dir=dir, port=port))
+        self.helper = self.write("sli.py", UNBOUND_SLI % {"port": port, "queries": queries,
+                                                          "secs": UNBOUND_SLI_S, "form": self.form})
+
+    def start(self):
+        self.spawn(["/usr/sbin/unbound", "-d", "-c", self.conf])
+        self.wait_until(lambda: subprocess.run(
+            ["/usr/bin/dig", "+short", "+time=1", "+tries=1", "-p", str(self.port), "@127.0.0.1",
+             "h1.argus.test"], capture_output=True, text=True).stdout.strip() == "10.0.0.1")
+
+    def warm(self):
+        """The SLI's load once, untimed: whatever a perturber before took from the server (its
+        code's page cache) comes back before the run that counts."""
+        on_client(["/usr/bin/python3", self.helper], stdout=subprocess.DEVNULL)
+
+    def traffic_argv(self):
+        """One client, its queries paced at 200 a second (dnsperf -Q)."""
+        return ["/usr/bin/dnsperf", "-s", "127.0.0.1", "-p", str(self.port), "-d",
+                os.path.join(self.dir, "queries"), "-c", "1", "-Q", "200", "-l", "86400"]
+
+
+SERVICES = {s.kind: s for s in (Nginx, Apache, Redis, Postgres, PostgresConnect, Mariadb, Unbound)}
 
 
 class Traffic:
