@@ -10,10 +10,11 @@ generator measures in each window (each class below says what it runs):
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
     postgres-connect  the same, a connection (a forked backend) per transaction (held out)
     apache    apache2's event MPM, a child of worker threads serving nginx's files; wrk (held out)
+    lighttpd  lighttpd, one process of one event loop serving nginx's files; wrk (held out)
     mariadb   MariaDB 10.11 over sysbench's tables, a small buffer pool; sysbench point selects (held out)
     unbound   Unbound answering a local zone from memory over UDP; dnsperf, queries per second (held out)
 
-    services.py --build BUILD [--service nginx|apache|redis|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|apache|lighttpd|redis|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -381,6 +382,46 @@ class Apache(Nginx):
         self.wait_until(serving)
 
 
+LIGHTTPD_CONF = """
+server.document-root = "{dir}/www"
+server.bind = "127.0.0.1"
+server.port = {port}
+server.username = "nobody"
+server.groupname = "nogroup"
+server.pid-file = "{dir}/run/lighttpd.pid"
+server.errorlog = "{dir}/run/error.log"
+server.network-backend = "sendfile"
+server.max-connections = 256
+server.modules = ( )
+mimetype.assign = ( "" => "application/octet-stream" )
+"""
+
+
+class Lighttpd(Nginx):
+    """lighttpd 1.4 from Debian's package, one process of one event loop (as nobody, after its
+    start as root) serving nginx's files with sendfile, read from the page cache. Held out:
+    stated before it ran, with nginx's truths and wrk's requests; its SLI form the one
+    `--spread 8` finds quietest on the quiet system, chosen before any cell runs."""
+
+    kind, name, form = "lighttpd", "files", "rps"
+    description = "lighttpd, one process serving %d files of %d KiB, on CPU %d" % (NGINX_FILES, NGINX_FILE_KB,
+                                                                                  SERVER_CPU)
+    stop_signal = signal.SIGTERM
+    CONF, conf_name = LIGHTTPD_CONF, "lighttpd.conf"
+
+    def start(self):
+        run = os.path.join(self.dir, "run")   # its log and pid file, written once it is nobody
+        os.makedirs(run, exist_ok=True)
+        shutil.chown(run, "nobody", "nogroup")
+        self.spawn(["/usr/sbin/lighttpd", "-D", "-f", self.conf])
+
+        def serving():
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
+                return True
+            return False
+        self.wait_until(serving)
+
+
 REDIS_KEYS = 300000    # values of REDIS_VALUE_B bytes: about 330 MiB of memory with redis's own
 REDIS_VALUE_B = 1000
 REDIS_SLI_GETS = 40000
@@ -733,7 +774,7 @@ class Unbound(Service):
                 os.path.join(self.dir, "queries"), "-c", "1", "-Q", "200", "-l", "86400"]
 
 
-SERVICES = {s.kind: s for s in (Nginx, Apache, Redis, Postgres, PostgresConnect, Mariadb, Unbound)}
+SERVICES = {s.kind: s for s in (Nginx, Apache, Lighttpd, Redis, Postgres, PostgresConnect, Mariadb, Unbound)}
 
 
 class Traffic:
