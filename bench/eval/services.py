@@ -7,6 +7,7 @@ generator measures in each window (each class below says what it runs):
 
     nginx     a master and 2 workers serving static files; wrk, requests per second
     redis     redis-server holding ~330 MiB of keys in memory; redis-benchmark GETs
+    memcached memcached's worker threads, items in memory; memcslap's gets a second (held out)
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
     postgres-connect  the same, a connection (a forked backend) per transaction (held out)
     apache    apache2's event MPM, a child of worker threads serving nginx's files; wrk (held out)
@@ -14,7 +15,7 @@ generator measures in each window (each class below says what it runs):
     mariadb   MariaDB 10.11 over sysbench's tables, a small buffer pool; sysbench point selects (held out)
     unbound   Unbound answering a local zone from memory over UDP; dnsperf, queries per second (held out)
 
-    services.py --build BUILD [--service nginx|apache|lighttpd|redis|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|apache|lighttpd|redis|memcached|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -516,6 +517,70 @@ class Redis(Service):
                 "GET", "key:%012d" % 0]
 
 
+MEMCACHED_MB = 512     # memcached's memory for items
+MEMCACHED_KEYS = 10000 # keys memcslap sets, then gets from each of its 8 threads
+
+MEMCACHED_SLI = r"""import re, subprocess
+# memcslap sets %(keys)d keys, then 8 threads (a connection each) get them all: the gets a
+# second, last. memcslap prints no latency: the mean is the 8 connections over that rate (Little's
+# law), and there is no p99.
+out = subprocess.run(["/usr/bin/memcslap", "--servers=127.0.0.1:%(port)d", "--concurrency=8",
+                      "--execute-number=%(keys)d", "--test=get"], capture_output=True, text=True,
+                     check=True).stdout
+m = re.search(r"Time to get\s+(\d+) keys by\s+(\d+) threads:\s+([0-9.]+) seconds", out)
+rps = int(m.group(1)) / float(m.group(3))
+forms = {"mean_ms": int(m.group(2)) / rps * 1000, "rps": rps}
+print(" ".join("%%s %%.4f" %% f for f in forms.items()))
+print("%%.4f" %% forms["%(form)s"])
+"""
+
+
+class Memcached(Service):
+    """memcached 1.6 from Debian's package, its own server (not the system's unit), as nobody:
+    one process of 2 worker threads and its own background threads, its items in MEMCACHED_MB
+    MiB of anonymous memory, no persistence. SLI: memcslap's gets a second, 8 threads of a
+    connection each getting the MEMCACHED_KEYS keys it set just before (memcaslap, whose
+    threads spin, never ends under the client's real-time priority on one CPU). Held out: stated before it ran; a
+    cache of threads where redis is one event loop; its truths are redis's (no file read, no
+    block I/O, anonymous memory and no swap); its SLI form the one `--spread 8` finds
+    quietest on the quiet system, chosen before any cell runs."""
+
+    kind, name, form = "memcached", "kv", "rps"
+    description = "memcached, 2 worker threads, %d MiB of items, on CPU %d" % (MEMCACHED_MB, SERVER_CPU)
+    TRUTHS = Redis.TRUTHS
+
+    def __init__(self, dir, port, cgroup_dir):
+        super().__init__(dir, port, cgroup_dir)
+        self.helper = self.write("sli.py", MEMCACHED_SLI % {"port": port, "keys": MEMCACHED_KEYS,
+                                                            "form": self.form})
+
+    def start(self):
+        self.spawn(["/usr/bin/memcached", "-u", "nobody", "-l", "127.0.0.1", "-p", str(self.port),
+                    "-U", "0", "-t", "2", "-m", str(MEMCACHED_MB)])
+
+        def serving():
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
+                return True
+            return False
+        self.wait_until(serving)
+
+    def warm(self):
+        """The SLI's load once, untimed: its items set, and whatever a perturber before took
+        from the server (its code's page cache) back before the run that counts."""
+        on_client(["/usr/bin/python3", self.helper], stdout=subprocess.DEVNULL)
+
+    def traffic_argv(self):
+        """One connection, a get of one key and a 5 ms sleep, again and again."""
+        code = ("import socket,time\n"
+                "s=socket.create_connection(('127.0.0.1',%d))\n"
+                "while True:\n"
+                " s.sendall(b'get k0\\r\\n')\n"
+                " b=b''\n"
+                " while not b.endswith(b'END\\r\\n'): b+=s.recv(4096)\n"
+                " time.sleep(0.005)\n" % self.port)
+        return [sys.executable, "-c", code]
+
+
 PG_BIN = "/usr/lib/postgresql/15/bin"
 PG_SCALE = 20          # pgbench's scale: 2 million accounts, about 300 MiB of tables and indexes
 PG_SLI_S = 1           # the SLI's run: select-only transactions from 2 clients for a second
@@ -774,7 +839,7 @@ class Unbound(Service):
                 os.path.join(self.dir, "queries"), "-c", "1", "-Q", "200", "-l", "86400"]
 
 
-SERVICES = {s.kind: s for s in (Nginx, Apache, Lighttpd, Redis, Postgres, PostgresConnect, Mariadb, Unbound)}
+SERVICES = {s.kind: s for s in (Nginx, Apache, Lighttpd, Redis, Memcached, Postgres, PostgresConnect, Mariadb, Unbound)}
 
 
 class Traffic:
@@ -1016,7 +1081,10 @@ def report_spread(svc, n):
         words = sli_output(svc.sli()["command"])[-2].split()
         runs.append(dict(zip(words[::2], map(float, words[1::2]))))
     for form in FORMS:
-        vals = [r[form] for r in runs]
+        vals = [r[form] for r in runs if form in r]
+        if not vals:
+            print("%-8s not printed by this SLI command" % form)
+            continue
         print("%-8s cv %.3f  median %.4g  %s" % (form, statistics.pstdev(vals) / statistics.mean(vals),
                                                  evallib.median(vals), " ".join("%.4g" % v for v in vals)))
 
