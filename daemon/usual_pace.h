@@ -39,7 +39,7 @@ struct jobs;
 /* The chore's state: where and how often to read. */
 struct usual_pace_reader {
 	struct store *store;
-	struct jobs *jobs; /* a job it queues cuts a round short; NULL: never */
+	struct jobs *jobs; /* a job queued there cuts a round short; NULL: none does */
 	const char *hostname;
 	cpu_set_t cpus;	     /* each read in turn */
 	unsigned interval_s; /* host_pace_idle_s */
