@@ -1139,12 +1139,31 @@ static char *unexplained_where(const struct calib_decision *d)
 			 grew);
 }
 
+/*
+ * A target that did better than its reference by more than the reference's
+ * spread and the minimum change (wall score w, its relative change rel):
+ * said after "not slower", since the reference may have been recorded while
+ * the target ran slow, and then a slowdown smaller than the gap would not
+ * show against it. NULL otherwise.
+ */
+static char *better_than_reference(const struct calib_params *p, const struct calib_score *w,
+				   double rel)
+{
+	if (!w || !(w->z <= -p->tau) || !(rel <= -p->min_slowdown))
+		return NULL;
+	return xasprintf("; it did %.0f%% better than its reference, beyond the reference's "
+			 "spread: the reference may have been recorded while the target ran slow, "
+			 "and a slowdown smaller than that would not show against it (record the "
+			 "reference again while the target is healthy)",
+			 -rel * 100.0);
+}
+
 /* The decision's sentence, from d->why: the only place the prose is written. */
 static char *render_reason(const struct calib_params *p, const struct tree *t,
 			   const struct calib_decision *d, double wall_rel)
 {
 	_cleanup_free_ char *wall = NULL, *what = NULL, *most = NULL, *target = NULL;
-	_cleanup_free_ char *where = NULL;
+	_cleanup_free_ char *where = NULL, *better = NULL;
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 
 	if (w) {
@@ -1190,7 +1209,8 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 				 p->min_slowdown * 100.0,
 				 d->wall_is_sli ? "change of the SLI" : "slowdown");
 	case CALIB_WHY_NOT_SLOWER:
-		return xasprintf("target not slower than its reference: %s", wall);
+		better = better_than_reference(p, w, wall_rel);
+		return xasprintf("target not slower than its reference: %s%s", wall, better ?: "");
 	case CALIB_WHY_LEAF:
 	case CALIB_WHY_INNER: {
 		const struct tree_node *n = &t->nodes[d->node];

@@ -412,7 +412,33 @@ static void test_gate(const struct tree *t)
 	CHECK_EQ(d.wall, 10, "wall score");
 	CHECK(d.n_scores == 11 && d.evidence == 10 && !d.scores[10].flagged);
 	CHECK(find_score(&d, "kernel_block_io/count")->flagged);
+	CHECKF(!strstr(d.reason, "better than its reference"), "%s", d.reason);
 	calib_decision_free(&d);
+
+	/*
+	 * 20% faster than a reference that varied by 1%: not slower, and said
+	 * that the reference may have been recorded while the target ran slow.
+	 */
+	rows[10] = (struct row){"target/wall_ns", {1e9, 1.01e9, 0.99e9}, 0.8e9};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK_EQ(d.why, CALIB_WHY_NOT_SLOWER, "why");
+	CHECKF(strstr(d.reason, "it did 20% better than its reference, beyond the reference's "
+				"spread: the reference may have been recorded while the target ran slow"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+	/* 5% faster: under the minimum change, nothing said */
+	rows[10].pmv = 0.95e9;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK_EQ(d.why, CALIB_WHY_NOT_SLOWER, "why");
+	CHECKF(!strstr(d.reason, "better than its reference"), "%s", d.reason);
+	calib_decision_free(&d);
+	/* 20% faster than a reference that varied by 30%: within its spread, nothing said */
+	rows[10] = (struct row){"target/wall_ns", {0.7e9, 1.3e9, 1.0e9}, 0.8e9};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECK_EQ(d.why, CALIB_WHY_NOT_SLOWER, "why");
+	CHECKF(!strstr(d.reason, "better than its reference"), "%s", d.reason);
+	calib_decision_free(&d);
+	memcpy(rows, level1_slow, sizeof(rows));
 
 	/* Significant (z 10) but under min_slowdown (+2%): still abstain, and say why. */
 	classic_params(&p);
