@@ -189,6 +189,17 @@ class Service:
                 raise RuntimeError("%s not ready after %d s (see %s)" % (self.kind, timeout_s, self.dir))
             time.sleep(0.2)
 
+    def accepts(self):
+        """Whether the server's port takes a connection now."""
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
+            return True
+        return False
+
+    def warm(self):
+        """By default the SLI's command once, untimed: whatever a perturber before took from the
+        server (its code's page cache) comes back before the run that counts."""
+        on_client(self.sli_argv(), stdout=subprocess.DEVNULL)
+
     def procs(self):
         with open(os.path.join(self.cg, "cgroup.procs")) as f:
             return [int(p) for p in f.read().split()]
@@ -373,14 +384,7 @@ class Apache(Nginx):
     def start(self):
         os.makedirs(os.path.join(self.dir, "run"), exist_ok=True)
         self.spawn(["/usr/sbin/apache2", "-f", self.conf, "-DFOREGROUND"])
-
-        def serving():
-            if len(self.procs()) < 2:
-                return False
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
-                return True
-            return False
-        self.wait_until(serving)
+        self.wait_until(lambda: len(self.procs()) >= 2 and self.accepts())
 
 
 LIGHTTPD_CONF = """
@@ -415,12 +419,7 @@ class Lighttpd(Nginx):
         os.makedirs(run, exist_ok=True)
         shutil.chown(run, "nobody", "nogroup")
         self.spawn(["/usr/sbin/lighttpd", "-D", "-f", self.conf])
-
-        def serving():
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
-                return True
-            return False
-        self.wait_until(serving)
+        self.wait_until(self.accepts)
 
 
 REDIS_KEYS = 300000    # values of REDIS_VALUE_B bytes: about 330 MiB of memory with redis's own
@@ -506,11 +505,6 @@ class Redis(Service):
         if keys != REDIS_KEYS:
             raise RuntimeError("redis holds %d keys, not %d" % (keys, REDIS_KEYS))
 
-    def warm(self):
-        """The SLI's load once, untimed: whatever a perturber before took from the server (its
-        code's page cache) comes back before the run that counts."""
-        on_client(["/usr/bin/python3", self.helper], stdout=subprocess.DEVNULL)
-
     def traffic_argv(self):
         """One connection, a GET of one key and a 1 ms sleep, again and again (redis-cli -r -1 -i)."""
         return ["/usr/bin/redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "-r", "-1", "-i", "0.001",
@@ -557,17 +551,7 @@ class Memcached(Service):
     def start(self):
         self.spawn(["/usr/bin/memcached", "-u", "nobody", "-l", "127.0.0.1", "-p", str(self.port),
                     "-U", "0", "-t", "2", "-m", str(MEMCACHED_MB)])
-
-        def serving():
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
-                return True
-            return False
-        self.wait_until(serving)
-
-    def warm(self):
-        """The SLI's load once, untimed: its items set, and whatever a perturber before took
-        from the server (its code's page cache) back before the run that counts."""
-        on_client(["/usr/bin/python3", self.helper], stdout=subprocess.DEVNULL)
+        self.wait_until(self.accepts)
 
     def traffic_argv(self):
         """One connection, a get of one key and a 5 ms sleep, again and again."""
@@ -827,11 +811,6 @@ class Unbound(Service):
         self.wait_until(lambda: subprocess.run(
             ["/usr/bin/dig", "+short", "+time=1", "+tries=1", "-p", str(self.port), "@127.0.0.1",
              "h1.argus.test"], capture_output=True, text=True).stdout.strip() == "10.0.0.1")
-
-    def warm(self):
-        """The SLI's load once, untimed: whatever a perturber before took from the server (its
-        code's page cache) comes back before the run that counts."""
-        on_client(["/usr/bin/python3", self.helper], stdout=subprocess.DEVNULL)
 
     def traffic_argv(self):
         """One client, its queries paced at 200 a second (dnsperf -Q)."""
