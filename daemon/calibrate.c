@@ -489,6 +489,34 @@ static bool gather_centre(const struct calib_params *p, const char *metric,
 }
 
 /*
+ * The params a service's paths are judged by per request (params.
+ * per_request): the absolute spread floors (time_floor_ns, count_floor)
+ * are the least change worth naming in a run of about a second, and in a
+ * CPU-second of a service's work; a request takes a share of that, its
+ * CPU time in the reference, and its paths' times are that much smaller
+ * (microseconds where a CPU-second's are milliseconds), so the floors
+ * scale with it: unscaled, a floor of 2 ms a request would hide every
+ * path. p itself for any other unit, or without the reference's CPU time
+ * per request.
+ */
+static const struct calib_params *per_request_floors(const struct calib_params *p,
+						      const struct mvec *ref, size_t k,
+						      const struct mvec *pmv, double *vals,
+						      struct calib_params *scaled)
+{
+	double cpu, cpu_now, share;
+
+	if (!p->per_request ||
+	    !gather_centre(p, UNIT_CPU_METRIC, ref, k, pmv, vals, &cpu, &cpu_now) || !(cpu > 0))
+		return p;
+	share = fmin(cpu / 1e9, 1.0);
+	*scaled = *p;
+	scaled->time_floor_ns = p->time_floor_ns * share;
+	scaled->count_floor = p->count_floor * share;
+	return scaled;
+}
+
+/*
  * A slower target's time metrics: the share of the loss (d->loss) each path
  * took. One below min_share, or whose added time is under d->material (by
  * itself it would not have made the target min_slowdown slower), is not
@@ -1096,24 +1124,66 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 }
 
 /*
+ * A service's version of unexplained_where below, for an SLI that is a
+ * throughput: its CPU time per request against what the SLI's change cost
+ * it per request at the least (d->loss, the reference's CPU time per
+ * request times the change). Grown by half of that or more, each request
+ * took more work on the CPU (the request's own, the work of requests
+ * beside the SLI's, which the unit does not count, or slower cores). Else
+ * the time went off the CPU: to waits no path covers, or outside the
+ * service, where a client slower to send or a service it calls slower to
+ * answer leaves it asleep in a wait for events, which is idle and no
+ * path's. NULL for a CPU-second's unit (a latency's), whose CPU time per
+ * unit is the unit itself.
+ */
+static char *service_unexplained_where(const struct calib_params *p,
+				       const struct calib_decision *d)
+{
+	double lost = d->loss, div;
+	int prec;
+	const char *unit = time_unit(lost, &div, &prec);
+	_cleanup_free_ char *grew = NULL;
+
+	if (!p->per_request || !isfinite(d->cpu_added) || !(lost > 0))
+		return NULL;
+	grew = xasprintf("its CPU time per request %s by %.*f %s of the %.*f %s per request that "
+			 "its SLI's change cost at the least",
+			 d->cpu_added >= 0 ? "grew" : "fell", prec, fabs(d->cpu_added) / div, unit,
+			 prec, lost / div, unit);
+	if (d->cpu_added >= lost / 2)
+		return xasprintf("; %s: the time went to work on the CPU (more for each request, "
+				 "requests beside the SLI's, or slower cores)",
+				 grew);
+	return xasprintf("; %s: most of the time went off the CPU, to waits no path of the tree "
+			 "covers or outside the service (a client slower to send, or a service "
+			 "it calls slower to answer, leaves it idle in its waits for events)",
+			 grew);
+}
+
+/*
  * Where the loss of a slower target went that no path explained (NULL when
  * not known): to work on the CPU when its CPU time grew by half the loss
  * or more (in the kernel, when its system time grew by half of that or
  * more; else in its own code), else mostly off the CPU, to waits the tree
- * does not cover. Not said when a path took half the loss or more but too
- * little by itself to be named: the loss went there (describe_most says
- * so), and the target's CPU time would tell only where that path's time is
- * spent (on the CPU for a fault, off it for a wait).
+ * does not cover; for a service, service_unexplained_where. Not said when
+ * a path took half the loss or more but too little by itself to be named:
+ * the loss went there (describe_most says so), and the target's CPU time
+ * would tell only where that path's time is spent (on the CPU for a
+ * fault, off it for a wait).
  */
-static char *unexplained_where(const struct calib_decision *d)
+static char *unexplained_where(const struct calib_params *p, const struct calib_decision *d)
 {
 	const struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 	double lost = w ? w->delta : NAN;
 	_cleanup_free_ char *grew = NULL;
 
-	if (!w || d->wall_is_sli || !isfinite(d->cpu_added) || !(lost > 0))
+	if (!w || !isfinite(d->cpu_added))
 		return NULL;
 	if (d->evidence >= 0 && d->dismissed && d->scores[d->evidence].share >= 0.5)
+		return NULL;
+	if (d->wall_is_sli)
+		return service_unexplained_where(p, d);
+	if (!(lost > 0))
 		return NULL;
 	grew = isfinite(d->sys_added)
 		   ? xasprintf("its CPU time grew by %.1f ms of the %.1f ms it lost, %.1f ms of "
@@ -1250,12 +1320,12 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 				 t->nodes[d->node].id, most, t->nodes[d->node].id);
 	case CALIB_WHY_UNEXPLAINED:
 		most = describe_most(p, d);
-		where = unexplained_where(d);
+		where = unexplained_where(p, d);
 		return xasprintf("the target is slower (%s), but no kernel path explains it: %s%s",
 				 wall, most, where ?: "");
 	case CALIB_WHY_NO_DEVIATION:
 		most = describe_most(p, d);
-		where = unexplained_where(d);
+		where = unexplained_where(p, d);
 		if (w && w->flagged)
 			return xasprintf("the target is slower (%s), but no kernel path deviates from "
 					 "the reference (%s)%s",
@@ -1296,7 +1366,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	    .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
-	struct calib_params defaults;
+	struct calib_params defaults, scaled;
 	const struct calib_params *p = params;
 	int largest, dismissed = -1;
 	double wall_rel;
@@ -1322,6 +1392,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	vals = calloc(k, sizeof(*vals));
 	if (!d.scores || !ev || !vals)
 		return -ENOMEM;
+	p = per_request_floors(p, ref, k, pmv, vals, &scaled);
 
 	/* scores -> the run's slowdown -> gate -> ranking -> decision -> its sentence */
 	largest = score_nodes(p, t, active, n_active, ref, k, pmv,

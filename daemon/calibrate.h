@@ -129,6 +129,14 @@ struct calib_params {
 	 * measured.
 	 */
 	const char *per_unit;
+	/*
+	 * The unit is a request of the SLI's (a throughput's), so that the
+	 * target's CPU time per unit is its work per request, and the
+	 * absolute floors above, a CPU-second's, scale to a request's share of
+	 * one; false for a CPU-second, which its CPU time per unit only
+	 * restates.
+	 */
+	bool per_request;
 };
 
 void calib_params_default(struct calib_params *p);
@@ -279,9 +287,10 @@ struct calib_decision {
 	/*
 	 * A slower target that no path explained (why UNEXPLAINED, or
 	 * NO_DEVIATION with its wall time flagged): how much more CPU time it
-	 * took than in its reference (perf/task_clock_ns, now minus centre),
-	 * which says whether the loss went to work on the CPU or to waits the
-	 * tree does not cover; NAN otherwise, or without its CPU time.
+	 * took than in its reference (perf/task_clock_ns, now minus centre;
+	 * a service's per unit of its work), which says whether the loss went
+	 * to work on the CPU or to waits the tree does not cover; NAN
+	 * otherwise, or without its CPU time.
 	 */
 	double cpu_added;
 	double sys_added; /* of it, in the kernel ("target/sys_ns"); NAN when not known */

@@ -921,8 +921,10 @@ int diagnose_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json_
 		goto out;
 	}
 	st.noise = diag_noise_metric(&tg);
-	if (judged_per_unit(&tg))
-		st.params.per_unit = per_request(&tg) ? "request" : "CPU-second of the service";
+	if (judged_per_unit(&tg)) {
+		st.params.per_request = per_request(&tg);
+		st.params.per_unit = st.params.per_request ? "request" : "CPU-second of the service";
+	}
 	if (!tg.workload && !(tg.service && tg.service->sli))
 		st.rep.unproven = tg.service ? "the service has no SLI (\"sli\" in its definition) to "
 					       "say whether it got slower."

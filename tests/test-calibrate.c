@@ -1746,6 +1746,23 @@ static void test_sli_gate(const struct tree *t)
 }
 
 /*
+ * A service's level 1 judged per unit (params per, its unit, per request or
+ * not): every path at its reference; rows[sli] is for the SLI's row.
+ */
+static void service_level1(struct row rows[ARRAY_SIZE(level1_slow)], struct calib_params *per,
+			   bool per_request)
+{
+	size_t i;
+
+	classic_params(per);
+	per->per_unit = per_request ? "request" : "CPU-second of the service";
+	per->per_request = per_request;
+	memcpy(rows, level1_slow, sizeof(level1_slow));
+	for (i = 0; i < ARRAY_SIZE(level1_slow) - 1; i++)
+		rows[i].pmv = rows[i].ref[0];
+}
+
+/*
  * A service's paths are held to the share rule against what its worse SLI
  * cost it: its CPU time per unit of work ("target/unit_cpu_ns") times the
  * SLI's relative change in cost. A path that grew by a few percent of that
@@ -1760,11 +1777,7 @@ static void test_sli_share(const struct tree *t)
 	size_t i;
 
 	tap_subtest("sli share");
-	classic_params(&per);
-	per.per_unit = "CPU-second of the service";
-	memcpy(rows, level1_slow, sizeof(level1_slow));
-	for (i = 0; i < sli; i++)
-		rows[i].pmv = rows[i].ref[0];
+	service_level1(rows, &per, false);
 	/* 1000 req/s -> 820: each request took 1000 / 820 - 1 = 22% more, 219.5 ms per CPU-second */
 	rows[sli] = (struct row){"target/sli_cost", {-1000, -990, -1010}, -820};
 	rows[cpu] = (struct row){"target/unit_cpu_ns", {1e9, 1e9, 1e9}, 1e9};
@@ -1867,6 +1880,116 @@ static void test_sli_share(const struct tree *t)
 	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler") &&
 		   isnan(d.loss) && isnan(find_score(&d, "kernel_scheduler/time_ns")->share),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+}
+
+/*
+ * Per request, the absolute floors are a request's share of a CPU-second's:
+ * 5000 req/s -> 3500 at 200 us of CPU a request (86 us a request lost),
+ * the scheduler's time 1 us -> 31 us a request is named; under the 2 ms
+ * floor of a CPU-second it would be within its spread.
+ */
+static void test_sli_per_request_floors(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow) + 1];
+	struct calib_params per;
+	struct calib_decision d;
+	const size_t sli = ARRAY_SIZE(level1_slow) - 1, unit_cpu = ARRAY_SIZE(level1_slow);
+	const struct calib_score *s;
+
+	tap_subtest("sli per request floors");
+	service_level1(rows, &per, true);
+	rows[2] = (struct row){"kernel_scheduler/count", {0.5, 0.5, 0.5}, 0.5};
+	rows[3] = (struct row){"kernel_scheduler/time_ns", {1000, 1050, 950}, 3.1e4};
+	rows[sli] = (struct row){"target/sli_cost", {-5000, -4950, -5050}, -3500};
+	rows[unit_cpu] = (struct row){"target/unit_cpu_ns", {2e5, 2e5, 2e5}, 2e5};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	s = find_score(&d, "kernel_scheduler/time_ns");
+	CHECKF(d.action == CALIB_DESCEND && streq(node_id(t, &d), "kernel_scheduler") && s &&
+		   s->spread < 1e3,
+	       "%s (spread %g): %s", node_id(t, &d), s ? s->spread : NAN, d.reason);
+	calib_decision_free(&d);
+
+	/* a CPU-second's floors (the unit not a request): 2 ms hides the 30 us */
+	per.per_request = false;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	s = find_score(&d, "kernel_scheduler/time_ns");
+	CHECKF(d.action == CALIB_ABSTAIN && s && !s->flagged && near(s->spread, 2e6), "%s",
+	       d.reason);
+	calib_decision_free(&d);
+}
+
+/*
+ * A service that no path explains, its SLI a throughput: its CPU time per
+ * request says whether the loss went to work on the CPU or off it (to
+ * waits no path covers, or outside the service); per CPU-second (a
+ * latency's unit) it says nothing.
+ */
+static void test_sli_unexplained_where(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow) + 2];
+	struct calib_params per;
+	struct calib_decision d;
+	const size_t sli = ARRAY_SIZE(level1_slow) - 1, unit_cpu = ARRAY_SIZE(level1_slow);
+	const size_t cpu = unit_cpu + 1;
+
+	tap_subtest("sli unexplained where");
+	service_level1(rows, &per, true);
+	/* 1000 req/s -> 800 at 500 us of CPU a request: 1000 / 800 - 1 = 25%, 125 us a request */
+	rows[sli] = (struct row){"target/sli_cost", {-1000, -990, -1010}, -800};
+	rows[unit_cpu] = (struct row){"target/unit_cpu_ns", {5e5, 5e5, 5e5}, 6.1e5};
+	rows[cpu] = (struct row){"perf/task_clock_ns", {5e5, 5.05e5, 4.95e5}, 6.1e5};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NO_DEVIATION && near(d.loss, 1.25e5) &&
+		   near(d.cpu_added, 1.1e5),
+	       "why %s, loss %g, cpu %g: %s", calib_why_name(d.why), d.loss, d.cpu_added, d.reason);
+	CHECKF(strstr(d.reason, "; its CPU time per request grew by 110.0 us of the 125.0 us per "
+				"request that its SLI's change cost at the least: the time went to "
+				"work on the CPU"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	/* +20 us of CPU a request, under half the 125 us: off the CPU */
+	rows[cpu].pmv = 5.2e5;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(strstr(d.reason, "; its CPU time per request grew by 20.0 us of the 125.0 us per "
+				"request that its SLI's change cost at the least: most of the time "
+				"went off the CPU, to waits no path of the tree covers or outside the "
+				"service"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+	rows[cpu].pmv = 4.8e5;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(strstr(d.reason, "its CPU time per request fell by 20.0 us of the 125.0 us") &&
+		   strstr(d.reason, "went off the CPU"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	/*
+	 * 870 req/s, 74.7 us a request lost: the scheduler's +45 us is 60% of
+	 * it, under the 50 us (10% of the CPU time a request) a cause must add
+	 * by itself: the loss went there, and the CPU time is not said
+	 */
+	rows[sli].pmv = -870;
+	rows[3] = (struct row){"kernel_scheduler/time_ns", {1e4, 1e4, 1e4}, 5.5e4};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.why == CALIB_WHY_UNEXPLAINED && d.dismissed &&
+		   !strstr(d.reason, "its CPU time per request"),
+	       "why %s: %s", calib_why_name(d.why), d.reason);
+	calib_decision_free(&d);
+	rows[3] = level1_slow[3];
+	rows[3].pmv = rows[3].ref[0];
+
+	/* a CPU-second's unit (a latency's SLI): its CPU time per unit is the unit, nothing said */
+	per.per_unit = "CPU-second of the service";
+	per.per_request = false;
+	rows[sli] = (struct row){"target/sli_cost", {10.0, 10.2, 9.8}, 20.0};
+	rows[unit_cpu] = (struct row){"target/unit_cpu_ns", {1e9, 1e9, 1e9}, 1e9};
+	rows[cpu] = (struct row){"perf/task_clock_ns", {1e9, 1e9, 1e9}, 1e9};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.why == CALIB_WHY_NO_DEVIATION && d.scores[d.wall].flagged &&
+		   !strstr(d.reason, "its CPU time"),
 	       "%s", d.reason);
 	calib_decision_free(&d);
 }
@@ -2134,6 +2257,8 @@ int main(void)
 	test_unexplained_where(t);
 	test_sli_gate(t);
 	test_sli_share(t);
+	test_sli_per_request_floors(t);
+	test_sli_unexplained_where(t);
 	test_report_waits(t);
 	test_report_pace(t);
 	test_report_holders(t);

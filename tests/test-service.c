@@ -11,7 +11,9 @@
  * restarted between its reference and a diagnosis keeps its reference, a
  * service without an SLI is never named a bottleneck, an SLI that is worse
  * is what makes the service slower, and an SLI command that hangs, fails or
- * prints garbage fails the job with a clear error.
+ * prints garbage fails the job with a clear error; a service whose SLI is
+ * its own request rate, read from a Prometheus counter, is judged per
+ * request.
  */
 #include "daemon/bpf_log.h"
 #include "daemon/cgroup.h"
@@ -27,9 +29,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -173,7 +180,7 @@ static void plan_all_leaves(struct probe_plan *plan)
 struct server {
 	pid_t parent;
 	pid_t workers[WORKERS];
-	int go[WORKERS]; /* write ends: 'g' touches PAGES pages, 'p' a few */
+	int go[WORKERS]; /* write ends: 'g' touches PAGES pages, 'm' a tenth, 'p' a few */
 };
 
 static void touch_pages(size_t n)
@@ -189,13 +196,18 @@ static void touch_pages(size_t n)
 	munmap(m, n * page);
 }
 
-/* A worker: waits on its pipe, touches pages when told, until the pipe closes. */
+/*
+ * A worker: waits for its next request in poll(), as a server waits for
+ * events (idle, not a wait on its pipe), then reads it and touches pages,
+ * until the pipe closes.
+ */
 static _Noreturn void worker(int fd)
 {
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	char c;
 
-	while (read(fd, &c, 1) == 1)
-		touch_pages(c == 'g' ? PAGES : 10);
+	while ((poll(&pfd, 1, -1) == 1 || errno == EINTR) && read(fd, &c, 1) == 1)
+		touch_pages(c == 'g' ? PAGES : c == 'm' ? PAGES / 10 : 10);
 	_exit(0);
 }
 
@@ -943,6 +955,193 @@ static void test_daemon(void)
 	daemon_cleanup(&d);
 }
 
+/*
+ * ---- a service judged per request ----
+ *
+ * The workers' requests come from a client in this test, at a rate it sets,
+ * and the service counts them where a Prometheus scrape reads them: the
+ * counter argus_test_requests_total on a loopback endpoint, read as a rate.
+ */
+struct rated {
+	struct server *srv;
+	int listener, stop[2];
+	unsigned port;
+	pthread_t client, endpoint;
+	atomic_ullong requests;
+	atomic_uint per_s; /* the client's rate */
+	atomic_char kind;  /* what each request asks of a worker (worker()) */
+	atomic_bool done;
+};
+
+static void *rated_client(void *arg)
+{
+	struct rated *r = arg;
+	double next = now_s();
+	unsigned i = 0;
+
+	while (!atomic_load(&r->done)) {
+		char c = atomic_load(&r->kind);
+
+		if (write(r->srv->go[i++ % WORKERS], &c, 1) == 1)
+			atomic_fetch_add(&r->requests, 1);
+		next += 1.0 / atomic_load(&r->per_s);
+		if (next > now_s())
+			usleep((useconds_t)((next - now_s()) * 1e6));
+		else
+			next = now_s();
+	}
+	return NULL;
+}
+
+/* One scrape: the request read to its blank line, the counter in the reply. */
+static void rated_reply(struct rated *r, int c)
+{
+	char req[2048], body[128], head[256];
+	size_t got = 0;
+	ssize_t n;
+	int len;
+
+	while (got < sizeof(req) - 1 && (n = read(c, req + got, sizeof(req) - 1 - got)) > 0) {
+		got += (size_t)n;
+		req[got] = '\0';
+		if (strstr(req, "\r\n\r\n"))
+			break;
+	}
+	len = snprintf(body, sizeof(body), "argus_test_requests_total %llu\n",
+		       (unsigned long long)atomic_load(&r->requests));
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+		 "Content-Length: %d\r\nConnection: close\r\n\r\n",
+		 len);
+	(void)!write(c, head, strlen(head));
+	(void)!write(c, body, (size_t)len);
+}
+
+static void *rated_endpoint(void *arg)
+{
+	struct rated *r = arg;
+	struct pollfd p[2] = {{.fd = r->listener, .events = POLLIN},
+			      {.fd = r->stop[0], .events = POLLIN}};
+
+	while (poll(p, 2, -1) >= 0 && !(p[1].revents & POLLIN)) {
+		int c = accept4(r->listener, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c >= 0) {
+			rated_reply(r, c);
+			close(c);
+		}
+	}
+	return NULL;
+}
+
+/* The endpoint, before argusd starts (its definition names the port). */
+static void rated_listen(struct rated *r)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+
+	atomic_init(&r->requests, 0);
+	atomic_init(&r->per_s, 100);
+	atomic_init(&r->kind, 'm');
+	atomic_init(&r->done, false);
+	r->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE(r->listener >= 0 && bind(r->listener, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		listen(r->listener, 16) == 0 &&
+		getsockname(r->listener, (struct sockaddr *)&a, &len) == 0);
+	r->port = ntohs(a.sin_port);
+	REQUIRE(pipe2(r->stop, O_CLOEXEC) == 0);
+	REQUIRE(pthread_create(&r->endpoint, NULL, rated_endpoint, r) == 0);
+}
+
+/*
+ * The client, once the server runs: after argusd started, which would
+ * otherwise hold the workers' pipes open (they are not close-on-exec).
+ */
+static void rated_drive(struct rated *r, struct server *srv)
+{
+	r->srv = srv;
+	REQUIRE(pthread_create(&r->client, NULL, rated_client, r) == 0);
+}
+
+static void rated_stop(struct rated *r)
+{
+	atomic_store(&r->done, true);
+	pthread_join(r->client, NULL);
+	(void)!write(r->stop[1], "x", 1);
+	pthread_join(r->endpoint, NULL);
+	close(r->listener);
+	close(r->stop[0]);
+	close(r->stop[1]);
+}
+
+/*
+ * With a throughput read from the service's own counter, a path is judged
+ * per request, its spread floors a request's share of a CPU-second's: the
+ * workers faulting 2000 fresh pages a request (milliseconds of faults a
+ * request, where a CPU-second's floor is 2 ms) while the rate halves are
+ * named there. A client that sends half as many of the same requests (200
+ * pages each, so that what the service spends a second whatever it serves
+ * is a small part of a request's CPU time) leaves the service slower by its
+ * SLI and no path explains it: the reason says that its CPU time per
+ * request grew by less than half of what the SLI's change cost, and the
+ * time went off the CPU or outside the service.
+ */
+static void test_rated(void)
+{
+	struct server srv = {};
+	struct rated rd = {};
+	char def[512];
+	json_t *job, *res;
+	const char *summary;
+
+	tap_subtest("rated");
+	REQUIRE(daemon_prepare(&d, "window_s = 1\n") == 0);
+	rated_listen(&rd);
+	snprintf(def, sizeof(def),
+		 "{\"name\": \"rated\", \"cgroup\": \"%s\", \"sli\": {\"prometheus\": {\"url\": "
+		 "\"http://127.0.0.1:%u/metrics\", \"metric\": \"argus_test_requests_total\", "
+		 "\"kind\": \"rate\"}, \"unit\": \"req/s\"}}",
+		 cg_path, rd.port);
+	daemon_add_service(&d, "rated", def);
+	REQUIRE(daemon_start(&d) == 0);
+	REQUIRE(server_start(&srv, cg_dir) == 0);
+	rated_drive(&rd, &srv);
+
+	job = run_job("/references", "{\"service\": \"rated\"}", 120);
+	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "rated reference: %s %s",
+	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
+	json_decref(job);
+
+	/* half the requests, the same work in each: slower, and not the service's doing */
+	atomic_store(&rd.per_s, 50);
+	job = run_job("/diagnose", "{\"service\": \"rated\"}", 120);
+	expect_no_bottleneck(job, "unexplained", "a client that sends half as many");
+	summary = json_string_value(json_object_get(json_object_get(job, "result"), "summary"));
+	fprintf(stderr, "# half the requests: %s\n", summary);
+	CHECKF(summary && strstr(summary, "its CPU time per request") &&
+		   strstr(summary, "went off the CPU, to waits no path of the tree covers or "
+				   "outside the service"),
+	       "a client that sends half as many: %s", summary);
+	json_decref(job);
+
+	/* half the requests, each faulting in 2000 pages: named where the time went */
+	atomic_store(&rd.kind, 'g');
+	job = run_job("/diagnose", "{\"service\": \"rated\"}", 180);
+	res = json_object_get(job, "result");
+	CHECKF(strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "bottleneck") == 0 &&
+		   strcmp(json_string_value(json_array_get(json_object_get(res, "path"), 0)) ?: "",
+			  "kernel_paging") == 0,
+	       "requests that fault pages: %s %s",
+	       json_string_value(json_object_get(res, "verdict")),
+	       json_string_value(json_object_get(res, "summary")));
+	json_decref(job);
+
+	rated_stop(&rd);
+	server_stop(&srv);
+	CHECK_EQ(daemon_stop(&d, SIGTERM), 0, "argusd's exit status");
+	daemon_cleanup(&d);
+}
+
 int main(void)
 {
 	const char *src = getenv("ARGUS_SOURCE_DIR");
@@ -953,7 +1152,7 @@ int main(void)
 	test_definitions();
 	test_registry();
 	if (geteuid() != 0) {
-		tap_skip("prefork,ended,daemon", "measuring a service needs root");
+		tap_skip("prefork,ended,daemon,rated", "measuring a service needs root");
 		return tap_done("test-service");
 	}
 	bpf_log_setup();
@@ -967,6 +1166,7 @@ int main(void)
 	test_prefork();
 	test_ended();
 	test_daemon();
+	test_rated();
 	tree_free(tree);
 	return tap_done("test-service");
 }
