@@ -176,14 +176,25 @@ void render_verdict(FILE *f, const json_t *result)
 	render_messages(f, "   warning: ", json_object_get(result, "warnings"));
 }
 
+/*
+ * A reference: a workload's mean wall time, or a service's SLI (its runs'
+ * median and how much they vary), over its runs, a service's windows.
+ */
 void render_reference(FILE *f, const json_t *result)
 {
-	fprintf(f, "   reference %lld: mean wall %.0f ms",
-		(long long)json_integer_value(json_object_get(result, "reference")),
-		floor(num(result, "mean_wall_s") * 1000));
-	if (json_integer_value(json_object_get(result, "repeats")) > 0)
-		fprintf(f, " over %lld runs",
-			(long long)json_integer_value(json_object_get(result, "repeats")));
+	const json_t *sli = json_object_get(result, "sli_median");
+	long long runs = json_integer_value(json_object_get(result, "repeats"));
+
+	fprintf(f, "   reference %lld: ",
+		(long long)json_integer_value(json_object_get(result, "reference")));
+	if (json_is_number(sli))
+		fprintf(f, "SLI %.6g%s%s (median; varies %.1f%%)", json_number_value(sli),
+			str(result, "sli_unit") ? " " : "", str(result, "sli_unit") ?: "",
+			num(result, "sli_cv") * 100);
+	else
+		fprintf(f, "mean wall %.0f ms", floor(num(result, "mean_wall_s") * 1000));
+	if (runs > 0)
+		fprintf(f, " over %lld %s", runs, json_is_number(sli) ? "windows" : "runs");
 	fputc('\n', f);
 	render_messages(f, "   warning: ", json_object_get(result, "warnings"));
 }

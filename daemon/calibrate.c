@@ -1052,6 +1052,17 @@ static void decide(const struct tree *t, const struct node_eval *top, int parent
 }
 
 /*
+ * An SLI's number as a reader takes it in: to digits significant figures,
+ * and whole where that would take an exponent (a throughput of 48125, not
+ * 4.812e+04).
+ */
+static char *sli_number(double v, int digits)
+{
+	return fabs(v) >= pow(10, digits) && fabs(v) < 1e15 ? xasprintf("%.0f", v)
+							    : xasprintf("%.*g", digits, v);
+}
+
+/*
  * The SLI's score in its own terms: a throughput (a negative cost) is shown
  * as the positive number the service reports.
  */
@@ -1059,9 +1070,12 @@ static char *describe_sli(const struct calib_score *s)
 {
 	bool higher = s->centre < 0;
 	double sign = higher ? -1 : 1;
+	_cleanup_free_ char *value = sli_number(sign * s->value, 4),
+			    *centre = sli_number(sign * s->centre, 4),
+			    *spread = sli_number(s->spread, 2);
 
-	return xasprintf("SLI %.4g vs %.4g +- %.2g, %s is better (z %.1f)", sign * s->value,
-			 sign * s->centre, s->spread, higher ? "higher" : "lower", s->z);
+	return xasprintf("SLI %s vs %s +- %s, %s is better (z %.1f)", value, centre, spread,
+			 higher ? "higher" : "lower", s->z);
 }
 
 /*

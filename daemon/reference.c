@@ -11,6 +11,7 @@
 #include "daemon/log.h"
 #include "daemon/quiet.h"
 #include "daemon/service.h"
+#include "daemon/sli.h"
 #include "daemon/store.h"
 #include "daemon/syscalls.h"
 #include "daemon/usual_pace.h"
@@ -325,6 +326,7 @@ static int record_runs(struct job_ctx *ctx, const struct diag_env *env,
 		    attempt > 1 ? xasprintf("reference run %zu of %zu (attempt %d)", k + 1, repeats,
 					    attempt)
 				: xasprintf("reference run %zu of %zu", k + 1, repeats);
+		const double *sli;
 		json_t *quiet;
 
 		if (job_ctx_cancelled(ctx)) {
@@ -349,13 +351,15 @@ static int record_runs(struct job_ctx *ctx, const struct diag_env *env,
 					attempt, "rmv", mvec_to_json(&mr.vec), "probe",
 					mr.probe ? json_incref(mr.probe) : NULL, "wall_ns",
 					(json_int_t)mr.target.wall_ns));
+		sli = mvec_get(&mr.vec, "target/sli");
+		json_array_append_new(a.runs, json_pack("{s:i,s:f,s:o*,s:o*,s:o*}", "run", (int)k + 1,
+							"wall_s", mr.target.wall_ns / 1e9,
+							"sli", sli ? json_real(*sli) : NULL,
+							"quiet", quiet, "host_pace",
+							read_pace(ctx, tg)));
 		a.vecs[a.n++] = mr.vec;
 		mr.vec = (struct mvec){};
 		wall_sum += mr.target.wall_ns;
-		json_array_append_new(a.runs, json_pack("{s:i,s:f,s:o*,s:o*}", "run", (int)k + 1,
-							"wall_s", mr.target.wall_ns / 1e9,
-							"quiet", quiet, "host_pace",
-							read_pace(ctx, tg)));
 		measure_result_clear(&mr);
 	}
 	if (r < 0) {
@@ -628,8 +632,15 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			json_object_set_new(hp, "waited_s", json_real(round(pace_waited_s * 10) / 10));
 		json_object_set_new(*ret_result, "host_pace", hp);
 	}
-	if (tg.service && tg.service->sli)
+	if (tg.service && tg.service->sli) {
+		const char *unit = sli_unit(tg.service->sli);
+
+		json_object_set_new(*ret_result, "sli_median",
+				    json_real(runs_median(best.vecs, best.n, "target/sli")));
 		json_object_set_new(*ret_result, "sli_cv", json_real(best.cv));
+		if (unit)
+			json_object_set_new(*ret_result, "sli_unit", json_string(unit));
+	}
 	attempt_clear(&best);
 	job_ctx_progress(ctx, 1.0, "done");
 	return 0;

@@ -190,6 +190,10 @@ static const struct {
     {"GET", "/jobs/8", 200,
      "{\"id\": 8, \"kind\": \"reference\", \"state\": \"succeeded\", \"result\": "
      "{\"reference\": 3, \"mean_wall_s\": 0.5}}"},
+    {"GET", "/jobs/9", 200,
+     "{\"id\": 9, \"kind\": \"reference\", \"state\": \"succeeded\", \"result\": "
+     "{\"reference\": 4, \"repeats\": 5, \"mean_wall_s\": 5.01, \"sli_median\": 16650.02, "
+     "\"sli_cv\": 0.012, \"sli_unit\": \"req/s\"}}"},
     {"POST", "/diagnose", 202, "{\"id\": 1, \"state\": \"queued\"}"},
     {"POST", "/references", 404,
      "{\"error\": {\"code\": \"not_found\", \"message\": \"no route POST /references\"}}"},
@@ -498,6 +502,12 @@ static void test_fake(void)
 	CTL(&r, "--url", fake.url, "job", "8", "--follow", "-q");
 	CHECK_EXIT(&r, 0, "a reference");
 	CHECKF(!strcmp(r.out, "   reference 3: mean wall 500 ms\n"), "stdout: %s", r.out);
+	run_free(&r);
+	/* a service's reference: its SLI, not the window's length */
+	CTL(&r, "--url", fake.url, "job", "9", "--follow", "-q");
+	CHECK_EXIT(&r, 0, "a service's reference");
+	CHECKF(!strcmp(r.out, "   reference 4: SLI 16650 req/s (median; varies 1.2%) over 5 windows\n"),
+	       "stdout: %s", r.out);
 	run_free(&r);
 
 	tap_subtest("fake_token");

@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1110,6 +1111,13 @@ static void test_rated(void)
 	job = run_job("/references", "{\"service\": \"rated\"}", 120);
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "rated reference: %s %s",
 	       job ? job_state(job) : "(none)", job ? job_error_text(job, "message") : "");
+	/* the reference says the SLI it holds: 100 requests a second, each run's too */
+	res = json_object_get(job, "result");
+	CHECKF(fabs(json_number_value(json_object_get(res, "sli_median")) - 100) < 10 &&
+		       !strcmp(json_string_value(json_object_get(res, "sli_unit")) ?: "", "req/s") &&
+		       json_is_number(json_object_get(
+			   json_array_get(json_object_get(res, "runs"), 0), "sli")),
+	       "the reference's SLI: %s", json_text(res));
 	json_decref(job);
 
 	/* half the requests, the same work in each: slower, and not the service's doing */
