@@ -6,6 +6,7 @@ generator on CPU 1, and defined to argusd as a service whose SLI that
 generator measures in each window (each class below says what it runs):
 
     nginx     a master and 2 workers serving static files; wrk, requests per second
+    nginx-rate  the same under a steady wrk, its served rate from a Prometheus exporter (judged per request)
     redis     redis-server holding ~330 MiB of keys in memory; redis-benchmark GETs
     memcached memcached's worker threads, items in memory; memcslap's gets a second (held out)
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
@@ -15,7 +16,7 @@ generator measures in each window (each class below says what it runs):
     mariadb   MariaDB 10.11 over sysbench's tables, a small buffer pool; sysbench point selects (held out)
     unbound   Unbound answering a local zone from memory over UDP; dnsperf, queries per second (held out)
 
-    services.py --build BUILD [--service nginx|apache|lighttpd|redis|memcached|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|nginx-rate|apache|lighttpd|redis|memcached|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -227,6 +228,10 @@ class Service:
         """The SLI's own command line: by default the helper script the subclass wrote."""
         return ["/usr/bin/python3", self.helper]
 
+    def truth_command(self):
+        """What measures the SLI without argusd, for the truth and --spread: the SLI's command."""
+        return self.sli()["command"]
+
     @property
     def data(self):
         """The server's private data directory (make_data)."""
@@ -342,6 +347,81 @@ class Nginx(Service):
                 " c.request('GET','/f%%d.bin'%%random.randrange(%d)); c.getresponse().read()\n"
                 " time.sleep(max(0,%f-(time.monotonic()-t)))\n" % (self.port, NGINX_FILES, 1.0 / rate))
         return [sys.executable, "-c", code]
+
+
+NGINX_STATUS_CONF = NGINX_CONF.replace(
+    "root {dir}/www; }}",
+    "root {dir}/www; location = /stub_status {{ stub_status; }} }}")
+
+# The served requests' rate as Prometheus has it, over 2 s (wrk's SLI runs as long): the form,
+# then the rate, last.
+EXPORTER_RATE = r"""
+import re, time, urllib.request
+def total():
+    text = urllib.request.urlopen("http://127.0.0.1:%(port)d/metrics", timeout=5).read().decode()
+    return float(re.search(r"^nginx_http_requests_total (\S+)$", text, re.M).group(1))
+t0, n0 = time.monotonic(), total()
+time.sleep(2)
+rate = (total() - n0) / (time.monotonic() - t0)
+print("rps %%.1f" %% rate)
+print("%%.1f" %% rate)
+"""
+
+
+class NginxRate(Nginx):
+    """nginx as Nginx has it, under a load that never stops (wrk, one thread and 4 connections,
+    on the client CPU at the normal priority, from start to stop), its SLI the rate of the
+    requests it served as a Prometheus exporter reads it from nginx's stub_status (Debian's
+    prometheus-nginx-exporter, on the client CPU): `nginx_http_requests_total`, kind `rate`, so
+    that argusd judges its paths per request. Stated before it ran, with nginx's truths: the
+    first service judged per request, after per-request floors (9874990). Truth: the same rate
+    read from the exporter over 2 s, quiet and in the cell, in pairs, as for every service."""
+
+    kind = "nginx-rate"
+    description = "nginx on CPU %d under a steady load, its served rate from Prometheus" % SERVER_CPU
+    CONF, conf_name = NGINX_STATUS_CONF, "nginx.conf"
+
+    def __init__(self, dir, port, cgroup_dir):
+        super().__init__(dir, port, cgroup_dir)
+        self.exporter_port = free_port()
+        self.helper = self.write("rate.py", EXPORTER_RATE % {"port": self.exporter_port})
+        self.exporter = self.load = None
+
+    def start(self):
+        super().start()
+        self.exporter = subprocess.Popen(
+            ["taskset", "-c", str(CLIENT_CPU), "/usr/bin/prometheus-nginx-exporter",
+             "-nginx.scrape-uri", "http://127.0.0.1:%d/stub_status" % self.port,
+             "-web.listen-address", "127.0.0.1:%d" % self.exporter_port],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.load = subprocess.Popen(
+            ["taskset", "-c", str(CLIENT_CPU), "/usr/bin/wrk", "-t1", "-c4", "-d24h", "-s", self.lua,
+             "http://127.0.0.1:%d/" % self.port],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wait_until(self.exported)
+
+    def exported(self):
+        with contextlib.suppress(OSError, AttributeError, ValueError):
+            return float(sli_output(self.sli_argv())[-1]) > 0
+        return False
+
+    def stop(self):
+        for p in (self.load, self.exporter):
+            if p and p.poll() is None:
+                p.terminate()
+                p.wait()
+        super().stop()
+
+    def sli(self):
+        return {"prometheus": {"url": "http://127.0.0.1:%d/metrics" % self.exporter_port,
+                               "metric": "nginx_http_requests_total", "kind": "rate"},
+                "better": "higher", "unit": "req/s"}
+
+    def sli_argv(self):
+        return ["/usr/bin/python3", self.helper]
+
+    def truth_command(self):
+        return self.sli_argv()
 
 
 APACHE_CONF = """
@@ -818,7 +898,7 @@ class Unbound(Service):
                 os.path.join(self.dir, "queries"), "-c", "1", "-Q", "200", "-l", "86400"]
 
 
-SERVICES = {s.kind: s for s in (Nginx, Apache, Lighttpd, Redis, Memcached, Postgres, PostgresConnect, Mariadb, Unbound)}
+SERVICES = {s.kind: s for s in (Nginx, NginxRate, Apache, Lighttpd, Redis, Memcached, Postgres, PostgresConnect, Mariadb, Unbound)}
 
 
 class Traffic:
@@ -919,7 +999,7 @@ def measure_pairs(runner, svc, cells, reps):
     """Per cell, reps pairs of SLI runs without argusd, quiet then in the cell, before any
     diagnosis: half of each cell's truth (diagnose_cells measures the other half beside its
     diagnoses)."""
-    cmd = svc.sli()["command"]
+    cmd = svc.truth_command()
     pairs = {}
     for c in cells:
         pairs[c] = []
@@ -986,7 +1066,7 @@ def diagnose_cells(runner, argusd, svc, pairs, reps, out):
     (quiet, then in the same perturber's run the cell's SLI, argusd's diagnosis, the cell's SLI
     again, then quiet): the truth's other half, measured in the same minutes as argusd's
     windows. Scored once the cell's truth is known, from all its pairs."""
-    cmd = svc.sli()["command"]
+    cmd = svc.truth_command()
     cells, truth = {}, {}
 
     def sli_run():
@@ -1057,7 +1137,7 @@ def report_spread(svc, n):
     runs = []
     for _ in range(n):
         svc.warm()
-        words = sli_output(svc.sli()["command"])[-2].split()
+        words = sli_output(svc.truth_command())[-2].split()
         runs.append(dict(zip(words[::2], map(float, words[1::2]))))
     for form in FORMS:
         vals = [r[form] for r in runs if form in r]
