@@ -385,6 +385,16 @@ static bool metric_is_time(const char *m)
 }
 
 /*
+ * A count as a reader takes it in: from 10 up to prec decimals, as a run
+ * has them; under 10 (a service's count per request, 0.5 against 0.013)
+ * to three significant figures, where those decimals would print 1 vs 0.0.
+ */
+static char *count_number(double v, int prec)
+{
+	return fabs(v) >= 10 ? xasprintf("%.*f", prec, v) : xasprintf("%.3g", v);
+}
+
+/*
  * What a path's count says of its time (the score time, "NODE/time_ns"):
  * whether it ran more often (or less: beyond tau spreads either way) or
  * each run took longer. "count 9612 vs 9500.0 +- 120.0: as many, 15.7 us
@@ -396,6 +406,7 @@ static char *describe_each(const struct calib_decision *d, const struct calib_sc
 {
 	size_t len = strrchr(time->metric, '/') - time->metric, i;
 	const struct calib_score *c = NULL;
+	_cleanup_free_ char *value = NULL, *centre = NULL, *spread = NULL;
 	double div, now, was;
 	const char *unit, *how;
 	int prec;
@@ -410,8 +421,11 @@ static char *describe_each(const struct calib_decision *d, const struct calib_sc
 	was = time->centre / c->centre;
 	unit = time_unit(fmax(now, was), &div, &prec);
 	how = c->flagged ? "more of them" : c->z < -tau ? "fewer of them" : "as many";
-	return xasprintf("count %.0f vs %.1f +- %.1f: %s, %.*f %s each vs %.*f %s", c->value,
-			 c->centre, c->spread, how, prec, now / div, unit, prec, was / div, unit);
+	value = count_number(c->value, 0);
+	centre = count_number(c->centre, 1);
+	spread = count_number(c->spread, 1);
+	return xasprintf("count %s vs %s +- %s: %s, %.*f %s each vs %.*f %s", value, centre, spread,
+			 how, prec, now / div, unit, prec, was / div, unit);
 }
 
 /*
