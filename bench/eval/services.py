@@ -8,6 +8,7 @@ generator measures in each window (each class below says what it runs):
     nginx     a master and 2 workers serving static files; wrk, requests per second
     nginx-rate  the same under a steady wrk, its served rate from a Prometheus exporter (judged per request)
     redis     redis-server holding ~330 MiB of keys in memory; redis-benchmark GETs
+    redis-rate  the same under a steady redis-benchmark, its served rate from a Prometheus exporter (held out)
     memcached memcached's worker threads, items in memory; memcslap's gets a second (held out)
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
     postgres-connect  the same, a connection (a forked backend) per transaction (held out)
@@ -16,7 +17,7 @@ generator measures in each window (each class below says what it runs):
     mariadb   MariaDB 10.11 over sysbench's tables, a small buffer pool; sysbench point selects (held out)
     unbound   Unbound answering a local zone from memory over UDP; dnsperf, queries per second (held out)
 
-    services.py --build BUILD [--service nginx|nginx-rate|apache|lighttpd|redis|memcached|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|nginx-rate|apache|lighttpd|redis|redis-rate|memcached|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -359,7 +360,7 @@ EXPORTER_RATE = r"""
 import re, time, urllib.request
 def total():
     text = urllib.request.urlopen("http://127.0.0.1:%(port)d/metrics", timeout=5).read().decode()
-    return float(re.search(r"^nginx_http_requests_total (\S+)$", text, re.M).group(1))
+    return float(re.search(r"^%(metric)s (\S+)$", text, re.M).group(1))
 t0, n0 = time.monotonic(), total()
 time.sleep(2)
 rate = (total() - n0) / (time.monotonic() - t0)
@@ -368,36 +369,31 @@ print("%%.1f" %% rate)
 """
 
 
-class NginxRate(Nginx):
-    """nginx as Nginx has it, under a load that never stops (wrk, one thread and 4 connections,
-    on the client CPU at the normal priority, from start to stop), its SLI the rate of the
-    requests it served as a Prometheus exporter reads it from nginx's stub_status (Debian's
-    prometheus-nginx-exporter, on the client CPU): `nginx_http_requests_total`, kind `rate`, so
-    that argusd judges its paths per request. Stated before it ran, with nginx's truths: the
-    first service judged per request, after per-request floors (9874990). Truth: the same rate
-    read from the exporter over 2 s, quiet and in the cell, in pairs, as for every service."""
+class RatedService:
+    """A service under a load that never stops (its steady_argv on the client CPU at the normal
+    priority, from start to stop), its SLI the rate of the requests it served as a Prometheus
+    exporter (exporter_argv, on the client CPU) counts them in `metric`, kind `rate`, so that
+    argusd judges its paths per request. Truth: the same rate read from the exporter over 2 s
+    (EXPORTER_RATE), quiet and in the cell, in pairs, as for every service. Mixed in before the
+    service's class, whose server, truths and traffic it keeps."""
 
-    kind = "nginx-rate"
-    description = "nginx on CPU %d under a steady load, its served rate from Prometheus" % SERVER_CPU
-    CONF, conf_name = NGINX_STATUS_CONF, "nginx.conf"
+    metric = None
 
     def __init__(self, dir, port, cgroup_dir):
         super().__init__(dir, port, cgroup_dir)
         self.exporter_port = free_port()
-        self.helper = self.write("rate.py", EXPORTER_RATE % {"port": self.exporter_port})
-        self.exporter = self.load = None
+        self.rate_helper = self.write("rate.py", EXPORTER_RATE % {"port": self.exporter_port,
+                                                                  "metric": self.metric})
+        self.exporter = self.steady = None
 
     def start(self):
         super().start()
-        self.exporter = subprocess.Popen(
-            ["taskset", "-c", str(CLIENT_CPU), "/usr/bin/prometheus-nginx-exporter",
-             "-nginx.scrape-uri", "http://127.0.0.1:%d/stub_status" % self.port,
-             "-web.listen-address", "127.0.0.1:%d" % self.exporter_port],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.load = subprocess.Popen(
-            ["taskset", "-c", str(CLIENT_CPU), "/usr/bin/wrk", "-t1", "-c4", "-d24h", "-s", self.lua,
-             "http://127.0.0.1:%d/" % self.port],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.exporter = subprocess.Popen(["taskset", "-c", str(CLIENT_CPU)] + self.exporter_argv(),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+        self.steady = subprocess.Popen(["taskset", "-c", str(CLIENT_CPU)] + self.steady_argv(),
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
         self.wait_until(self.exported)
 
     def exported(self):
@@ -406,7 +402,7 @@ class NginxRate(Nginx):
         return False
 
     def stop(self):
-        for p in (self.load, self.exporter):
+        for p in (self.steady, self.exporter):
             if p and p.poll() is None:
                 p.terminate()
                 p.wait()
@@ -414,14 +410,34 @@ class NginxRate(Nginx):
 
     def sli(self):
         return {"prometheus": {"url": "http://127.0.0.1:%d/metrics" % self.exporter_port,
-                               "metric": "nginx_http_requests_total", "kind": "rate"},
+                               "metric": self.metric, "kind": "rate"},
                 "better": "higher", "unit": "req/s"}
 
     def sli_argv(self):
-        return ["/usr/bin/python3", self.helper]
+        return ["/usr/bin/python3", self.rate_helper]
 
     def truth_command(self):
         return self.sli_argv()
+
+
+class NginxRate(RatedService, Nginx):
+    """nginx as Nginx has it, under wrk (one thread and 4 connections, Nginx's files) from start
+    to stop, its served rate as Debian's prometheus-nginx-exporter reads it from nginx's
+    stub_status (`nginx_http_requests_total`). Stated before it ran, with nginx's truths: the
+    first service judged per request, after per-request floors (9874990)."""
+
+    kind = "nginx-rate"
+    description = "nginx on CPU %d under a steady load, its served rate from Prometheus" % SERVER_CPU
+    CONF, conf_name = NGINX_STATUS_CONF, "nginx.conf"
+    metric = "nginx_http_requests_total"
+
+    def exporter_argv(self):
+        return ["/usr/bin/prometheus-nginx-exporter",
+                "-nginx.scrape-uri", "http://127.0.0.1:%d/stub_status" % self.port,
+                "-web.listen-address", "127.0.0.1:%d" % self.exporter_port]
+
+    def steady_argv(self):
+        return ["/usr/bin/wrk", "-t1", "-c4", "-d24h", "-s", self.lua, "http://127.0.0.1:%d/" % self.port]
 
 
 APACHE_CONF = """
@@ -589,6 +605,26 @@ class Redis(Service):
         """One connection, a GET of one key and a 1 ms sleep, again and again (redis-cli -r -1 -i)."""
         return ["/usr/bin/redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "-r", "-1", "-i", "0.001",
                 "GET", "key:%012d" % 0]
+
+
+class RedisRate(RatedService, Redis):
+    """redis-server as Redis has it, under redis-benchmark's GETs of random keys from 8
+    connections in a loop from start to stop (-l), its served rate as Debian's
+    prometheus-redis-exporter reads it from INFO (`redis_commands_processed_total`: every
+    command, the exporter's own few a scrape among them). Held out: stated, with redis's truths,
+    before it first ran, after the per-request floors (9874990) and nginx-rate's run (28f56c9)."""
+
+    kind = "redis-rate"
+    description = "redis-server on CPU %d under a steady load, its served rate from Prometheus" % SERVER_CPU
+    metric = "redis_commands_processed_total"
+
+    def exporter_argv(self):
+        return ["/usr/bin/prometheus-redis-exporter", "-redis.addr", "redis://127.0.0.1:%d" % self.port,
+                "-web.listen-address", "127.0.0.1:%d" % self.exporter_port]
+
+    def steady_argv(self):
+        return ["/usr/bin/redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port), "-t", "get",
+                "-n", "1000000", "-c", "8", "-r", str(REDIS_KEYS), "-l", "-q"]
 
 
 MEMCACHED_MB = 512     # memcached's memory for items
@@ -898,7 +934,7 @@ class Unbound(Service):
                 os.path.join(self.dir, "queries"), "-c", "1", "-Q", "200", "-l", "86400"]
 
 
-SERVICES = {s.kind: s for s in (Nginx, NginxRate, Apache, Lighttpd, Redis, Memcached, Postgres, PostgresConnect, Mariadb, Unbound)}
+SERVICES = {s.kind: s for s in (Nginx, NginxRate, Apache, Lighttpd, Redis, RedisRate, Memcached, Postgres, PostgresConnect, Mariadb, Unbound)}
 
 
 class Traffic:
