@@ -13,11 +13,12 @@ generator measures in each window (each class below says what it runs):
     postgres  PostgreSQL 15 over a ~300 MiB pgbench database; pgbench select-only
     postgres-connect  the same, a connection (a forked backend) per transaction (held out)
     apache    apache2's event MPM, a child of worker threads serving nginx's files; wrk (held out)
+    apache-rate  the same under a steady wrk, its served rate from a Prometheus exporter (held out)
     lighttpd  lighttpd, one process of one event loop serving nginx's files; wrk (held out)
     mariadb   MariaDB 10.11 over sysbench's tables, a small buffer pool; sysbench point selects (held out)
     unbound   Unbound answering a local zone from memory over UDP; dnsperf, queries per second (held out)
 
-    services.py --build BUILD [--service nginx|nginx-rate|apache|lighttpd|redis|redis-rate|memcached|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|nginx-rate|apache|apache-rate|lighttpd|redis|redis-rate|memcached|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -339,6 +340,10 @@ class Nginx(Service):
     def sli_argv(self):
         return ["/usr/bin/wrk", "-t1", "-c4", "-d2s", "-s", self.lua, "http://127.0.0.1:%d/" % self.port]
 
+    def steady_argv(self):
+        """The SLI's wrk, without an end: the steady load of a rated subclass (RatedService)."""
+        return ["/usr/bin/wrk", "-t1", "-c4", "-d24h", "-s", self.lua, "http://127.0.0.1:%d/" % self.port]
+
     def traffic_argv(self, rate=200):
         """One connection, paced at rate requests a second."""
         code = ("import http.client,time,random\n"
@@ -436,9 +441,6 @@ class NginxRate(RatedService, Nginx):
                 "-nginx.scrape-uri", "http://127.0.0.1:%d/stub_status" % self.port,
                 "-web.listen-address", "127.0.0.1:%d" % self.exporter_port]
 
-    def steady_argv(self):
-        return ["/usr/bin/wrk", "-t1", "-c4", "-d24h", "-s", self.lua, "http://127.0.0.1:%d/" % self.port]
-
 
 APACHE_CONF = """
 Listen 127.0.0.1:{port}
@@ -481,6 +483,32 @@ class Apache(Nginx):
         os.makedirs(os.path.join(self.dir, "run"), exist_ok=True)
         self.spawn(["/usr/sbin/apache2", "-f", self.conf, "-DFOREGROUND"])
         self.wait_until(lambda: len(self.procs()) >= 2 and self.accepts())
+
+
+APACHE_STATUS_CONF = APACHE_CONF + """LoadModule status_module /usr/lib/apache2/modules/mod_status.so
+ExtendedStatus On
+<Location "/server-status">
+  SetHandler server-status
+</Location>
+"""
+
+
+class ApacheRate(RatedService, Apache):
+    """apache2 as Apache has it, under wrk (one thread and 4 connections, nginx's files) from
+    start to stop, its served rate as Debian's prometheus-apache-exporter reads it from
+    mod_status (`apache_accesses_total`: every request, the exporter's own scrapes of
+    /server-status among them). Held out: stated, with nginx's truths, before it first ran,
+    beside redis-rate."""
+
+    kind = "apache-rate"
+    description = "apache2 (event MPM) on CPU %d under a steady load, its served rate from Prometheus" % SERVER_CPU
+    CONF, conf_name = APACHE_STATUS_CONF, "apache2.conf"
+    metric = "apache_accesses_total"
+
+    def exporter_argv(self):
+        return ["/usr/bin/prometheus-apache-exporter",
+                "--scrape_uri=http://127.0.0.1:%d/server-status/?auto" % self.port,
+                "--telemetry.address=127.0.0.1:%d" % self.exporter_port]
 
 
 LIGHTTPD_CONF = """
@@ -934,7 +962,7 @@ class Unbound(Service):
                 os.path.join(self.dir, "queries"), "-c", "1", "-Q", "200", "-l", "86400"]
 
 
-SERVICES = {s.kind: s for s in (Nginx, NginxRate, Apache, Lighttpd, Redis, RedisRate, Memcached, Postgres, PostgresConnect, Mariadb, Unbound)}
+SERVICES = {s.kind: s for s in (Nginx, NginxRate, Apache, ApacheRate, Lighttpd, Redis, RedisRate, Memcached, Postgres, PostgresConnect, Mariadb, Unbound)}
 
 
 class Traffic:
