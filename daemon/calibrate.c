@@ -20,6 +20,9 @@
 #define UNIT_CPU_METRIC "target/unit_cpu_ns"
 #define CPU_METRIC "perf/task_clock_ns"
 #define SYS_METRIC "target/sys_ns"
+#define IDLE_METRIC "class/wait_idle/time_ns"
+#define UNITS_METRIC "target/units"
+#define WINDOW_NS_METRIC "target/window_ns"
 /* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
 #define OUTGROWN_SHARE 0.5
 
@@ -629,7 +632,7 @@ struct run_time {
 static const char *const shadow_metrics[] = {
     "class/runq_own/time_ns",
     "class/futex_own/time_ns",
-    "class/wait_idle/time_ns",
+    IDLE_METRIC,
 };
 
 /*
@@ -879,7 +882,8 @@ int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_
 {
 	struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
-	    .cpu_added = NAN, .sys_added = NAN};
+	    .cpu_added = NAN, .sys_added = NAN, .idle_share = NAN, .idle_share_ref = NAN,
+	    .idle_added = NAN};
 	_cleanup_free_ double *vals = calloc(k ? k : 1, sizeof(double));
 	struct calib_score score = {};
 
@@ -1152,17 +1156,56 @@ static char *describe_most(const struct calib_params *p, const struct calib_deci
 }
 
 /*
- * A service's version of unexplained_where below, for an SLI that is a
- * throughput: its CPU time per request against what the SLI's change cost
- * it per request at the least (d->loss, the reference's CPU time per
- * request times the change). Grown by half of that or more, each request
- * took more work on the CPU (the request's own, the work of requests
- * beside the SLI's, which the unit does not count, or slower cores). Else
- * the time went off the CPU: to waits no path covers, or outside the
- * service, where a client slower to send or a service it calls slower to
- * answer leaves it asleep in a wait for events, which is idle and no
- * path's. NULL for a CPU-second's unit (a latency's), whose CPU time per
- * unit is the unit itself.
+ * The part of each second a service's threads slept idle, summed over its
+ * threads: its idle waits per unit of work (per_unit_of_work in
+ * diagnose.c divides them) times its units, over the window. NAN without
+ * them.
+ */
+static double idle_share(const struct mvec *v)
+{
+	const double *idle = mvec_get(v, IDLE_METRIC), *units = mvec_get(v, UNITS_METRIC);
+	const double *window = mvec_get(v, WINDOW_NS_METRIC);
+
+	if (!idle || !units || !window || !(*window > 0))
+		return NAN;
+	return *idle * *units / *window;
+}
+
+/* A service's idle waits now against its reference's (calib_decision.idle_added). */
+static void service_idle_added(const struct calib_params *p, const struct mvec *ref, size_t k,
+			       const struct mvec *pmv, double *vals, struct calib_decision *d)
+{
+	_cleanup_free_ double *work = calloc(k, sizeof(double));
+	const double *units = mvec_get(pmv, UNITS_METRIC), *window = mvec_get(pmv, WINDOW_NS_METRIC);
+	double noise;
+	size_t i;
+
+	if (!work || !units || !window || !(*units > 0) || !isfinite(idle_share(pmv)))
+		return;
+	for (i = 0; i < k; i++)
+		if (!isfinite(vals[i] = idle_share(&ref[i])))
+			return;
+	centre_noise(p->robust, vals, k, work, &d->idle_share_ref, &noise);
+	d->idle_share = idle_share(pmv);
+	d->idle_added = (d->idle_share - d->idle_share_ref) * *window / *units;
+}
+
+/*
+ * A service's version of unexplained_where below. When its threads slept
+ * idle more of each second, by half of what the SLI's change cost it per
+ * unit of its work or more (d->idle_added), the service waited for its
+ * work: the time went outside it, to a client slower to send or a service
+ * it calls slower to answer, either of which leaves it asleep in its waits
+ * for events. Else, for an SLI that is a throughput, its CPU time per
+ * request against that loss (d->loss, the reference's CPU time per request
+ * times the change): grown by half of it or more, each request took more
+ * work on the CPU (the request's own, the work of requests beside the
+ * SLI's, which the unit does not count, or slower cores); else the time
+ * went off the CPU, to waits no path covers (or outside the service, when
+ * its idle waits are not known). Per CPU-second (a latency's unit) the
+ * CPU time per unit is the unit itself and says nothing, and idle waits
+ * that did not grow leave the place of the loss unsaid: a server that
+ * blocks in a socket's receive waits there, not idle, for a slow client.
  */
 static char *service_unexplained_where(const struct calib_params *p,
 				       const struct calib_decision *d)
@@ -1170,18 +1213,38 @@ static char *service_unexplained_where(const struct calib_params *p,
 	double lost = d->loss, div;
 	int prec;
 	const char *unit = time_unit(lost, &div, &prec);
-	_cleanup_free_ char *grew = NULL;
+	_cleanup_free_ char *grew = NULL, *idle = NULL;
+	bool known_idle = isfinite(d->idle_added);
 
-	if (!p->per_request || !isfinite(d->cpu_added) || !(lost > 0))
+	if (!(lost > 0))
 		return NULL;
-	grew = xasprintf("its CPU time per request %s by %.*f %s of the %.*f %s per request that "
-			 "its SLI's change cost at the least",
-			 d->cpu_added >= 0 ? "grew" : "fell", prec, fabs(d->cpu_added) / div, unit,
-			 prec, lost / div, unit);
+	if (p->per_request && isfinite(d->cpu_added))
+		grew = xasprintf("its CPU time per request %s by %.*f %s of the %.*f %s per request "
+				 "that its SLI's change cost at the least",
+				 d->cpu_added >= 0 ? "grew" : "fell", prec, fabs(d->cpu_added) / div,
+				 unit, prec, lost / div, unit);
+	if (known_idle)
+		idle = xasprintf("its threads slept idle (waiting for events, connections or their "
+				 "own timeouts) %.2f s of each second, summed over them, against %.2f "
+				 "s in its reference, %s%.*f %s per %s",
+				 d->idle_share, d->idle_share_ref, d->idle_added >= 0 ? "+" : "-",
+				 prec, fabs(d->idle_added) / div, unit,
+				 p->per_request ? "request" : "CPU-second of its work");
+	if (known_idle && d->idle_added >= lost / 2)
+		return xasprintf("; %s%s%s: the time went outside the service, which waited for its "
+				 "work (a client slower to send, or a service it calls slower to "
+				 "answer)",
+				 grew ?: "", grew ? ", and " : "", idle);
+	if (!grew)
+		return NULL;
 	if (d->cpu_added >= lost / 2)
 		return xasprintf("; %s: the time went to work on the CPU (more for each request, "
 				 "requests beside the SLI's, or slower cores)",
 				 grew);
+	if (known_idle)
+		return xasprintf("; %s, and %s, less than half of it: most of the time went off the "
+				 "CPU, to waits no path of the tree covers",
+				 grew, idle);
 	return xasprintf("; %s: most of the time went off the CPU, to waits no path of the tree "
 			 "covers or outside the service (a client slower to send, or a service "
 			 "it calls slower to answer, leaves it idle in its waits for events)",
@@ -1390,7 +1453,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 {
 	_cleanup_(decision_freep) struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
-	    .cpu_added = NAN, .sys_added = NAN, .rest_others = 1.0,
+	    .cpu_added = NAN, .sys_added = NAN, .idle_share = NAN, .idle_share_ref = NAN,
+	    .idle_added = NAN, .rest_others = 1.0,
 	    .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;
@@ -1465,6 +1529,8 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 		if (isfinite(d.cpu_added) &&
 		    gather_centre(p, SYS_METRIC, ref, k, pmv, vals, &cpu, &cpu_now))
 			d.sys_added = cpu_now - cpu;
+		if (d.wall_is_sli)
+			service_idle_added(p, ref, k, pmv, vals, &d);
 	}
 	d.reason = render_reason(p, t, &d, wall_rel);
 	*ret = d;

@@ -294,6 +294,17 @@ struct calib_decision {
 	 */
 	double cpu_added;
 	double sys_added; /* of it, in the kernel ("target/sys_ns"); NAN when not known */
+	/*
+	 * The same for a service judged by its SLI: how much more of each
+	 * second its threads slept idle, waiting for work ("class/wait_idle",
+	 * summed over its threads; idle_share now and its reference's centre),
+	 * and that growth per unit of its work now (idle_added), which says
+	 * whether the loss went outside the service. Per second and not per
+	 * unit, since threads that wait for work the whole time (a pool
+	 * larger than its load) wait longer per unit whenever fewer units are
+	 * done, for whatever reason. NAN when not known.
+	 */
+	double idle_share, idle_share_ref, idle_added;
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */

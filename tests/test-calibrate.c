@@ -1928,7 +1928,8 @@ static void test_sli_per_request_floors(const struct tree *t)
  * A service that no path explains, its SLI a throughput: its CPU time per
  * request says whether the loss went to work on the CPU or off it (to
  * waits no path covers, or outside the service); per CPU-second (a
- * latency's unit) it says nothing.
+ * latency's unit) it says nothing. Its threads' idle waits, per second,
+ * say whether it went outside the service (test_sli_idle_where).
  */
 static void test_sli_unexplained_where(const struct tree *t)
 {
@@ -1995,6 +1996,91 @@ static void test_sli_unexplained_where(const struct tree *t)
 	CHECKF(d.why == CALIB_WHY_NO_DEVIATION && d.scores[d.wall].flagged &&
 		   !strstr(d.reason, "its CPU time"),
 	       "%s", d.reason);
+	calib_decision_free(&d);
+}
+
+/*
+ * A service that no path explains, with its threads' idle waits (per unit
+ * of work in the vectors, as diagnose.c divides them, beside the units and
+ * the window): grown by half the loss or more per second, the time went
+ * outside the service; the same waits grown per unit only, as a pool
+ * larger than its load grows them whenever it serves less, say nothing of
+ * the kind.
+ */
+static void test_sli_idle_where(const struct tree *t)
+{
+	struct row rows[ARRAY_SIZE(level1_slow) + 5];
+	struct calib_params per;
+	struct calib_decision d;
+	const size_t sli = ARRAY_SIZE(level1_slow) - 1, unit_cpu = ARRAY_SIZE(level1_slow);
+	const size_t cpu = unit_cpu + 1, idle = cpu + 1, units = idle + 1, window = units + 1;
+
+	tap_subtest("sli idle where");
+	service_level1(rows, &per, true);
+	/* 1000 req/s -> 800 in 1 s windows at 500 us of CPU a request (+20 us): 125 us lost */
+	rows[sli] = (struct row){"target/sli_cost", {-1000, -990, -1010}, -800};
+	rows[unit_cpu] = (struct row){"target/unit_cpu_ns", {5e5, 5e5, 5e5}, 5.2e5};
+	rows[cpu] = (struct row){"perf/task_clock_ns", {5e5, 5e5, 5e5}, 5.2e5};
+	rows[units] = (struct row){"target/units", {1000, 990, 1010}, 800};
+	rows[window] = (struct row){"target/window_ns", {1e9, 1e9, 1e9}, 1e9};
+	/* asleep 0.5 s of each second, then 0.6: 0.1 s over 800 requests, 125 us each */
+	rows[idle] = (struct row){"class/wait_idle/time_ns", {5e5, 0.5e9 / 990, 0.5e9 / 1010}, 7.5e5};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NO_DEVIATION &&
+		   near(d.idle_share, 0.6) && near(d.idle_share_ref, 0.5) &&
+		   near(d.idle_added, 1.25e5),
+	       "why %s, idle %g against %g, %g a request: %s", calib_why_name(d.why), d.idle_share,
+	       d.idle_share_ref, d.idle_added, d.reason);
+	CHECKF(strstr(d.reason, "; its CPU time per request grew by 20.0 us of the 125.0 us per "
+				"request that its SLI's change cost at the least, and its threads "
+				"slept idle (waiting for events, connections or their own timeouts) "
+				"0.60 s of each second, summed over them, against 0.50 s in its "
+				"reference, +125.0 us per request: the time went outside the "
+				"service, which waited for its work"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+
+	/*
+	 * Eight threads of which three wait for work the whole time, asleep
+	 * 3 s of each second before and after: per request that is 3 ms, then
+	 * 3.75 ms, but the service did not wait longer for its work
+	 */
+	rows[idle] = (struct row){"class/wait_idle/time_ns", {3e6, 3e9 / 990, 3e9 / 1010}, 3.75e6};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(near(d.idle_added, 0) &&
+		   strstr(d.reason, "3.00 s of each second, summed over them, against 3.00 s in its "
+				    "reference, +0.0 us per request, less than half of it: most of the "
+				    "time went off the CPU, to waits no path of the tree covers") &&
+		   !strstr(d.reason, "outside"),
+	       "idle %g a request: %s", d.idle_added, d.reason);
+	calib_decision_free(&d);
+
+	/*
+	 * Per CPU-second (a latency's SLI, 10 ms -> 20: 1 s lost per
+	 * CPU-second): half the CPU time a second, and asleep 1.5 s of each
+	 * second where the reference slept 0.5: 4 s per CPU-second more
+	 */
+	per.per_unit = "CPU-second of the service";
+	per.per_request = false;
+	rows[sli] = (struct row){"target/sli_cost", {10.0, 10.2, 9.8}, 20.0};
+	rows[unit_cpu] = (struct row){"target/unit_cpu_ns", {1e9, 1e9, 1e9}, 1e9};
+	rows[cpu] = (struct row){"perf/task_clock_ns", {1e9, 1e9, 1e9}, 1e9};
+	rows[units] = (struct row){"target/units", {0.5, 0.5, 0.5}, 0.25};
+	rows[idle] = (struct row){"class/wait_idle/time_ns", {1e9, 1e9, 1e9}, 6e9};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.why == CALIB_WHY_NO_DEVIATION && near(d.loss, 1e9) && near(d.idle_added, 4e9) &&
+		   strstr(d.reason, "; its threads slept idle (waiting for events, connections or "
+				    "their own timeouts) 1.50 s of each second, summed over them, "
+				    "against 0.50 s in its reference, +4.00 s per CPU-second of its "
+				    "work: the time went outside the service") &&
+		   !strstr(d.reason, "its CPU time"),
+	       "loss %g, idle %g: %s", d.loss, d.idle_added, d.reason);
+	calib_decision_free(&d);
+	/* its idle waits per second as before: where the time went is not said */
+	rows[idle].pmv = 2e9;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(near(d.idle_added, 0) && !strstr(d.reason, "idle") && !strstr(d.reason, "outside"),
+	       "idle %g: %s", d.idle_added, d.reason);
 	calib_decision_free(&d);
 }
 
@@ -2263,6 +2349,7 @@ int main(void)
 	test_sli_share(t);
 	test_sli_per_request_floors(t);
 	test_sli_unexplained_where(t);
+	test_sli_idle_where(t);
 	test_report_waits(t);
 	test_report_pace(t);
 	test_report_holders(t);
