@@ -32,6 +32,13 @@ struct occupant {
 
 struct cpu_occupancy {
 	struct occupant target, idle, reclaim;
+	/*
+	 * The last task switched out here that was neither one of the
+	 * target's nor the idle task (a struct task_struct *, read only with
+	 * BPF_CORE_READ): whose the foreign part of a wait was when the task
+	 * switched out for the waiter was one of the target's own, or idle.
+	 */
+	__u64 foreign;
 } __attribute__((aligned(64)));
 
 struct {
@@ -476,16 +483,18 @@ static __always_inline __u64 holder_work(struct task_struct *holder)
 	__u32 zero = 0;
 	struct cpu_work *w;
 
-	if (!(holder->flags & ARGUS_PF_WQ_WORKER))
+	if (!(BPF_CORE_READ(holder, flags) & ARGUS_PF_WQ_WORKER))
 		return 0;
 	w = bpf_map_lookup_elem(&cpu_work, &zero);
-	return w && w->pid == (__u32)holder->pid ? w->func : 0;
+	return w && w->pid == (__u32)BPF_CORE_READ(holder, pid) ? w->func : 0;
 }
 
 /*
  * A target thread's runqueue wait ended by switching holder out; lost ns
  * of it counted in runq_wait (the holder, or tasks before it on that CPU,
- * had it: not the target's own, not the idle task).
+ * had it: not the target's own, not the idle task). holder may be a
+ * pointer kept from an earlier switch (cpu_occupancy.foreign): every read
+ * of it goes through BPF_CORE_READ.
  */
 static __always_inline void note_holder(struct task_struct *holder, bool own, __u64 lost)
 {
@@ -495,7 +504,7 @@ static __always_inline void note_holder(struct task_struct *holder, bool own, __
 	k.tgid = argus_tgid_in_ns(holder, pidns_inum);
 	k.own = own;
 	k.work = holder_work(holder);
-	bpf_probe_read_kernel_str(k.comm, sizeof(k.comm), holder->comm);
+	BPF_CORE_READ_STR_INTO(&k.comm, holder, comm);
 	c = bpf_map_lookup_elem(&runq_holders, &k);
 	if (!c) {
 		/* full: the run keeps the holders it met first, and sums the others' waits */
@@ -530,6 +539,8 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	}
 	ts = current_state(); /* prev: the switch is on its way out */
 	prev_target = ts != NULL;
+	if (occ && !prev_target && prev->pid != 0)
+		occ->foreign = (__u64)prev;
 	if (ts)
 		switched_out(ts, prev, preempt || prev_state == 0, now);
 	else if ((ws = current_watched()))
@@ -552,9 +563,17 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		others = runq_others(wait, &p);
 
 		/* while the CPU ran the target's own tasks, or was idle, the target lost no CPU */
+		/*
+		 * others ran here during the wait: when the last task before the
+		 * waiter was the target's own or idle, the foreign part was the
+		 * last other task's (kept since its switch out), not theirs
+		 */
 		if (others) {
 			account_thread(ts, ARGUS_CLS_RUNQ_WAIT, 1, others);
-			note_holder(prev, prev_target, others);
+			if ((prev_target || prev->pid == 0) && occ && occ->foreign)
+				note_holder((struct task_struct *)occ->foreign, false, others);
+			else
+				note_holder(prev, prev_target, others);
 		}
 		if (p.own)
 			account_thread(ts, ARGUS_CLS_RUNQ_OWN, 1, p.own);

@@ -438,7 +438,7 @@ json_t *report_result(const struct report *r, const struct calib_params *p)
 				    r->tree->nodes[r->stop_node].description,
 				    r->unproven ? " The slowdown was not established: " : "",
 				    r->unproven ?: "", r->stop_reason ?: "",
-				    behind ? ". On the CPU when its runqueue waits ended: " : "",
+				    behind ? ". Holding the CPU while its runqueue waits lost time: " : "",
 				    behind ?: "", woken ? ". Its waits were ended by: " : "", woken ?: "",
 				    both ?: "");
 	else

@@ -62,8 +62,8 @@ void report_stop(struct report *r, int node, int action, const char *reason, con
  * "evidence", "levels", "unavailable", "warnings", "overhead", "timings",
  * "agent", "reference", "tau", "calibrated"}, "reason_code" when no path is
  * named (not_slower, unexplained, transient, reference_noisy), and "waited_behind" when the
- * path names runqueue waiting and the last run saw any: the tasks on the
- * CPU when the target's waits ended ([{pid, comm, waits, wait_ns}], most
+ * path names runqueue waiting and the last run saw any: the tasks that
+ * held the CPU while the target's waits lost time ([{pid, comm, waits, wait_ns}], most
  * wait time first), also named in the summary; "waited_for" when the path
  * names waits on other tasks and the last run saw who ended them: the
  * tasks that woke the target ([{pid, comm, own, class, waits, wait_ns}],

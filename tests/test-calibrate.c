@@ -2004,8 +2004,7 @@ static void test_sli_unexplained_where(const struct tree *t)
  * of work in the vectors, as diagnose.c divides them, beside the units and
  * the window): grown by half the loss or more per second, the time went
  * outside the service; the same waits grown per unit only, as a pool
- * larger than its load grows them whenever it serves less, say nothing of
- * the kind.
+ * larger than its load grows them whenever it serves less, do not say so.
  */
 static void test_sli_idle_where(const struct tree *t)
 {
@@ -2043,15 +2042,15 @@ static void test_sli_idle_where(const struct tree *t)
 	/*
 	 * Eight threads of which three wait for work the whole time, asleep
 	 * 3 s of each second before and after: per request that is 3 ms, then
-	 * 3.75 ms, but the service did not wait longer for its work
+	 * 3.75 ms, but the service did not wait longer for its work: not
+	 * said to have waited for it, and the outside not ruled out either
 	 */
 	rows[idle] = (struct row){"class/wait_idle/time_ns", {3e6, 3e9 / 990, 3e9 / 1010}, 3.75e6};
 	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECKF(near(d.idle_added, 0) &&
-		   strstr(d.reason, "3.00 s of each second, summed over them, against 3.00 s in its "
-				    "reference, +0.0 us per request, less than half of it: most of the "
-				    "time went off the CPU, to waits no path of the tree covers") &&
-		   !strstr(d.reason, "outside"),
+		   strstr(d.reason, "most of the time went off the CPU, to waits no path of the "
+				    "tree covers or outside the service") &&
+		   !strstr(d.reason, "which waited for its work"),
 	       "idle %g a request: %s", d.idle_added, d.reason);
 	calib_decision_free(&d);
 

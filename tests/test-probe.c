@@ -2079,12 +2079,17 @@ static uint64_t cpu_ns_of(pid_t pid)
  * time the target's own threads ran counts apart (runq_own). At every
  * moment the hog runs while the three spinners are there, all three wait,
  * so the foreign part is at least the hog's CPU time over that window,
- * three times over (less a margin: 90% of it).
+ * three times over (less a margin: 90% of it). That part is the hog's and
+ * is charged to it among the waits' holders, also when a spinner, the
+ * target's own, ran last before the waiter: the target's own hold next
+ * to none of it (a twentieth at most, for waits before the probe saw the
+ * hog switched out).
  */
 static void test_runq_occupancy(void)
 {
 	struct probe_counts c = {};
-	uint64_t hog_ns;
+	uint64_t hog_ns, own_ns = 0, hog_held_ns = 0;
+	size_t i;
 	int r;
 
 	occ_hog_ns = mmap(NULL, sizeof(*occ_hog_ns), PROT_READ | PROT_WRITE,
@@ -2114,6 +2119,23 @@ static void test_runq_occupancy(void)
 	/* three spinners wait for each other too: that part is the target's own */
 	CHECKF(c.cls[ARGUS_CLS_RUNQ_OWN].time_ns >= hog_ns / 2, "runq_own %llu ms",
 	       c.cls[ARGUS_CLS_RUNQ_OWN].time_ns / 1000000);
+	for (i = 0; i < c.n_rq_holders; i++) {
+		const struct probe_task *h = &c.rq_holders[i];
+
+		fprintf(stderr, "occupancy: holder %s (pid %u%s): %llu waits, %llu ms\n", h->comm,
+			h->tgid, h->own ? ", own" : "", h->waits, h->wait_ns / 1000000);
+		if (h->own)
+			own_ns += h->wait_ns;
+		if (h->tgid == (unsigned)occ_hog)
+			hog_held_ns += h->wait_ns;
+	}
+	CHECKF(own_ns <= c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns / 20,
+	       "the target's own hold %llu ms of the %llu ms lost to other tasks",
+	       (unsigned long long)own_ns / 1000000, c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns / 1000000);
+	CHECKF(hog_held_ns >= c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns / 10 * 9,
+	       "the hog holds %llu ms of the %llu ms lost to other tasks",
+	       (unsigned long long)hog_held_ns / 1000000,
+	       c.cls[ARGUS_CLS_RUNQ_WAIT].time_ns / 1000000);
 }
 
 #define IDLE_NAPS 1000
