@@ -1085,7 +1085,11 @@ static void rated_stop(struct rated *r)
  * is a small part of a request's CPU time) leaves the service slower by its
  * SLI and no path explains it: the reason says that its CPU time per
  * request grew by less than half of what the SLI's change cost, and the
- * time went off the CPU or outside the service.
+ * time went outside the service: said outright when the workers' idle
+ * waits in poll() grew by half of it a second (they did under the
+ * sanitizers, 2.71 s to 2.83 s of each second), else with waits no path
+ * covers beside it, since a 1 s window misses the sleeps that span its
+ * edges (2.75 s to 2.78 s on the release build).
  */
 static void test_rated(void)
 {
@@ -1127,8 +1131,10 @@ static void test_rated(void)
 	summary = json_string_value(json_object_get(json_object_get(job, "result"), "summary"));
 	fprintf(stderr, "# half the requests: %s\n", summary);
 	CHECKF(summary && strstr(summary, "its CPU time per request") &&
-		   strstr(summary, "went off the CPU, to waits no path of the tree covers or "
-				   "outside the service"),
+		   ((strstr(summary, "its threads slept idle") &&
+		     strstr(summary, "the time went outside the service, which waited for its work")) ||
+		    strstr(summary, "went off the CPU, to waits no path of the tree covers or "
+				    "outside the service")),
 	       "a client that sends half as many: %s", summary);
 	json_decref(job);
 
