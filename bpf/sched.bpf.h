@@ -562,18 +562,18 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		runq_parts(ts, now, wait, &p);
 		others = runq_others(wait, &p);
 
-		/* while the CPU ran the target's own tasks, or was idle, the target lost no CPU */
 		/*
-		 * others ran here during the wait: when the last task before the
-		 * waiter was the target's own or idle, the foreign part was the
-		 * last other task's (kept since its switch out), not theirs
+		 * while the CPU ran the target's own tasks, or was idle, the target
+		 * lost no CPU; others ran here too during the wait: when the last
+		 * task before the waiter was the target's own or idle, the foreign
+		 * part was the last other task's (kept since its switch out)
 		 */
 		if (others) {
+			bool behind_own = (prev_target || prev->pid == 0) && occ && occ->foreign;
+
 			account_thread(ts, ARGUS_CLS_RUNQ_WAIT, 1, others);
-			if ((prev_target || prev->pid == 0) && occ && occ->foreign)
-				note_holder((struct task_struct *)occ->foreign, false, others);
-			else
-				note_holder(prev, prev_target, others);
+			note_holder(behind_own ? (struct task_struct *)occ->foreign : prev,
+				    behind_own ? false : prev_target, others);
 		}
 		if (p.own)
 			account_thread(ts, ARGUS_CLS_RUNQ_OWN, 1, p.own);

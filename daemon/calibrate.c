@@ -1177,17 +1177,17 @@ static void service_idle_added(const struct calib_params *p, const struct mvec *
 {
 	_cleanup_free_ double *work = calloc(k, sizeof(double));
 	const double *units = mvec_get(pmv, UNITS_METRIC), *window = mvec_get(pmv, WINDOW_NS_METRIC);
-	double noise;
+	double noise, now = idle_share(pmv);
 	size_t i;
 
-	if (!work || !units || !window || !(*units > 0) || !isfinite(idle_share(pmv)))
+	if (!work || !units || !window || !(*units > 0) || !isfinite(now))
 		return;
 	for (i = 0; i < k; i++)
 		if (!isfinite(vals[i] = idle_share(&ref[i])))
 			return;
 	centre_noise(p->robust, vals, k, work, &d->idle_share_ref, &noise);
-	d->idle_share = idle_share(pmv);
-	d->idle_added = (d->idle_share - d->idle_share_ref) * *window / *units;
+	d->idle_share = now;
+	d->idle_added = (now - d->idle_share_ref) * *window / *units;
 }
 
 /*
@@ -1218,8 +1218,7 @@ static char *service_unexplained_where(const struct calib_params *p,
 	double lost = d->loss, div;
 	int prec;
 	const char *unit = time_unit(lost, &div, &prec);
-	_cleanup_free_ char *grew = NULL, *idle = NULL;
-	bool known_idle = isfinite(d->idle_added);
+	_cleanup_free_ char *grew = NULL;
 
 	if (!(lost > 0))
 		return NULL;
@@ -1228,18 +1227,15 @@ static char *service_unexplained_where(const struct calib_params *p,
 				 "that its SLI's change cost at the least",
 				 d->cpu_added >= 0 ? "grew" : "fell", prec, fabs(d->cpu_added) / div,
 				 unit, prec, lost / div, unit);
-	if (known_idle)
-		idle = xasprintf("its threads slept idle (waiting for events, connections or their "
-				 "own timeouts) %.2f s of each second, summed over them, against %.2f "
-				 "s in its reference, %s%.*f %s per %s",
-				 d->idle_share, d->idle_share_ref, d->idle_added >= 0 ? "+" : "-",
-				 prec, fabs(d->idle_added) / div, unit,
+	if (d->idle_added >= lost / 2)
+		return xasprintf("; %s%sits threads slept idle (waiting for events, connections or "
+				 "their own timeouts) %.2f s of each second, summed over them, against "
+				 "%.2f s in its reference, +%.*f %s per %s: the time went outside the "
+				 "service, which waited for its work (a client slower to send, or a "
+				 "service it calls slower to answer)",
+				 grew ?: "", grew ? ", and " : "", d->idle_share, d->idle_share_ref,
+				 prec, d->idle_added / div, unit,
 				 p->per_request ? "request" : "CPU-second of its work");
-	if (known_idle && d->idle_added >= lost / 2)
-		return xasprintf("; %s%s%s: the time went outside the service, which waited for its "
-				 "work (a client slower to send, or a service it calls slower to "
-				 "answer)",
-				 grew ?: "", grew ? ", and " : "", idle);
 	if (!grew)
 		return NULL;
 	if (d->cpu_added >= lost / 2)

@@ -298,8 +298,8 @@ struct calib_decision {
 	 * The same for a service judged by its SLI: how much more of each
 	 * second its threads slept idle, waiting for work ("class/wait_idle",
 	 * summed over its threads; idle_share now and its reference's centre),
-	 * and that growth per unit of its work now (idle_added), which says
-	 * whether the loss went outside the service. Per second and not per
+	 * and that growth per unit of its work now (idle_added), which can say
+	 * that the loss went outside the service. Per second and not per
 	 * unit, since threads that wait for work the whole time (a pool
 	 * larger than its load) wait longer per unit whenever fewer units are
 	 * done, for whatever reason. NAN when not known.

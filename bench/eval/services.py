@@ -149,6 +149,12 @@ def on_client(argv, **kw):
     return subprocess.run(["taskset", "-c", str(CLIENT_CPU)] + argv, check=True, **kw)
 
 
+def client_process(argv):
+    """argv started on the client CPU, at an ordinary priority, silent (a load, an exporter)."""
+    return subprocess.Popen(["taskset", "-c", str(CLIENT_CPU)] + argv, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def read_back(paths):
     """The files read once, so that they are in the page cache again."""
     for p in paths:
@@ -393,12 +399,8 @@ class RatedService:
 
     def start(self):
         super().start()
-        self.exporter = subprocess.Popen(["taskset", "-c", str(CLIENT_CPU)] + self.exporter_argv(),
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL)
-        self.steady = subprocess.Popen(["taskset", "-c", str(CLIENT_CPU)] + self.steady_argv(),
-                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL)
+        self.exporter = client_process(self.exporter_argv())
+        self.steady = client_process(self.steady_argv())
         self.wait_until(self.exported)
 
     def exported(self):
@@ -969,8 +971,7 @@ class Traffic:
     """More requests at the same cost each: the service's paced client on the client CPU."""
 
     def __init__(self, argv):
-        self.proc = subprocess.Popen(["taskset", "-c", str(CLIENT_CPU)] + argv, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = client_process(argv)
 
     def stop(self):
         if self.proc.poll() is None:
