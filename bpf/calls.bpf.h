@@ -242,6 +242,25 @@ static __always_inline void call_begin(struct thread_state *ts, __u32 role, long
 	}
 }
 
+/* The call on a file that ts is in (file_call.span, open) ends at now, and counts in its class. */
+static __always_inline void file_call_end(struct thread_state *ts, __u64 now)
+{
+	__u64 t = span_end(ts, &ts->file_call.span, now);
+
+	/* the sleep in a wait for events or connections is idle, counted apart */
+	if (ts->file_call.cls == ARGUS_CLS_EPOLL) {
+		__u64 slept = ts->sched.slept_total - ts->file_call.slept0;
+
+		if (slept > t)
+			slept = t;
+		if (slept)
+			account_thread(ts, ARGUS_CLS_WAIT_IDLE, 1, slept);
+		t -= slept;
+	}
+	account_thread(ts, ts->file_call.cls, 1, t);
+	note_waker(ts, ts->file_call.cls, t);
+}
+
 /* The thread leaves a system call at now: the call it was in, if the probe follows it, ends. */
 static __always_inline void call_end(struct thread_state *ts, __u64 now)
 {
@@ -265,22 +284,8 @@ static __always_inline void call_end(struct thread_state *ts, __u64 now)
 	/* the child was counted at sched_process_fork; the parent's time in the call is here */
 	if (ts->sched.fork.start)
 		account_thread(ts, ARGUS_CLS_FORK, 0, span_end(ts, &ts->sched.fork, now));
-	if (ts->file_call.span.start) {
-		__u64 t = span_end(ts, &ts->file_call.span, now);
-
-		/* the sleep in a wait for events or connections is idle, counted apart */
-		if (ts->file_call.cls == ARGUS_CLS_EPOLL) {
-			__u64 slept = ts->sched.slept_total - ts->file_call.slept0;
-
-			if (slept > t)
-				slept = t;
-			if (slept)
-				account_thread(ts, ARGUS_CLS_WAIT_IDLE, 1, slept);
-			t -= slept;
-		}
-		account_thread(ts, ts->file_call.cls, 1, t);
-		note_waker(ts, ts->file_call.cls, t);
-	}
+	if (ts->file_call.span.start)
+		file_call_end(ts, now);
 }
 
 /*

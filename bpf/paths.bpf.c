@@ -560,4 +560,5 @@ static __always_inline __u64 span_end(const struct thread_state *ts, struct span
 #include "transmit.bpf.h"
 #include "sched.bpf.h"
 #include "syscalls.bpf.h"
+#include "edges.bpf.h"
 #include "functions.bpf.h"

@@ -332,6 +332,17 @@ struct argus_waker_value {
 	unsigned long long then_ns; /* the waker's time in then_cls before it ended them */
 };
 
+/*
+ * The passes over every task at a window's edges (bpf/edges.bpf.h), as
+ * user space sets window_edge before each: right after attaching, right
+ * before detaching.
+ */
+enum argus_edge {
+	ARGUS_EDGE_NONE = 0,
+	ARGUS_EDGE_OPEN = 1,
+	ARGUS_EDGE_CLOSE = 2,
+};
+
 /* Per-class totals are also kept, for the trace and the signature table. */
 #define ARGUS_CLASS_SLOT_BASE ARGUS_MAX_SLOTS
 #define ARGUS_COUNTER_ENTRIES (ARGUS_MAX_SLOTS + ARGUS_CLS_MAX)

@@ -23,6 +23,7 @@
 #define IDLE_METRIC "class/wait_idle/time_ns"
 #define UNITS_METRIC "target/units"
 #define WINDOW_NS_METRIC "target/window_ns"
+#define IDLE_EDGES_METRIC "target/idle_edges"
 /* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
 #define OUTGROWN_SHARE 0.5
 
@@ -1171,19 +1172,27 @@ static double idle_share(const struct mvec *v)
 	return *idle * *units / *window;
 }
 
-/* A service's idle waits now against its reference's (calib_decision.idle_added). */
+/*
+ * A service's idle waits now against its reference's (calib_decision.idle_added).
+ * Not where one side counted the sleeps that span a window's edges
+ * ("target/idle_edges", bpf/edges.bpf.h) and the other did not (a
+ * reference recorded before they were counted): the idle time of the one
+ * would have grown by what the other left out.
+ */
 static void service_idle_added(const struct calib_params *p, const struct mvec *ref, size_t k,
 			       const struct mvec *pmv, double *vals, struct calib_decision *d)
 {
 	_cleanup_free_ double *work = calloc(k, sizeof(double));
 	const double *units = mvec_get(pmv, UNITS_METRIC), *window = mvec_get(pmv, WINDOW_NS_METRIC);
 	double noise, now = idle_share(pmv);
+	bool edges = mvec_get(pmv, IDLE_EDGES_METRIC) != NULL;
 	size_t i;
 
 	if (!work || !units || !window || !(*units > 0) || !isfinite(now))
 		return;
 	for (i = 0; i < k; i++)
-		if (!isfinite(vals[i] = idle_share(&ref[i])))
+		if (!isfinite(vals[i] = idle_share(&ref[i])) ||
+		    (mvec_get(&ref[i], IDLE_EDGES_METRIC) != NULL) != edges)
 			return;
 	centre_noise(p->robust, vals, k, work, &d->idle_share_ref, &noise);
 	d->idle_share = now;
@@ -1202,15 +1211,17 @@ static void service_idle_added(const struct calib_params *p, const struct mvec *
  * work on the CPU (the request's own, the work of requests beside the
  * SLI's, which the unit does not count, or slower cores); else the time
  * went off the CPU, to waits no path covers or outside the service. Idle
- * waits that grew by less do not rule out the outside: the probe counts a
- * wait for events when the call ends, and only a call it saw begin, so a
- * window leaves out the sleeps that span its start and its end, more of
- * them the longer a thread sleeps between requests (test-service `rated`,
- * 50 requests a second over three workers in 1 s windows: 0.03 s more of
- * each second, where its CPU time fell by 0.13), and a server that blocks
- * in a socket's receive waits there, not idle, for a slow client. Per
- * CPU-second (a latency's unit) the CPU time per unit is the unit itself
- * and says nothing.
+ * waits that grew by less do not rule out the outside: a server that
+ * blocks in a socket's receive waits there, not idle, for a slow client,
+ * and workers that wait on a condition for the thread that takes the
+ * requests in wait on a futex that their own thread ends (futex_own). The
+ * sleeps that span a window's start and end are counted by the passes at
+ * its edges (bpf/edges.bpf.h), where the kernel iterates over tasks;
+ * without them a window would leave out more of them the longer a thread
+ * sleeps between requests (test-service `rated`, 50 requests a second over
+ * three workers in 1 s windows: 0.03 s more of each second, where its CPU
+ * time fell by 0.13). Per CPU-second (a latency's unit) the CPU time per
+ * unit is the unit itself and says nothing.
  */
 static char *service_unexplained_where(const struct calib_params *p,
 				       const struct calib_decision *d)

@@ -172,6 +172,9 @@ struct probe {
 	/* the fault classifier's stand-ins for its tracepoints (probe_plan_stand_in), to attach */
 	struct bpf_program *stand_ins[2 * PROBE_STAND_IN_MAX];
 	size_t n_stand_ins;
+	/* the task iterator of the window's edges (bpf/edges.bpf.h); NULL: none here */
+	struct bpf_link *edges;
+	bool edges_counted; /* both passes made: the window's edges were counted */
 };
 
 /*
@@ -305,6 +308,13 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 		}
 		bpf_program__set_autoload(prog, true);
 	}
+	/*
+	 * The waits for events that cross the window's edges, where the
+	 * switch counts waits and the kernel iterates over tasks (5.8 on)
+	 */
+	if (bpf_program__autoload(p->skel->progs.handle_sched_switch) && vmlinux &&
+	    btf__find_by_name_kind(vmlinux, "bpf_iter__task", BTF_KIND_STRUCT) > 0)
+		bpf_program__set_autoload(p->skel->progs.window_edges, true);
 	btf__free(vmlinux);
 	return 0;
 }
@@ -586,6 +596,51 @@ static int attach_functions(struct probe *p, size_t i, unsigned *pair, char **re
 	return 0;
 }
 
+/*
+ * Make the pass over every task that the window's edge needs (bpf/edges.bpf.h):
+ * the program runs as its iterator is read, and prints nothing.
+ */
+static int window_edge(struct probe *p, enum argus_edge edge)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[64];
+	ssize_t n;
+	int r;
+
+	p->skel->bss->window_edge = edge;
+	fd = bpf_iter_create(bpf_link__fd(p->edges));
+	if (fd < 0)
+		n = -1;
+	else
+		do
+			n = read(fd, buf, sizeof(buf));
+		while (n > 0 || (n < 0 && errno == EINTR));
+	if (n == 0)
+		return 0;
+	r = -errno;
+	log_warning_errno(r, "the waits for events across the window's %s go uncounted: %m",
+			  edge == ARGUS_EDGE_OPEN ? "start" : "end");
+	return r;
+}
+
+/* The task iterator of the window's edges, when loaded: without it, they go uncounted. */
+static void attach_edges(struct probe *p)
+{
+	struct bpf_program *prog = p->skel->progs.window_edges;
+	int r;
+
+	if (!bpf_program__autoload(prog))
+		return;
+	p->edges = bpf_program__attach_iter(prog, NULL);
+	if (!p->edges) {
+		r = -errno;
+		log_warning_errno(r, "the waits for events across a window's edges go uncounted: "
+				     "attaching the task iterator: %m");
+		return;
+	}
+	p->edges_counted = window_edge(p, ARGUS_EDGE_OPEN) == 0;
+}
+
 int probe_attach(struct probe *p, char **ret_err)
 {
 	struct bpf_program *prog;
@@ -635,6 +690,8 @@ int probe_attach(struct probe *p, char **ret_err)
 		if (r < 0)
 			goto fail;
 	}
+	/* last: the waits already under way when the window starts */
+	attach_edges(p);
 	return 0;
 fail:
 	probe_detach(p);
@@ -647,6 +704,13 @@ void probe_detach(struct probe *p)
 
 	if (!p)
 		return;
+	/* first: the waits still under way when the window ends */
+	if (p->edges) {
+		if (window_edge(p, ARGUS_EDGE_CLOSE) < 0)
+			p->edges_counted = false;
+		bpf_link__destroy(p->edges);
+		p->edges = NULL;
+	}
 	for (i = 0; i < p->n_links; i++)
 		bpf_link__destroy(p->links[i]);
 	p->n_links = 0;
@@ -891,6 +955,9 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 	out.faults_overlapped = p->skel->bss->faults_overlapped;
 	out.state_misses = p->skel->bss->thread_map_full;
 	out.child_thread_ns = p->skel->bss->child_thread_ns;
+	out.edges = p->edges_counted;
+	out.edge_opened = p->skel->bss->edge_opened;
+	out.edge_closed = p->skel->bss->edge_closed;
 	out.rq_holders_total.unkept = p->skel->bss->rq_holders_unkept;
 	out.rq_holders_total.unkept_ns = p->skel->bss->rq_holders_unkept_ns;
 	out.wakers_total.unkept = p->skel->bss->wakers_unkept;

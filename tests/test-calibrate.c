@@ -2008,11 +2008,12 @@ static void test_sli_unexplained_where(const struct tree *t)
  */
 static void test_sli_idle_where(const struct tree *t)
 {
-	struct row rows[ARRAY_SIZE(level1_slow) + 5];
+	struct row rows[ARRAY_SIZE(level1_slow) + 6];
 	struct calib_params per;
 	struct calib_decision d;
 	const size_t sli = ARRAY_SIZE(level1_slow) - 1, unit_cpu = ARRAY_SIZE(level1_slow);
 	const size_t cpu = unit_cpu + 1, idle = cpu + 1, units = idle + 1, window = units + 1;
+	const size_t edges = window + 1;
 
 	tap_subtest("sli idle where");
 	service_level1(rows, &per, true);
@@ -2024,6 +2025,8 @@ static void test_sli_idle_where(const struct tree *t)
 	rows[window] = (struct row){"target/window_ns", {1e9, 1e9, 1e9}, 1e9};
 	/* asleep 0.5 s of each second, then 0.6: 0.1 s over 800 requests, 125 us each */
 	rows[idle] = (struct row){"class/wait_idle/time_ns", {5e5, 0.5e9 / 990, 0.5e9 / 1010}, 7.5e5};
+	/* both sides counted the sleeps across the windows' edges */
+	rows[edges] = (struct row){"target/idle_edges", {1, 1, 1}, 1};
 	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NO_DEVIATION &&
 		   near(d.idle_share, 0.6) && near(d.idle_share_ref, 0.5) &&
@@ -2038,6 +2041,17 @@ static void test_sli_idle_where(const struct tree *t)
 				"service, which waited for its work"),
 	       "%s", d.reason);
 	calib_decision_free(&d);
+	/*
+	 * A reference recorded before they were counted, against a window that
+	 * counted them: the growth could be theirs, and is not compared
+	 */
+	rows[edges] = (struct row){"target/idle_edges", {NAN, NAN, NAN}, 1};
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(isnan(d.idle_added) && !strstr(d.reason, "which waited for its work") &&
+		   strstr(d.reason, "to waits no path of the tree covers or outside the service"),
+	       "idle %g a request against an older reference: %s", d.idle_added, d.reason);
+	calib_decision_free(&d);
+	rows[edges] = (struct row){"target/idle_edges", {1, 1, 1}, 1};
 
 	/*
 	 * Eight threads of which three wait for work the whole time, asleep

@@ -644,6 +644,23 @@ static pid_t fork_held(void (*work)(void), int *ret_go)
 	return pid;
 }
 
+/* A probe covering every leaf of the tree, loaded (not attached). */
+static int probe_all_leaves(struct probe **ret, char **ret_vlog, char **ret_err)
+{
+	int leaves[TREE_MAX_NODES];
+	struct probe_plan plan;
+	size_t n = 0, i;
+	int r;
+
+	for (i = 0; i < tree->n_nodes; i++)
+		if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
+			leaves[n++] = i;
+	r = probe_plan_for(tree, leaves, n, &plan);
+	if (r < 0)
+		return r;
+	return probe_load(tree, &plan, ret, ret_vlog, ret_err);
+}
+
 /*
  * Run work() in a child followed by a probe covering every leaf; return the
  * counts, and the child's life (from before its fork to its reaping: every
@@ -653,9 +670,6 @@ static pid_t fork_held(void (*work)(void), int *ret_go)
 static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64_t *ret_wall_ns,
 			    uint64_t *ret_cpu_ns)
 {
-	int leaves[TREE_MAX_NODES];
-	size_t n = 0, i;
-	struct probe_plan plan;
 	struct probe *p = NULL;
 	char *vlog = NULL, *err = NULL;
 	int go, status, r;
@@ -663,13 +677,7 @@ static int run_probed_timed(void (*work)(void), struct probe_counts *ret, uint64
 	uint64_t t0;
 	pid_t pid;
 
-	for (i = 0; i < tree->n_nodes; i++)
-		if (tree_is_leaf(tree, i) && tree->nodes[i].backend != BACKEND_NONE)
-			leaves[n++] = i;
-	r = probe_plan_for(tree, leaves, n, &plan);
-	if (r < 0)
-		return r;
-	r = probe_load(tree, &plan, &p, &vlog, &err);
+	r = probe_all_leaves(&p, &vlog, &err);
 	if (r < 0) {
 		fprintf(stderr, "probe_load: %s: %s\n%s\n", strerror(-r), err ?: "", vlog ?: "");
 		free(vlog);
@@ -1388,6 +1396,117 @@ static void test_epoll(void)
 		(double)c.cls[ARGUS_CLS_EPOLL].time_ns / 1000 / (cls(&c, ARGUS_CLS_EPOLL) ?: 1),
 		(double)c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1000 /
 		    (cls(&c, ARGUS_CLS_WAIT_IDLE) ?: 1));
+}
+
+/*
+ * Waits for events across the window's edges (bpf/edges.bpf.h): a process
+ * whose one thread sleeps in epoll_wait from before the probe attaches
+ * until the middle of the window, and whose other thread, woken from a
+ * pipe read there, sleeps in poll past the window's end. The switch and
+ * the wakeup see one end of each sleep; the passes at the edges count the
+ * rest, so the idle time is about the window, each sleep's part inside it
+ * (without the passes: none).
+ */
+#define EDGE_HALF_MS 400
+
+struct edge_fds {
+	int a[2], b[2], c[2];
+};
+
+static void *edge_epoller(void *arg)
+{
+	struct edge_fds *f = arg;
+	struct epoll_event ev = {.events = EPOLLIN}, out;
+	int ep = epoll_create1(0);
+	char byte;
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, f->a[0], &ev) < 0 ||
+	    epoll_wait(ep, &out, 1, -1) != 1 || read(f->a[0], &byte, 1) != 1)
+		_exit(5);
+	close(ep);
+	return NULL;
+}
+
+static void *edge_poller(void *arg)
+{
+	struct edge_fds *f = arg;
+	struct pollfd pfd = {.fd = f->c[0], .events = POLLIN};
+	char byte;
+
+	if (read(f->b[0], &byte, 1) != 1 || poll(&pfd, 1, -1) != 1)
+		_exit(6);
+	return NULL;
+}
+
+static void test_idle_edges(void)
+{
+	int status = 0, k, r;
+	struct edge_fds f;
+	struct probe_counts c = {};
+	struct probe *p = NULL;
+	char *vlog = NULL, *err = NULL;
+	uint64_t t0, window_ns;
+	pid_t pid;
+
+	REQUIRE(pipe(f.a) == 0 && pipe(f.b) == 0 && pipe(f.c) == 0);
+	r = probe_all_leaves(&p, &vlog, &err);
+	CHECKF(r == 0, "probe_load: %s: %s\n%s", strerror(-r), err ?: "", vlog ?: "");
+	pid = r == 0 ? fork() : -1;
+	if (pid == 0) {
+		pthread_t e, q;
+
+		if (pthread_create(&e, NULL, edge_epoller, &f) ||
+		    pthread_create(&q, NULL, edge_poller, &f) || pthread_join(e, NULL) ||
+		    pthread_join(q, NULL))
+			_exit(7);
+		_exit(0);
+	}
+	if (pid > 0) {
+		usleep(300 * 1000); /* both threads asleep: in epoll_wait, in the pipe read */
+		t0 = now_mono_ns();
+		r = probe_add_target(p, pid);
+		if (r == 0)
+			r = probe_attach(p, &err);
+		CHECKF(r == 0, "probe_attach: %s: %s", strerror(-r), err ?: "");
+		usleep(EDGE_HALF_MS * 1000);
+		/* the epoll wait ends; the pipe read too, and a poll begins */
+		(void)!write(f.a[1], "a", 1);
+		(void)!write(f.b[1], "b", 1);
+		usleep(EDGE_HALF_MS * 1000);
+		probe_detach(p);
+		window_ns = now_mono_ns() - t0;
+		(void)!write(f.c[1], "c", 1);
+		wait_child(pid, &status, NULL);
+		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed: %d",
+		       status);
+		if (r == 0 && probe_read(p, &c) == 0) {
+			fprintf(stderr,
+				"idle edges: %llu idle waits, %.1f ms in a window of %.1f ms; "
+				"opened %llu, closed %llu\n",
+				cls(&c, ARGUS_CLS_WAIT_IDLE),
+				c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1e6, window_ns / 1e6,
+				c.edge_opened, c.edge_closed);
+			CHECKF(c.edges && c.edge_opened == 1 && c.edge_closed == 1,
+			       "edges %d: opened %llu, closed %llu (one wait across each)", c.edges,
+			       c.edge_opened, c.edge_closed);
+			CHECKF(cls(&c, ARGUS_CLS_WAIT_IDLE) == 2, "idle waits %llu, expected 2",
+			       cls(&c, ARGUS_CLS_WAIT_IDLE));
+			/* each thread slept about half the window inside it; none sleeps outside */
+			CHECKF(c.cls[ARGUS_CLS_WAIT_IDLE].time_ns >=
+				       EDGE_HALF_MS * 2 * 1000000ull * 6 / 10 &&
+				   c.cls[ARGUS_CLS_WAIT_IDLE].time_ns <= window_ns,
+			       "idle %llu ns in a window of %llu ns",
+			       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns, (unsigned long long)window_ns);
+		}
+	}
+	probe_free(p);
+	free(vlog);
+	free(err);
+	for (k = 0; k < 2; k++) {
+		close(f.a[k]);
+		close(f.b[k]);
+		close(f.c[k]);
+	}
 }
 
 /* N lock waits of about PIPE_GAP_US each, flock and OFD in turn, and the holder's N takes. */
@@ -2870,15 +2989,13 @@ static void test_cgroup_join(void)
 {
 	_cleanup_free_ char *root = cgroup2_mount(), *cg = NULL;
 	char tmpl[] = "/tmp/argus-test-cgroup2-XXXXXX";
-	int leaves[TREE_MAX_NODES], go[3] = {-1, -1, -1}, status, i, r;
+	int go[3] = {-1, -1, -1}, status, i, r;
 	pid_t pid[3] = {};
 	struct probe_counts c = {};
-	struct probe_plan plan;
 	struct probe *p = NULL;
 	char *vlog = NULL, *err = NULL;
 	bool mounted = false;
 	uint64_t id;
-	size_t n = 0, k;
 
 	if (!root) {
 		REQUIRE(mkdtemp(tmpl));
@@ -2890,11 +3007,7 @@ static void test_cgroup_join(void)
 	cg = xasprintf("%s/argus-test-probe-%d", root, (int)getpid());
 	REQUIRE(mkdir(cg, 0755) == 0);
 	REQUIRE(cgroup_id(cg, CGROUP_KIND_V2, &id) == 0);
-	for (k = 0; k < tree->n_nodes; k++)
-		if (tree_is_leaf(tree, k) && tree->nodes[k].backend != BACKEND_NONE)
-			leaves[n++] = k;
-	REQUIRE(probe_plan_for(tree, leaves, n, &plan) == 0);
-	r = probe_load(tree, &plan, &p, &vlog, &err);
+	r = probe_all_leaves(&p, &vlog, &err);
 	CHECKF(r == 0, "probe_load: %s: %s\n%s", strerror(-r), err ?: "", vlog ?: "");
 	for (i = 0; r == 0 && i < 3; i++) {
 		pid[i] = fork_held(work_anon_write, &go[i]);
@@ -3034,6 +3147,7 @@ int main(int argc, char **argv)
 	RUN(socket);
 	RUN(transmit);
 	RUN(epoll);
+	RUN(idle_edges);
 	RUN(file_lock);
 	RUN(vfs_wait);
 	RUN(lease);

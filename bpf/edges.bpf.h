@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The window's edges. A target thread asleep in a wait for events or
+ * connections (epoll, poll, select, accept) when the probe attaches, or
+ * still asleep in one when it detaches, sleeps across an edge of the
+ * window: the switch and the wakeup see only one end of that sleep, and
+ * without these passes its time inside the window would go uncounted. A
+ * server between requests sleeps there, the longer the fewer requests
+ * come: the idle time a window misses is the time that says the service
+ * waited for its work.
+ *
+ * User space reads the task iterator window_edges once right after it
+ * attaches (ARGUS_EDGE_OPEN: such a sleep begins at the window's start, as
+ * if the switch had seen it) and once right before it detaches
+ * (ARGUS_EDGE_CLOSE: the wait so far is counted, idle and the call's own
+ * part, and it goes on from the window's end). Only these waits: whether a
+ * futex wait is idle (its own timeout) or on another task is known at its
+ * wakeup alone, and the type of a call's file, which makes its class,
+ * only from the current task's table. A wait found at the start is taken
+ * as idle whole: whether the network held what its sockets would send
+ * (transmit.bpf.h) is read when a sleep begins. A pass races with the
+ * thread's own wakeup on another CPU for a few instructions, as the
+ * probe's programs on two CPUs do.
+ *
+ * Part of the multiplexed probe: included by paths.bpf.c, after the
+ * parts whose state and helpers it uses (calls.bpf.h, sched.bpf.h).
+ */
+#ifndef ARGUS_EDGES_BPF_H
+#define ARGUS_EDGES_BPF_H
+
+/* Which pass the next read of window_edges makes (enum argus_edge): user space sets it. */
+int window_edge = ARGUS_EDGE_NONE;
+/* The idle waits each pass found across an edge, over the probe's life (for the trace). */
+unsigned long long edge_opened = 0;
+unsigned long long edge_closed = 0;
+
+#define TASK_ASLEEP_BITS 3 /* TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE */
+
+/* Kernels before 5.14 name the task's state "state". */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+/*
+ * Whether t is asleep: not runnable, and switched out (a task about to
+ * sleep sets its state first, and may find its event and run on).
+ */
+static __always_inline bool task_asleep(struct task_struct *t)
+{
+	unsigned long state;
+
+	if (bpf_core_field_exists(t->on_cpu) && BPF_CORE_READ(t, on_cpu))
+		return false;
+	if (bpf_core_field_exists(t->__state))
+		state = BPF_CORE_READ(t, __state);
+	else
+		state = BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+	return state & TASK_ASLEEP_BITS;
+}
+
+/*
+ * Window start, target thread ts (task t): asleep in a wait for events that
+ * no program has seen begin (the probe was not attached when it slept).
+ * Its wait and its sleep begin now; its wakeup ends them (call_end).
+ */
+static __always_inline void edge_open(struct thread_state *ts, struct task_struct *t, __u64 now)
+{
+	long nr, arg0, arg1, arg2;
+
+	if (ts->sched.sleep_start || ts->sync.futex.start || ts->file_call.span.start ||
+	    !task_asleep(t) || !blocked_call(t, &nr, &arg0, &arg1, &arg2) ||
+	    call_group(syscall_role(nr), arg1) != ARGUS_CALLS_POLL)
+		return;
+	ts->sched.sleep_start = now;
+	ts->file_call.cls = ARGUS_CLS_EPOLL;
+	ts->file_call.span.start = now;
+	ts->file_call.span.runq = ts->sched.runq_total;
+	ts->file_call.slept0 = ts->sched.slept_total;
+	__sync_fetch_and_add(&edge_opened, 1);
+}
+
+/*
+ * Window end, target thread ts: still in a wait for events. What it waited
+ * so far counts now, as if the wait ended here; the wait goes on from now,
+ * so that nothing after this pass counts it twice.
+ */
+static __always_inline void edge_close(struct thread_state *ts, __u64 now)
+{
+	if (!ts->file_call.span.start || ts->file_call.cls != ARGUS_CLS_EPOLL)
+		return;
+	if (ts->sched.sleep_start && now > ts->sched.sleep_start) {
+		ts->sched.slept_total += now - ts->sched.sleep_start;
+		ts->sched.sleep_start = now;
+	}
+	file_call_end(ts, now);
+	ts->file_call.span.start = now;
+	ts->file_call.span.runq = ts->sched.runq_total;
+	ts->file_call.slept0 = ts->sched.slept_total;
+	__sync_fetch_and_add(&edge_closed, 1);
+}
+
+SEC("iter/task")
+int window_edges(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct thread_state *ts;
+
+	/* an entry for a target's task only: the pass meets every task on the host */
+	if (!t || (!bpf_task_storage_get(&threads, t, 0, 0) && !task_is_target(t)))
+		return 0;
+	ts = task_state(t);
+	if (!ts)
+		return 0;
+	if (window_edge == ARGUS_EDGE_OPEN)
+		edge_open(ts, t, bpf_ktime_get_ns());
+	else if (window_edge == ARGUS_EDGE_CLOSE)
+		edge_close(ts, bpf_ktime_get_ns());
+	return 0;
+}
+
+#endif /* ARGUS_EDGES_BPF_H */
