@@ -42,10 +42,9 @@ static __always_inline __u32 syscall_role(long id)
 
 #define FILE_TYPE_MASK 0170000 /* S_IFMT */
 
-/* The current task's open file behind descriptor fd; NULL when there is none. */
-static __always_inline struct file *fd_file(long fd)
+/* Task task's open file behind descriptor fd; NULL when there is none. */
+static __always_inline struct file *task_fd_file(struct task_struct *task, long fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *f = NULL;
 
@@ -57,14 +56,20 @@ static __always_inline struct file *fd_file(long fd)
 	return f;
 }
 
-/*
- * The type of the file behind the current task's descriptor fd, as the
- * class table's file type column has it (ARGUS_FTYPE_*: the S_IFMT bits,
- * a socket's by its kind); 0 when there is none.
- */
-static __always_inline __u32 fd_file_type(long fd)
+/* The current task's open file behind descriptor fd; NULL when there is none. */
+static __always_inline struct file *fd_file(long fd)
 {
-	struct file *f = fd_file(fd);
+	return task_fd_file(bpf_get_current_task_btf(), fd);
+}
+
+/*
+ * The type of the file behind task's descriptor fd, as the class table's
+ * file type column has it (ARGUS_FTYPE_*: the S_IFMT bits, a socket's by
+ * its kind); 0 when there is none.
+ */
+static __always_inline __u32 fd_file_type(struct task_struct *task, long fd)
+{
+	struct file *f = task_fd_file(task, fd);
 	struct socket *sock;
 	__u32 type;
 	short kind;
@@ -112,19 +117,20 @@ static __always_inline __u32 call_group(__u32 role, long arg1)
 }
 
 /*
- * The class of a system call whose time is spent on a file of one kind
- * (the file type and calls columns of ARGUS_CLASSES), by the call and the
- * type of its file descriptor (the first argument, arg0); ARGUS_CLS_MAX for
- * any other call.
+ * The class of a system call of task's whose time is spent on a file of
+ * one kind (the file type and calls columns of ARGUS_CLASSES), by the call
+ * and the type of its file descriptor (the first argument, arg0);
+ * ARGUS_CLS_MAX for any other call.
  */
-static __always_inline __u32 file_call_class(__u32 role, long arg0, long arg1)
+static __always_inline __u32 file_call_class(struct task_struct *task, __u32 role, long arg0,
+					     long arg1)
 {
 	__u32 group = call_group(role, arg1), type = 0;
 
 	if (!group)
 		return ARGUS_CLS_MAX;
 	if (group & ARGUS_CALLS_ON_FD)
-		type = fd_file_type(arg0);
+		type = fd_file_type(task, arg0);
 #define FILE_CALL_ROW(id, name, companions, with, ftype, calls)                                    \
 	if (ARGUS_CALLS_##calls != ARGUS_CALLS_NONE && (group & ARGUS_CALLS_##calls) &&            \
 	    (ARGUS_FTYPE_##ftype == ARGUS_FTYPE_ANY || type == ARGUS_FTYPE_##ftype))               \
@@ -234,7 +240,7 @@ static __always_inline void call_begin(struct thread_state *ts, __u32 role, long
 	} else if (role == ARGUS_SYS_CREATE) {
 		span_begin(ts, &ts->sched.fork);
 	} else if (role != ARGUS_SYS_NONE) {
-		ts->file_call.cls = file_call_class(role, arg0, arg1);
+		ts->file_call.cls = file_call_class(bpf_get_current_task_btf(), role, arg0, arg1);
 		if (ts->file_call.cls != ARGUS_CLS_MAX) {
 			span_begin(ts, &ts->file_call.span);
 			ts->file_call.slept0 = ts->sched.slept_total;

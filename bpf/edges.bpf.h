@@ -1,26 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * The window's edges. A target thread asleep in a wait for events or
- * connections (epoll, poll, select, accept) when the probe attaches, or
- * still asleep in one when it detaches, sleeps across an edge of the
- * window: the switch and the wakeup see only one end of that sleep, and
- * without these passes its time inside the window would go uncounted. A
- * server between requests sleeps there, the longer the fewer requests
- * come: the idle time a window misses is the time that says the service
- * waited for its work.
+ * The window's edges. A target thread asleep in a call the probe tells
+ * apart (a wait for events or connections, a read or write on a pipe or a
+ * socket, a file lock) when the probe attaches, or still asleep in one
+ * when it detaches, waits across an edge of the window: the switch and the
+ * wakeup see only one end of that wait, and without these passes its time
+ * inside the window would go uncounted. A server between requests sleeps
+ * there, the longer the fewer requests come; a service whose backend
+ * stopped answering waits there for seconds, longer than a window.
  *
  * User space reads the task iterator window_edges once right after it
- * attaches (ARGUS_EDGE_OPEN: such a sleep begins at the window's start, as
- * if the switch had seen it) and once right before it detaches
- * (ARGUS_EDGE_CLOSE: the wait so far is counted, idle and the call's own
- * part, and it goes on from the window's end). Only these waits: whether a
- * futex wait is idle (its own timeout) or on another task is known at its
- * wakeup alone, and the type of a call's file, which makes its class,
- * only from the current task's table. A wait found at the start is taken
- * as idle whole: whether the network held what its sockets would send
- * (transmit.bpf.h) is read when a sleep begins. A pass races with the
- * thread's own wakeup on another CPU for a few instructions, as the
- * probe's programs on two CPUs do.
+ * attaches (ARGUS_EDGE_OPEN: such a wait begins at the window's start, as
+ * if the switch had seen it, its class read from the call's saved
+ * registers and the thread's descriptor table) and once right before it
+ * detaches (ARGUS_EDGE_CLOSE: the wait so far counts in its class, a wait
+ * for events' sleep as idle, and the wait goes on from the window's end).
+ * A futex wait is left out: whether it is idle (its own timeout), on the
+ * target's own threads or on another task is known at its wakeup alone.
+ * So are the waits with a path of their own (a fault's, block I/O, the
+ * file system's). A send found asleep at the start counts on its socket:
+ * whether the network held what it would send (transmit.bpf.h) is read
+ * when a sleep begins. A pass races with the thread's own wakeup on
+ * another CPU for a few instructions, as the probe's programs on two CPUs
+ * do.
  *
  * Part of the multiplexed probe: included by paths.bpf.c, after the
  * parts whose state and helpers it uses (calls.bpf.h, sched.bpf.h).
@@ -30,7 +32,7 @@
 
 /* Which pass the next read of window_edges makes (enum argus_edge): user space sets it. */
 int window_edge = ARGUS_EDGE_NONE;
-/* The idle waits each pass found across an edge, over the probe's life (for the trace). */
+/* The waits each pass found across an edge, over the probe's life (for the trace). */
 unsigned long long edge_opened = 0;
 unsigned long long edge_closed = 0;
 
@@ -59,20 +61,23 @@ static __always_inline bool task_asleep(struct task_struct *t)
 }
 
 /*
- * Window start, target thread ts (task t): asleep in a wait for events that
- * no program has seen begin (the probe was not attached when it slept).
- * Its wait and its sleep begin now; its wakeup ends them (call_end).
+ * Window start, target thread ts (task t): asleep in a call the probe tells
+ * apart that no program has seen begin (the probe was not attached when it
+ * slept). Its wait and its sleep begin now; its wakeup ends them (call_end).
  */
 static __always_inline void edge_open(struct thread_state *ts, struct task_struct *t, __u64 now)
 {
 	long nr, arg0, arg1, arg2;
+	__u32 cls;
 
 	if (ts->sched.sleep_start || ts->sync.futex.start || ts->file_call.span.start ||
-	    !task_asleep(t) || !blocked_call(t, &nr, &arg0, &arg1, &arg2) ||
-	    call_group(syscall_role(nr), arg1) != ARGUS_CALLS_POLL)
+	    !task_asleep(t) || !blocked_call(t, &nr, &arg0, &arg1, &arg2))
+		return;
+	cls = file_call_class(t, syscall_role(nr), arg0, arg1);
+	if (cls >= ARGUS_CLS_MAX)
 		return;
 	ts->sched.sleep_start = now;
-	ts->file_call.cls = ARGUS_CLS_EPOLL;
+	ts->file_call.cls = cls;
 	ts->file_call.span.start = now;
 	ts->file_call.span.runq = ts->sched.runq_total;
 	ts->file_call.slept0 = ts->sched.slept_total;
@@ -80,13 +85,13 @@ static __always_inline void edge_open(struct thread_state *ts, struct task_struc
 }
 
 /*
- * Window end, target thread ts: still in a wait for events. What it waited
- * so far counts now, as if the wait ended here; the wait goes on from now,
- * so that nothing after this pass counts it twice.
+ * Window end, target thread ts: still in a call the probe tells apart.
+ * What it waited so far counts now, as if the call ended here; the call
+ * goes on from now, so that nothing after this pass counts it twice.
  */
 static __always_inline void edge_close(struct thread_state *ts, __u64 now)
 {
-	if (!ts->file_call.span.start || ts->file_call.cls != ARGUS_CLS_EPOLL)
+	if (!ts->file_call.span.start)
 		return;
 	if (ts->sched.sleep_start && now > ts->sched.sleep_start) {
 		ts->sched.slept_total += now - ts->sched.sleep_start;

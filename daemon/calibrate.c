@@ -23,7 +23,7 @@
 #define IDLE_METRIC "class/wait_idle/time_ns"
 #define UNITS_METRIC "target/units"
 #define WINDOW_NS_METRIC "target/window_ns"
-#define IDLE_EDGES_METRIC "target/idle_edges"
+#define WINDOW_EDGES_METRIC "target/window_edges"
 /* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
 #define OUTGROWN_SHARE 0.5
 
@@ -1175,7 +1175,7 @@ static double idle_share(const struct mvec *v)
 /*
  * A service's idle waits now against its reference's (calib_decision.idle_added).
  * Not where one side counted the sleeps that span a window's edges
- * ("target/idle_edges", bpf/edges.bpf.h) and the other did not (a
+ * ("target/window_edges", bpf/edges.bpf.h) and the other did not (a
  * reference recorded before they were counted): the idle time of the one
  * would have grown by what the other left out.
  */
@@ -1185,14 +1185,14 @@ static void service_idle_added(const struct calib_params *p, const struct mvec *
 	_cleanup_free_ double *work = calloc(k, sizeof(double));
 	const double *units = mvec_get(pmv, UNITS_METRIC), *window = mvec_get(pmv, WINDOW_NS_METRIC);
 	double noise, now = idle_share(pmv);
-	bool edges = mvec_get(pmv, IDLE_EDGES_METRIC) != NULL;
+	bool edges = mvec_get(pmv, WINDOW_EDGES_METRIC) != NULL;
 	size_t i;
 
 	if (!work || !units || !window || !(*units > 0) || !isfinite(now))
 		return;
 	for (i = 0; i < k; i++)
 		if (!isfinite(vals[i] = idle_share(&ref[i])) ||
-		    (mvec_get(&ref[i], IDLE_EDGES_METRIC) != NULL) != edges)
+		    (mvec_get(&ref[i], WINDOW_EDGES_METRIC) != NULL) != edges)
 			return;
 	centre_noise(p->robust, vals, k, work, &d->idle_share_ref, &noise);
 	d->idle_share = now;

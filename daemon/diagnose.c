@@ -197,6 +197,26 @@ static char *work_unit_stale(const json_t *meta, int64_t ref_id)
 			 DIAG_WORK_UNIT);
 }
 
+/*
+ * A running target's reference (subject "service:NAME", "unit:NAME",
+ * "pid:N") whose windows left out the waits under way at their start and
+ * end (before DIAG_WINDOW_WAITS) counted its paths of waits otherwise.
+ */
+static char *window_waits_stale(const json_t *meta, int64_t ref_id)
+{
+	const char *was = json_string_value(json_object_get(meta, "window_waits"));
+	const char *subject = json_string_value(json_object_get(meta, "subject")) ?: "";
+
+	if (strncmp(subject, "service:", 8) != 0 && strncmp(subject, "unit:", 5) != 0 &&
+	    strncmp(subject, "pid:", 4) != 0)
+		return NULL;
+	if (was && strcmp(was, DIAG_WINDOW_WAITS) == 0)
+		return NULL;
+	return xasprintf("reference %lld left out of its windows the waits under way at their "
+			 "start and end, and this argusd counts their part inside the window",
+			 (long long)ref_id);
+}
+
 /* The state of one diagnosis, for the report. */
 struct diag_state {
 	const struct diag_env *env;
@@ -245,7 +265,7 @@ char *diag_reference_stale(const json_t *meta, int64_t ref_id, const char *kerne
 				 "follows them through %s (syscall_events): each system call costs "
 				 "the target a different amount",
 				 (long long)ref_id, ref_calls, syscall_events_name());
-	if ((why = work_unit_stale(meta, ref_id)))
+	if ((why = work_unit_stale(meta, ref_id)) || (why = window_waits_stale(meta, ref_id)))
 		return why;
 	/* the same kernel resolved otherwise (the backends setting, or the rules of resolution) */
 	for (i = 0; t && json_is_object(backends) && i < t->n_nodes; i++) {

@@ -29,6 +29,15 @@
  */
 #define DIAG_WORK_UNIT "cpu_with_ended"
 
+/*
+ * How a running target's window counts the waits in calls under way at its
+ * start and its end, kept in its references ("window_waits"): their part
+ * inside the window, where the kernel lets the probe iterate over tasks
+ * (bpf/edges.bpf.h). A reference recorded before (no such key) left them
+ * out, and is stale for a diagnosis.
+ */
+#define DIAG_WINDOW_WAITS "edges_counted"
+
 struct diag_env {
 	const struct config *cfg;
 	const struct tree *tree;

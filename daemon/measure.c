@@ -583,12 +583,13 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 	json_object_set_new(o, "readahead_ns", json_integer(c->readahead_ns));
 	json_object_set_new(o, "faults_overlapped", json_integer(c->faults_overlapped));
 	json_object_set_new(o, "state_misses", json_integer(c->state_misses));
-	/* the waits for events under way at the window's start and end (bpf/edges.bpf.h) */
+	/* the waits in calls under way at the window's start and end (bpf/edges.bpf.h) */
 	if (!lp->authored)
 		json_object_set_new(o, "window_edges",
-				    json_pack("{s:b,s:I,s:I}", "counted", c->edges, "opened",
+				    json_pack("{s:b,s:I,s:I,s:I}", "counted", c->edges, "opened",
 					      (json_int_t)c->edge_opened, "closed",
-					      (json_int_t)c->edge_closed));
+					      (json_int_t)c->edge_closed, "pass_ns",
+					      (json_int_t)c->edge_pass_ns));
 	if (c->n_rq_holders > 0) {
 		json_t *a = json_array();
 		size_t i;
@@ -1286,9 +1287,9 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 				if (tg->workload && probe.builtin)
 					mvec_set(&res.vec, "target/thread_ns",
 						 res.target.wall_ns + counts.child_thread_ns);
-				/* a running target's idle waits, whole within the window */
+				/* a running target's waits in calls, whole within the window */
 				if (!tg->workload && counts.edges)
-					mvec_set(&res.vec, "target/idle_edges", 1);
+					mvec_set(&res.vec, "target/window_edges", 1);
 				res.probe = probe_info(t, plan, &probe, &counts, stats_fd >= 0,
 						       res.target.wall_ns);
 			}

@@ -14,8 +14,9 @@
  * "target/processes" (at the end) and, with an SLI, "target/sli" (the
  * window's value) and "target/sli_cost" (the same, oriented so that larger
  * is worse: the value when lower is better, its negative when higher is).
- * A running target's "target/idle_edges" (1) says that its idle waits
- * across the window's start and end were counted (bpf/edges.bpf.h).
+ * A running target's "target/window_edges" (1) says that the waits in
+ * calls under way at the window's start and end were counted, their part
+ * inside it (bpf/edges.bpf.h).
  *
  * With measure_opts.witness, the run also collects what the kernel says of
  * it on its own (witness.h): perf's fork and exit records of the target's

@@ -175,6 +175,7 @@ struct probe {
 	/* the task iterator of the window's edges (bpf/edges.bpf.h); NULL: none here */
 	struct bpf_link *edges;
 	bool edges_counted; /* both passes made: the window's edges were counted */
+	uint64_t edge_pass_ns; /* the longest pass took so long */
 };
 
 /*
@@ -309,7 +310,7 @@ static int autoload_tracepoints(const struct tree *t, struct probe *p, char **re
 		bpf_program__set_autoload(prog, true);
 	}
 	/*
-	 * The waits for events that cross the window's edges, where the
+	 * The waits in calls that cross the window's edges, where the
 	 * switch counts waits and the kernel iterates over tasks (5.8 on)
 	 */
 	if (bpf_program__autoload(p->skel->progs.handle_sched_switch) && vmlinux &&
@@ -603,6 +604,7 @@ static int attach_functions(struct probe *p, size_t i, unsigned *pair, char **re
 static int window_edge(struct probe *p, enum argus_edge edge)
 {
 	_cleanup_close_ int fd = -1;
+	uint64_t start = now_mono_ns();
 	char buf[64];
 	ssize_t n;
 	int r;
@@ -615,10 +617,15 @@ static int window_edge(struct probe *p, enum argus_edge edge)
 		do
 			n = read(fd, buf, sizeof(buf));
 		while (n > 0 || (n < 0 && errno == EINTR));
-	if (n == 0)
+	if (n == 0) {
+		uint64_t took = now_mono_ns() - start;
+
+		if (took > p->edge_pass_ns)
+			p->edge_pass_ns = took;
 		return 0;
+	}
 	r = -errno;
-	log_warning_errno(r, "the waits for events across the window's %s go uncounted: %m",
+	log_warning_errno(r, "the waits in calls across the window's %s go uncounted: %m",
 			  edge == ARGUS_EDGE_OPEN ? "start" : "end");
 	return r;
 }
@@ -634,7 +641,7 @@ static void attach_edges(struct probe *p)
 	p->edges = bpf_program__attach_iter(prog, NULL);
 	if (!p->edges) {
 		r = -errno;
-		log_warning_errno(r, "the waits for events across a window's edges go uncounted: "
+		log_warning_errno(r, "the waits in calls across a window's edges go uncounted: "
 				     "attaching the task iterator: %m");
 		return;
 	}
@@ -958,6 +965,7 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 	out.edges = p->edges_counted;
 	out.edge_opened = p->skel->bss->edge_opened;
 	out.edge_closed = p->skel->bss->edge_closed;
+	out.edge_pass_ns = p->edge_pass_ns;
 	out.rq_holders_total.unkept = p->skel->bss->rq_holders_unkept;
 	out.rq_holders_total.unkept_ns = p->skel->bss->rq_holders_unkept_ns;
 	out.wakers_total.unkept = p->skel->bss->wakers_unkept;

@@ -136,12 +136,13 @@ struct probe_counts {
 	/* Lives of the threads and processes the target started after attach, summed at exit. */
 	unsigned long long child_thread_ns;
 	/*
-	 * The waits for events under way at the window's start and end, counted
+	 * The waits in calls under way at the window's start and end, counted
 	 * by the passes over every task there (bpf/edges.bpf.h): whether the
-	 * passes were made, and the waits each found.
+	 * passes were made, the waits each found, and how long the longer
+	 * pass took (it visits every task on the host).
 	 */
 	bool edges;
-	unsigned long long edge_opened, edge_closed;
+	unsigned long long edge_opened, edge_closed, edge_pass_ns;
 	unsigned long long run_cnt;	/* program runs, when stats were on */
 	unsigned long long run_time_ns; /* program run time, when stats were on */
 	/* The holders with the most wait time, most first (built-in probe only). */

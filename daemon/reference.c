@@ -575,6 +575,8 @@ int reference_job(struct job_ctx *ctx, void *userdata, json_t **ret_result, json
 			json_object_set_new(meta, "service", service_to_json(tg.service));
 		if (tg.service || tg.unit)
 			json_object_set_new(meta, "work_unit", json_string(DIAG_WORK_UNIT));
+		if (!tg.workload)
+			json_object_set_new(meta, "window_waits", json_string(DIAG_WINDOW_WAITS));
 		r = store_reference_create(s, job_ctx_id(ctx), meta, &ref_id);
 		json_decref(meta);
 		for (k = 0; r >= 0 && k < repeats; k++)

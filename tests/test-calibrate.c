@@ -2026,7 +2026,7 @@ static void test_sli_idle_where(const struct tree *t)
 	/* asleep 0.5 s of each second, then 0.6: 0.1 s over 800 requests, 125 us each */
 	rows[idle] = (struct row){"class/wait_idle/time_ns", {5e5, 0.5e9 / 990, 0.5e9 / 1010}, 7.5e5};
 	/* both sides counted the sleeps across the windows' edges */
-	rows[edges] = (struct row){"target/idle_edges", {1, 1, 1}, 1};
+	rows[edges] = (struct row){"target/window_edges", {1, 1, 1}, 1};
 	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECKF(d.action == CALIB_ABSTAIN && d.why == CALIB_WHY_NO_DEVIATION &&
 		   near(d.idle_share, 0.6) && near(d.idle_share_ref, 0.5) &&
@@ -2045,13 +2045,13 @@ static void test_sli_idle_where(const struct tree *t)
 	 * A reference recorded before they were counted, against a window that
 	 * counted them: the growth could be theirs, and is not compared
 	 */
-	rows[edges] = (struct row){"target/idle_edges", {NAN, NAN, NAN}, 1};
+	rows[edges] = (struct row){"target/window_edges", {NAN, NAN, NAN}, 1};
 	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECKF(isnan(d.idle_added) && !strstr(d.reason, "which waited for its work") &&
 		   strstr(d.reason, "to waits no path of the tree covers or outside the service"),
 	       "idle %g a request against an older reference: %s", d.idle_added, d.reason);
 	calib_decision_free(&d);
-	rows[edges] = (struct row){"target/idle_edges", {1, 1, 1}, 1};
+	rows[edges] = (struct row){"target/window_edges", {1, 1, 1}, 1};
 
 	/*
 	 * Eight threads of which three wait for work the whole time, asleep

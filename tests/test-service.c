@@ -599,7 +599,7 @@ static void expect_quiet_waits(json_int_t id, const json_t *res)
 
 /*
  * Every measured window of job id counted the idle waits across its edges
- * (the trace's probe.window_edges, the vector's target/idle_edges), and the
+ * (the trace's probe.window_edges, the vector's target/window_edges), and the
  * passes found the service's workers asleep in poll() at some start and
  * some end.
  */
@@ -621,7 +621,7 @@ static void expect_window_edges(json_int_t id)
 		edges = json_object_get(json_object_get(step, "probe"), "window_edges");
 		counted += json_is_true(json_object_get(edges, "counted")) &&
 			   json_number_value(json_object_get(json_object_get(step, "pmv"),
-							     "target/idle_edges")) == 1;
+							     "target/window_edges")) == 1;
 		opened += json_integer_value(json_object_get(edges, "opened"));
 		closed += json_integer_value(json_object_get(edges, "closed"));
 	}
@@ -690,6 +690,32 @@ static void meta_set(json_int_t ref, const char *expr)
 	snprintf(sql, sizeof(sql), "UPDATE refs SET meta = %s WHERE id = %lld; SELECT changes()",
 		 expr, (long long)ref);
 	REQUIRE(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "1"));
+}
+
+/*
+ * A service's reference from before the waits under way at a window's start
+ * and end counted (no "window_waits" in its meta) counted its paths of
+ * waits otherwise: a diagnosis against it is refused as stale, saying why.
+ */
+static void test_old_window_waits(json_int_t ref)
+{
+	char sql[256], buf[64];
+	json_t *job;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT json_extract(meta, '$.window_waits') FROM refs WHERE id = %lld",
+		 (long long)ref);
+	CHECK_STREQ(db_value(&d, sql, buf, sizeof(buf)), "edges_counted",
+		    "a service's reference records how its windows counted waits");
+	meta_set(ref, "json_remove(meta, '$.window_waits')");
+	job = run_job("/diagnose", "{\"service\": \"plain\"}", 60);
+	CHECK_STREQ(job_error_text(job, "code"), "stale_reference",
+		    "a reference without the waits at its windows' edges");
+	CHECKF(strstr(job_error_text(job, "message"), "waits under way at their start and end") &&
+		       strstr(job_error_text(job, "message"), "POST /references"),
+	       "the old windows' message: %s", job_error_text(job, "message"));
+	json_decref(job);
+	meta_set(ref, "json_set(meta, '$.window_waits', 'edges_counted')");
 }
 
 /*
@@ -846,6 +872,7 @@ static void test_daemon(void)
 	CHECKF(strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "bottleneck") != 0,
 	       "verdict %s", json_string_value(json_object_get(res, "verdict")));
 	json_decref(job);
+	test_old_window_waits(ref);
 	test_old_work_unit(ref);
 
 	/* judged by its SLI: the same SLI is not slower; a worse one is */
