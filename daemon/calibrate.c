@@ -24,6 +24,7 @@
 #define UNITS_METRIC "target/units"
 #define WINDOW_NS_METRIC "target/window_ns"
 #define WINDOW_EDGES_METRIC "target/window_edges"
+#define PROCESSES_METRIC "target/processes"
 /* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
 #define OUTGROWN_SHARE 0.5
 
@@ -884,7 +885,7 @@ int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_
 	struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
 	    .cpu_added = NAN, .sys_added = NAN, .idle_share = NAN, .idle_share_ref = NAN,
-	    .idle_added = NAN};
+	    .idle_added = NAN, .processes = NAN, .processes_ref = NAN};
 	_cleanup_free_ double *vals = calloc(k ? k : 1, sizeof(double));
 	struct calib_score score = {};
 
@@ -1172,6 +1173,14 @@ static double idle_share(const struct mvec *v)
 	return *idle * *units / *window;
 }
 
+/* The service's processes at the window's end (1 when the vector does not say). */
+static double processes_of(const struct mvec *v)
+{
+	const double *n = mvec_get(v, PROCESSES_METRIC);
+
+	return n && *n >= 1 ? *n : 1;
+}
+
 /*
  * A service's idle waits now against its reference's (calib_decision.idle_added).
  * Not where one side counted the sleeps that span a window's edges
@@ -1184,18 +1193,23 @@ static void service_idle_added(const struct calib_params *p, const struct mvec *
 {
 	_cleanup_free_ double *work = calloc(k, sizeof(double));
 	const double *units = mvec_get(pmv, UNITS_METRIC), *window = mvec_get(pmv, WINDOW_NS_METRIC);
-	double noise, now = idle_share(pmv);
+	double noise, now = idle_share(pmv), per_process;
 	bool edges = mvec_get(pmv, WINDOW_EDGES_METRIC) != NULL;
 	size_t i;
 
 	if (!work || !units || !window || !(*units > 0) || !isfinite(now))
 		return;
 	for (i = 0; i < k; i++)
-		if (!isfinite(vals[i] = idle_share(&ref[i])) ||
+		if (!isfinite(vals[i] = idle_share(&ref[i]) / processes_of(&ref[i])) ||
 		    (mvec_get(&ref[i], WINDOW_EDGES_METRIC) != NULL) != edges)
 			return;
-	centre_noise(p->robust, vals, k, work, &d->idle_share_ref, &noise);
+	centre_noise(p->robust, vals, k, work, &per_process, &noise);
+	for (i = 0; i < k; i++)
+		vals[i] = processes_of(&ref[i]);
+	centre_noise(p->robust, vals, k, work, &d->processes_ref, &noise);
+	d->processes = processes_of(pmv);
 	d->idle_share = now;
+	d->idle_share_ref = per_process * d->processes;
 	d->idle_added = (now - d->idle_share_ref) * *window / *units;
 }
 
@@ -1229,7 +1243,7 @@ static char *service_unexplained_where(const struct calib_params *p,
 	double lost = d->loss, div;
 	int prec;
 	const char *unit = time_unit(lost, &div, &prec);
-	_cleanup_free_ char *grew = NULL;
+	_cleanup_free_ char *grew = NULL, *scaled = NULL;
 
 	if (!(lost > 0))
 		return NULL;
@@ -1238,15 +1252,20 @@ static char *service_unexplained_where(const struct calib_params *p,
 				 "that its SLI's change cost at the least",
 				 d->cpu_added >= 0 ? "grew" : "fell", prec, fabs(d->cpu_added) / div,
 				 unit, prec, lost / div, unit);
-	if (d->idle_added >= lost / 2)
+	if (d->idle_added >= lost / 2) {
+		/* the reference's rate for as many processes as now, when their number moved */
+		if (fabs(d->processes - d->processes_ref) >= 0.5)
+			scaled = xasprintf(" for as many processes (%.0f now, %.0f there)",
+					   d->processes, d->processes_ref);
 		return xasprintf("; %s%sits threads slept idle (waiting for events, connections or "
 				 "their own timeouts) %.2f s of each second, summed over them, against "
-				 "%.2f s in its reference, +%.*f %s per %s: the time went outside the "
+				 "%.2f s in its reference%s, +%.*f %s per %s: the time went outside the "
 				 "service, which waited for its work (a client slower to send, or a "
 				 "service it calls slower to answer)",
 				 grew ?: "", grew ? ", and " : "", d->idle_share, d->idle_share_ref,
-				 prec, d->idle_added / div, unit,
+				 scaled ?: "", prec, d->idle_added / div, unit,
 				 p->per_request ? "request" : "CPU-second of its work");
+	}
 	if (!grew)
 		return NULL;
 	if (d->cpu_added >= lost / 2)
@@ -1462,7 +1481,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	_cleanup_(decision_freep) struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
 	    .cpu_added = NAN, .sys_added = NAN, .idle_share = NAN, .idle_share_ref = NAN,
-	    .idle_added = NAN, .rest_others = 1.0,
+	    .idle_added = NAN, .processes = NAN, .processes_ref = NAN, .rest_others = 1.0,
 	    .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;

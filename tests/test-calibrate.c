@@ -2008,15 +2008,16 @@ static void test_sli_unexplained_where(const struct tree *t)
  */
 static void test_sli_idle_where(const struct tree *t)
 {
-	struct row rows[ARRAY_SIZE(level1_slow) + 6];
+	struct row rows[ARRAY_SIZE(level1_slow) + 7];
 	struct calib_params per;
 	struct calib_decision d;
 	const size_t sli = ARRAY_SIZE(level1_slow) - 1, unit_cpu = ARRAY_SIZE(level1_slow);
 	const size_t cpu = unit_cpu + 1, idle = cpu + 1, units = idle + 1, window = units + 1;
-	const size_t edges = window + 1;
+	const size_t edges = window + 1, procs = edges + 1;
 
 	tap_subtest("sli idle where");
 	service_level1(rows, &per, true);
+	rows[procs] = (struct row){"target/processes", {4, 4, 4}, 4};
 	/* 1000 req/s -> 800 in 1 s windows at 500 us of CPU a request (+20 us): 125 us lost */
 	rows[sli] = (struct row){"target/sli_cost", {-1000, -990, -1010}, -800};
 	rows[unit_cpu] = (struct row){"target/unit_cpu_ns", {5e5, 5e5, 5e5}, 5.2e5};
@@ -2094,6 +2095,31 @@ static void test_sli_idle_where(const struct tree *t)
 	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
 	CHECKF(near(d.idle_added, 0) && !strstr(d.reason, "idle") && !strstr(d.reason, "outside"),
 	       "idle %g: %s", d.idle_added, d.reason);
+	calib_decision_free(&d);
+
+	/*
+	 * Per process: one process asleep 0.5 s of each second in the
+	 * reference, three now (another client's connections each started a
+	 * backend of their own, each as idle): 1.5 s of each second, summed,
+	 * as the reference's rate for three, not said; two now, as idle in all
+	 * as those three: 0.5 s a second more than two would sleep at the
+	 * reference's rate, +2.00 s per CPU-second of the 1 s lost, said
+	 */
+	rows[procs] = (struct row){"target/processes", {1, 1, 1}, 3};
+	rows[idle].pmv = 6e9;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(near(d.idle_share, 1.5) && near(d.idle_share_ref, 1.5) && near(d.idle_added, 0) &&
+		   !strstr(d.reason, "outside the service, which waited"),
+	       "three processes: idle %g against %g, %g: %s", d.idle_share, d.idle_share_ref,
+	       d.idle_added, d.reason);
+	calib_decision_free(&d);
+	rows[procs].pmv = 2;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(near(d.idle_added, 2e9) &&
+		   strstr(d.reason, "1.50 s of each second, summed over them, against 1.00 s in its "
+				    "reference for as many processes (2 now, 1 there), +2.00 s per "
+				    "CPU-second of its work: the time went outside the service"),
+	       "two processes: idle %g: %s", d.idle_added, d.reason);
 	calib_decision_free(&d);
 }
 
