@@ -224,6 +224,14 @@ static __always_inline bool blocked_call(struct task_struct *t, long *ret_nr, lo
 #endif
 }
 
+/* A call on a file (file_call, its class set) begins at now: its span, its sleeps from here. */
+static __always_inline void file_call_start(struct thread_state *ts, __u64 now)
+{
+	ts->file_call.span.start = now;
+	ts->file_call.span.runq = ts->sched.runq_total;
+	ts->file_call.slept0 = ts->sched.slept_total;
+}
+
 /*
  * The thread entered a system call of this role (syscall_role), with these
  * first two arguments: its fault is over, and a call the probe follows
@@ -241,10 +249,8 @@ static __always_inline void call_begin(struct thread_state *ts, __u32 role, long
 		span_begin(ts, &ts->sched.fork);
 	} else if (role != ARGUS_SYS_NONE) {
 		ts->file_call.cls = file_call_class(bpf_get_current_task_btf(), role, arg0, arg1);
-		if (ts->file_call.cls != ARGUS_CLS_MAX) {
-			span_begin(ts, &ts->file_call.span);
-			ts->file_call.slept0 = ts->sched.slept_total;
-		}
+		if (ts->file_call.cls != ARGUS_CLS_MAX)
+			file_call_start(ts, bpf_ktime_get_ns());
 	}
 }
 

@@ -78,9 +78,7 @@ static __always_inline void edge_open(struct thread_state *ts, struct task_struc
 		return;
 	ts->sched.sleep_start = now;
 	ts->file_call.cls = cls;
-	ts->file_call.span.start = now;
-	ts->file_call.span.runq = ts->sched.runq_total;
-	ts->file_call.slept0 = ts->sched.slept_total;
+	file_call_start(ts, now);
 	__sync_fetch_and_add(&edge_opened, 1);
 }
 
@@ -98,9 +96,7 @@ static __always_inline void edge_close(struct thread_state *ts, __u64 now)
 		ts->sched.sleep_start = now;
 	}
 	file_call_end(ts, now);
-	ts->file_call.span.start = now;
-	ts->file_call.span.runq = ts->sched.runq_total;
-	ts->file_call.slept0 = ts->sched.slept_total;
+	file_call_start(ts, now);
 	__sync_fetch_and_add(&edge_closed, 1);
 }
 
