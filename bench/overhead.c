@@ -35,7 +35,10 @@
  * system call events need tracefs: mounted for the run when it is not,
  * and unmounted after.
  *
- *   bench-overhead [--pages N] [--rounds R] [--cpu C] [--tree FILE]
+ *   bench-overhead [--pages N] [--rounds R] [--cpu C] [--tree FILE] [--programs]
+ *
+ * --programs: the last part alone (each program's own time per fault,
+ * one fault loop per configuration), for a change to the programs' bodies.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -881,6 +884,7 @@ int main(int argc, char **argv)
 					       { "rounds", required_argument, NULL, 'r' },
 					       { "cpu", required_argument, NULL, 'c' },
 					       { "tree", required_argument, NULL, 't' },
+					       { "programs", no_argument, NULL, 'P' },
 					       {} };
 	const char *src = getenv("ARGUS_SOURCE_DIR");
 	_cleanup_free_ char *tree_path = xasprintf("%s/tree-data/tree.json", src ?: ".");
@@ -889,7 +893,7 @@ int main(int argc, char **argv)
 	    calls[CFG_MAX][MAX_ROUNDS], reads[CFG_MAX][MAX_ROUNDS], switches[CFG_MAX][MAX_ROUNDS];
 	size_t pages = 50000, rounds = 15, k;
 	int cpu = 0, c, r;
-	bool mounted = false;
+	bool mounted = false, programs_only = false;
 	char *err = NULL;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -907,9 +911,12 @@ int main(int argc, char **argv)
 			free(tree_path);
 			tree_path = xstrdup(optarg);
 			break;
+		case 'P':
+			programs_only = true;
+			break;
 		default:
 			fprintf(stderr, "usage: bench-overhead [--pages N] [--rounds R] [--cpu C] "
-					"[--tree FILE]\n");
+					"[--tree FILE] [--programs]\n");
 			return 2;
 		}
 	}
@@ -931,6 +938,8 @@ int main(int argc, char **argv)
 	if (tracefs_event_ids(futex_events, ARRAY_SIZE(futex_events), futex_ids) < 0 ||
 	    futex_ids[0] < 0 || futex_ids[1] < 0)
 		syscall_event_missing = "no syscalls/sys_enter_futex or sys_exit_futex event in tracefs";
+	if (programs_only)
+		goto programs;
 
 	for (k = 0; k < rounds; k++)
 		for (c = 0; c < CFG_MAX; c++) {
@@ -992,6 +1001,7 @@ int main(int argc, char **argv)
 		       "in the last)\n",
 		       median(per_run, rounds), rounds, runs);
 	}
+programs:
 	for (c = 0; c < CFG_MAX; c++) {
 		if ((c != CFG_LEVEL1_NO_CALL_EVENTS && c != CFG_EMPTY && c != CFG_BPFTRACE) ||
 		    config_missing(c))
