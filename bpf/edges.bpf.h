@@ -22,7 +22,8 @@
  * whether the network held what it would send (transmit.bpf.h) is read
  * when a sleep begins. A pass races with the thread's own wakeup on
  * another CPU for a few instructions, as the probe's programs on two CPUs
- * do.
+ * do. Each pass also counts the target's live threads where it stands,
+ * which a service's idle waits are compared by (daemon/calibrate.c).
  *
  * Part of the multiplexed probe: included by paths.bpf.c, after the
  * parts whose state and helpers it uses (calls.bpf.h, sched.bpf.h).
@@ -35,6 +36,8 @@ int window_edge = ARGUS_EDGE_NONE;
 /* The waits each pass found across an edge, over the probe's life (for the trace). */
 unsigned long long edge_opened = 0;
 unsigned long long edge_closed = 0;
+/* The target's live threads the last pass met: user space reads it after each pass, and zeroes it. */
+unsigned long long edge_threads = 0;
 
 #define TASK_ASLEEP_BITS 3 /* TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE */
 
@@ -112,6 +115,8 @@ int window_edges(struct bpf_iter__task *ctx)
 	ts = task_state(t);
 	if (!ts)
 		return 0;
+	if (!BPF_CORE_READ(t, exit_state))
+		__sync_fetch_and_add(&edge_threads, 1);
 	if (window_edge == ARGUS_EDGE_OPEN)
 		edge_open(ts, t, bpf_ktime_get_ns());
 	else if (window_edge == ARGUS_EDGE_CLOSE)

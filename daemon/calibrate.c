@@ -25,6 +25,7 @@
 #define WINDOW_NS_METRIC "target/window_ns"
 #define WINDOW_EDGES_METRIC "target/window_edges"
 #define PROCESSES_METRIC "target/processes"
+#define THREADS_METRIC "target/threads"
 /* below this share of the loss, the first path may be outgrown by another (outgrown_by) */
 #define OUTGROWN_SHARE 0.5
 
@@ -885,7 +886,7 @@ int calib_score_wall(const struct calib_params *p, const struct mvec *ref, size_
 	struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
 	    .cpu_added = NAN, .sys_added = NAN, .idle_share = NAN, .idle_share_ref = NAN,
-	    .idle_added = NAN, .processes = NAN, .processes_ref = NAN};
+	    .idle_added = NAN, .tasks = NAN, .tasks_ref = NAN};
 	_cleanup_free_ double *vals = calloc(k ? k : 1, sizeof(double));
 	struct calib_score score = {};
 
@@ -1173,10 +1174,14 @@ static double idle_share(const struct mvec *v)
 	return *idle * *units / *window;
 }
 
-/* The service's processes at the window's end (1 when the vector does not say). */
-static double processes_of(const struct mvec *v)
+/*
+ * The service's threads over the window (the mean of their numbers at its
+ * start and end, counted by the passes there), or its processes at its end;
+ * 1 when the vector does not say.
+ */
+static double tasks_of(const struct mvec *v, bool threads)
 {
-	const double *n = mvec_get(v, PROCESSES_METRIC);
+	const double *n = mvec_get(v, threads ? THREADS_METRIC : PROCESSES_METRIC);
 
 	return n && *n >= 1 ? *n : 1;
 }
@@ -1193,23 +1198,29 @@ static void service_idle_added(const struct calib_params *p, const struct mvec *
 {
 	_cleanup_free_ double *work = calloc(k, sizeof(double));
 	const double *units = mvec_get(pmv, UNITS_METRIC), *window = mvec_get(pmv, WINDOW_NS_METRIC);
-	double noise, now = idle_share(pmv), per_process;
+	double noise, now = idle_share(pmv), per_task;
 	bool edges = mvec_get(pmv, WINDOW_EDGES_METRIC) != NULL;
+	bool threads = mvec_get(pmv, THREADS_METRIC) != NULL;
 	size_t i;
 
 	if (!work || !units || !window || !(*units > 0) || !isfinite(now))
 		return;
-	for (i = 0; i < k; i++)
-		if (!isfinite(vals[i] = idle_share(&ref[i]) / processes_of(&ref[i])) ||
-		    (mvec_get(&ref[i], WINDOW_EDGES_METRIC) != NULL) != edges)
+	for (i = 0; i < k; i++) {
+		if ((mvec_get(&ref[i], WINDOW_EDGES_METRIC) != NULL) != edges)
 			return;
-	centre_noise(p->robust, vals, k, work, &per_process, &noise);
+		threads = threads && mvec_get(&ref[i], THREADS_METRIC);
+	}
 	for (i = 0; i < k; i++)
-		vals[i] = processes_of(&ref[i]);
-	centre_noise(p->robust, vals, k, work, &d->processes_ref, &noise);
-	d->processes = processes_of(pmv);
+		if (!isfinite(vals[i] = idle_share(&ref[i]) / tasks_of(&ref[i], threads)))
+			return;
+	centre_noise(p->robust, vals, k, work, &per_task, &noise);
+	for (i = 0; i < k; i++)
+		vals[i] = tasks_of(&ref[i], threads);
+	centre_noise(p->robust, vals, k, work, &d->tasks_ref, &noise);
+	d->tasks = tasks_of(pmv, threads);
+	d->tasks_are = threads ? "threads" : "processes";
 	d->idle_share = now;
-	d->idle_share_ref = per_process * d->processes;
+	d->idle_share_ref = per_task * d->tasks;
 	d->idle_added = (now - d->idle_share_ref) * *window / *units;
 }
 
@@ -1253,10 +1264,11 @@ static char *service_unexplained_where(const struct calib_params *p,
 				 d->cpu_added >= 0 ? "grew" : "fell", prec, fabs(d->cpu_added) / div,
 				 unit, prec, lost / div, unit);
 	if (d->idle_added >= lost / 2) {
-		/* the reference's rate for as many processes as now, when their number moved */
-		if (fabs(d->processes - d->processes_ref) >= 0.5)
-			scaled = xasprintf(" for as many processes (%.0f now, %.0f there)",
-					   d->processes, d->processes_ref);
+		/* the reference's rate for as many threads (or processes) as now, when that moved */
+		if (fabs(d->tasks - d->tasks_ref) >= 0.5)
+			scaled = xasprintf(" for as many %s (%.*f now, %.*f there)", d->tasks_are,
+					   d->tasks == round(d->tasks) ? 0 : 1, d->tasks,
+					   d->tasks_ref == round(d->tasks_ref) ? 0 : 1, d->tasks_ref);
 		return xasprintf("; %s%sits threads slept idle (waiting for events, connections or "
 				 "their own timeouts) %.2f s of each second, summed over them, against "
 				 "%.2f s in its reference%s, +%.*f %s per %s: the time went outside the "
@@ -1481,7 +1493,7 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 	_cleanup_(decision_freep) struct calib_decision d = {
 	    .node = -1, .evidence = -1, .wall = -1, .slower_by = -1, .cpu_fall = NAN,
 	    .cpu_added = NAN, .sys_added = NAN, .idle_share = NAN, .idle_share_ref = NAN,
-	    .idle_added = NAN, .processes = NAN, .processes_ref = NAN, .rest_others = 1.0,
+	    .idle_added = NAN, .tasks = NAN, .tasks_ref = NAN, .rest_others = 1.0,
 	    .loss = NAN};
 	_cleanup_free_ struct node_eval *ev = NULL;
 	_cleanup_free_ double *vals = NULL;

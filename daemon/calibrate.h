@@ -302,15 +302,18 @@ struct calib_decision {
 	 * that the loss went outside the service. Per second and not per
 	 * unit, since threads that wait for work the whole time (a pool
 	 * larger than its load) wait longer per unit whenever fewer units are
-	 * done, for whatever reason; and per process of the service, the
-	 * reference's rate taken for as many processes as there are now
-	 * (processes, and the reference's centre processes_ref), since a
-	 * service that started a process for another client (a database's
-	 * backend for a connection) sleeps longer in all for no slower work.
-	 * NAN when not known.
+	 * done, for whatever reason; and per thread of the service, the
+	 * reference's rate taken for as many threads as there are now (tasks,
+	 * and the reference's centre tasks_ref: "target/threads", over the
+	 * window), since a service that started a thread or a process for
+	 * another client (a database's backend for a connection) sleeps longer
+	 * in all for no slower work. Per process at the window's end where a
+	 * side did not count its threads (tasks_are says which). NAN when not
+	 * known.
 	 */
 	double idle_share, idle_share_ref, idle_added;
-	double processes, processes_ref;
+	double tasks, tasks_ref;
+	const char *tasks_are; /* "threads" or "processes" */
 	int evidence;	  /* index in scores[] of the metric the decision rests on
 			   * (the top node's deciding metric, the wall time of a
 			   * gate abstention, else the largest z); -1 when none */

@@ -586,10 +586,12 @@ static json_t *probe_info(const struct tree *t, const struct probe_plan *plan,
 	/* the waits in calls under way at the window's start and end (bpf/edges.bpf.h) */
 	if (!lp->authored)
 		json_object_set_new(o, "window_edges",
-				    json_pack("{s:b,s:I,s:I,s:I}", "counted", c->edges, "opened",
-					      (json_int_t)c->edge_opened, "closed",
+				    json_pack("{s:b,s:I,s:I,s:I,s:[I,I]}", "counted", c->edges,
+					      "opened", (json_int_t)c->edge_opened, "closed",
 					      (json_int_t)c->edge_closed, "pass_ns",
-					      (json_int_t)c->edge_pass_ns));
+					      (json_int_t)c->edge_pass_ns, "threads",
+					      (json_int_t)c->edge_threads_start,
+					      (json_int_t)c->edge_threads_end));
 	if (c->n_rq_holders > 0) {
 		json_t *a = json_array();
 		size_t i;
@@ -1287,9 +1289,17 @@ int measure_run(const struct tree *t, const struct probe_plan *plan,
 				if (tg->workload && probe.builtin)
 					mvec_set(&res.vec, "target/thread_ns",
 						 res.target.wall_ns + counts.child_thread_ns);
-				/* a running target's waits in calls, whole within the window */
-				if (!tg->workload && counts.edges)
+				/*
+				 * a running target's waits in calls, whole within the
+				 * window, and its threads over it (those at its start
+				 * and its end, by their mean)
+				 */
+				if (!tg->workload && counts.edges) {
 					mvec_set(&res.vec, "target/window_edges", 1);
+					mvec_set(&res.vec, "target/threads",
+						 (counts.edge_threads_start + counts.edge_threads_end) /
+						     2.0);
+				}
 				res.probe = probe_info(t, plan, &probe, &counts, stats_fd >= 0,
 						       res.target.wall_ns);
 			}

@@ -16,7 +16,8 @@
  * is worse: the value when lower is better, its negative when higher is).
  * A running target's "target/window_edges" (1) says that the waits in
  * calls under way at the window's start and end were counted, their part
- * inside it (bpf/edges.bpf.h).
+ * inside it (bpf/edges.bpf.h); those passes also count its live threads,
+ * and "target/threads" is their mean over the two.
  *
  * With measure_opts.witness, the run also collects what the kernel says of
  * it on its own (witness.h): perf's fork and exit records of the target's

@@ -176,6 +176,7 @@ struct probe {
 	struct bpf_link *edges;
 	bool edges_counted; /* both passes made: the window's edges were counted */
 	uint64_t edge_pass_ns; /* the longest pass took so long */
+	uint64_t edge_threads[2]; /* the target's live threads at the start and at the end */
 };
 
 /*
@@ -622,6 +623,8 @@ static int window_edge(struct probe *p, enum argus_edge edge)
 
 		if (took > p->edge_pass_ns)
 			p->edge_pass_ns = took;
+		p->edge_threads[edge == ARGUS_EDGE_CLOSE] = p->skel->bss->edge_threads;
+		p->skel->bss->edge_threads = 0;
 		return 0;
 	}
 	r = -errno;
@@ -966,6 +969,8 @@ int probe_read(struct probe *p, struct probe_counts *ret)
 	out.edge_opened = p->skel->bss->edge_opened;
 	out.edge_closed = p->skel->bss->edge_closed;
 	out.edge_pass_ns = p->edge_pass_ns;
+	out.edge_threads_start = p->edge_threads[0];
+	out.edge_threads_end = p->edge_threads[1];
 	out.rq_holders_total.unkept = p->skel->bss->rq_holders_unkept;
 	out.rq_holders_total.unkept_ns = p->skel->bss->rq_holders_unkept_ns;
 	out.wakers_total.unkept = p->skel->bss->wakers_unkept;

@@ -138,11 +138,13 @@ struct probe_counts {
 	/*
 	 * The waits in calls under way at the window's start and end, counted
 	 * by the passes over every task there (bpf/edges.bpf.h): whether the
-	 * passes were made, the waits each found, and how long the longer
-	 * pass took (it visits every task on the host).
+	 * passes were made, the waits each found, how long the longer pass
+	 * took (it visits every task on the host), and the target's live
+	 * threads at the window's start and at its end.
 	 */
 	bool edges;
 	unsigned long long edge_opened, edge_closed, edge_pass_ns;
+	unsigned long long edge_threads_start, edge_threads_end;
 	unsigned long long run_cnt;	/* program runs, when stats were on */
 	unsigned long long run_time_ns; /* program run time, when stats were on */
 	/* The holders with the most wait time, most first (built-in probe only). */

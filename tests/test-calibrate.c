@@ -2008,16 +2008,18 @@ static void test_sli_unexplained_where(const struct tree *t)
  */
 static void test_sli_idle_where(const struct tree *t)
 {
-	struct row rows[ARRAY_SIZE(level1_slow) + 7];
+	struct row rows[ARRAY_SIZE(level1_slow) + 8];
 	struct calib_params per;
 	struct calib_decision d;
 	const size_t sli = ARRAY_SIZE(level1_slow) - 1, unit_cpu = ARRAY_SIZE(level1_slow);
 	const size_t cpu = unit_cpu + 1, idle = cpu + 1, units = idle + 1, window = units + 1;
-	const size_t edges = window + 1, procs = edges + 1;
+	const size_t edges = window + 1, procs = edges + 1, threads = procs + 1;
 
 	tap_subtest("sli idle where");
 	service_level1(rows, &per, true);
 	rows[procs] = (struct row){"target/processes", {4, 4, 4}, 4};
+	/* the threads not counted (a vector without them), as in references before they were */
+	rows[threads] = (struct row){"target/threads", {NAN, NAN, NAN}, NAN};
 	/* 1000 req/s -> 800 in 1 s windows at 500 us of CPU a request (+20 us): 125 us lost */
 	rows[sli] = (struct row){"target/sli_cost", {-1000, -990, -1010}, -800};
 	rows[unit_cpu] = (struct row){"target/unit_cpu_ns", {5e5, 5e5, 5e5}, 5.2e5};
@@ -2120,6 +2122,45 @@ static void test_sli_idle_where(const struct tree *t)
 				    "reference for as many processes (2 now, 1 there), +2.00 s per "
 				    "CPU-second of its work: the time went outside the service"),
 	       "two processes: idle %g: %s", d.idle_added, d.reason);
+	calib_decision_free(&d);
+
+	/*
+	 * Per thread, where every window counted them: one process, two
+	 * threads in the reference (each asleep 0.25 s of each second), three
+	 * now (another client's connection), each as idle: no more than three
+	 * would sleep at the reference's rate, not said, though the process
+	 * is one; the threads counted now and not in the reference: per
+	 * process again, and said
+	 */
+	rows[procs] = (struct row){"target/processes", {1, 1, 1}, 1};
+	rows[threads] = (struct row){"target/threads", {2, 2, 2}, 3};
+	rows[idle].pmv = 3e9; /* 0.75 s of each second over 0.25 units */
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(near(d.idle_share, 0.75) && near(d.idle_share_ref, 0.75) && near(d.idle_added, 0) &&
+		   near(d.tasks, 3) && near(d.tasks_ref, 2) && !strcmp(d.tasks_are, "threads") &&
+		   !strstr(d.reason, "outside the service, which waited"),
+	       "three threads: idle %g against %g, %g, %s %g against %g: %s", d.idle_share,
+	       d.idle_share_ref, d.idle_added, d.tasks_are, d.tasks, d.tasks_ref, d.reason);
+	calib_decision_free(&d);
+	/* as many threads, each asleep more: said, for as many threads (2.5 over the window) */
+	rows[threads].pmv = 2.5;
+	rows[idle].pmv = 4e9; /* 1.00 s of each second against 0.625 for 2.5 threads */
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(near(d.idle_added, 1.5e9) &&
+		   strstr(d.reason, "1.00 s of each second, summed over them, against 0.62 s in its "
+				    "reference for as many threads (2.5 now, 2 there), +1.50 s per "
+				    "CPU-second of its work: the time went outside the service"),
+	       "2.5 threads: idle %g: %s", d.idle_added, d.reason);
+	calib_decision_free(&d);
+	/* a reference whose windows did not count them: per process, as above */
+	rows[threads] = (struct row){"target/threads", {NAN, 2, 2}, 3};
+	rows[idle].pmv = 3e9;
+	CHECK(decide(&per, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(near(d.tasks, 1) && near(d.tasks_ref, 1) && !strcmp(d.tasks_are, "processes") &&
+		   near(d.idle_added, 1e9) && strstr(d.reason, "outside the service, which waited"),
+	       "threads uncounted in one of the reference's windows: %s %g against %g, idle %g: "
+	       "%s",
+	       d.tasks_are, d.tasks, d.tasks_ref, d.idle_added, d.reason);
 	calib_decision_free(&d);
 }
 

@@ -1407,7 +1407,8 @@ static void test_epoll(void)
  * that stopped answering. The switch and the wakeup see one end of each
  * wait, or neither; the passes at the edges count the rest: about the
  * window of idle waits (half of it each for the first two) and one and a
- * half windows of pipe waits (without the passes: none of either).
+ * half windows of pipe waits (without the passes: none of either). The
+ * passes count the process's live threads: four, then three.
  */
 #define EDGE_HALF_MS 400
 
@@ -1499,16 +1500,22 @@ static void test_window_edges(void)
 			fprintf(stderr,
 				"edges: %llu idle waits %.1f ms, %llu pipe waits %.1f ms, in a "
 				"window of %.1f ms; opened %llu, closed %llu; the longer pass %.1f "
-				"us\n",
+				"us; threads %llu, then %llu\n",
 				cls(&c, ARGUS_CLS_WAIT_IDLE),
 				c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1e6, cls(&c, ARGUS_CLS_PIPE),
 				c.cls[ARGUS_CLS_PIPE].time_ns / 1e6, window_ns / 1e6, c.edge_opened,
-				c.edge_closed, c.edge_pass_ns / 1e3);
+				c.edge_closed, c.edge_pass_ns / 1e3, c.edge_threads_start,
+				c.edge_threads_end);
 			CHECKF(c.edges && c.edge_opened == 3 && c.edge_closed == 2 &&
 				       c.edge_pass_ns > 0,
 			       "edges %d: opened %llu, closed %llu (three waits across the start, "
 			       "two across the end), in %llu ns",
 			       c.edges, c.edge_opened, c.edge_closed, c.edge_pass_ns);
+			/* four threads at the start (the first joining the rest); the epoller gone */
+			CHECKF(c.edge_threads_start == 4 && c.edge_threads_end == 3,
+			       "the target's threads %llu at the start, %llu at the end: expected 4 "
+			       "and 3",
+			       c.edge_threads_start, c.edge_threads_end);
 			/*
 			 * a woken pipe read, or the read after the epoll wait, may sleep
 			 * again for the pipe's lock, which the writer still holds: a

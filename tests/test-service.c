@@ -601,13 +601,14 @@ static void expect_quiet_waits(json_int_t id, const json_t *res)
  * Every measured window of job id counted the idle waits across its edges
  * (the trace's probe.window_edges, the vector's target/window_edges), and the
  * passes found the service's workers asleep in poll() at some start and
- * some end.
+ * some end; each pass met the server's threads, one in each of its
+ * processes (the vector's target/threads).
  */
 static void expect_window_edges(json_int_t id)
 {
 	struct http_reply r;
-	const json_t *step, *edges;
-	size_t i, windows = 0, counted = 0;
+	const json_t *step, *edges, *threads;
+	size_t i, windows = 0, counted = 0, threads_met = 0;
 	json_int_t opened = 0, closed = 0;
 	char path[64];
 
@@ -624,10 +625,17 @@ static void expect_window_edges(json_int_t id)
 							     "target/window_edges")) == 1;
 		opened += json_integer_value(json_object_get(edges, "opened"));
 		closed += json_integer_value(json_object_get(edges, "closed"));
+		threads = json_object_get(edges, "threads");
+		threads_met += json_integer_value(json_array_get(threads, 0)) == WORKERS + 1 &&
+			       json_integer_value(json_array_get(threads, 1)) == WORKERS + 1 &&
+			       json_number_value(json_object_get(json_object_get(step, "pmv"),
+								 "target/threads")) == WORKERS + 1;
 	}
 	CHECKF(windows > 0 && counted == windows && opened > 0 && closed > 0,
 	       "%zu of %zu windows counted their edges: %lld at a start, %lld at an end", counted,
 	       windows, (long long)opened, (long long)closed);
+	CHECKF(threads_met == windows, "%zu of %zu windows met the server's %d threads at both edges",
+	       threads_met, windows, WORKERS + 1);
 	fprintf(stderr, "# edges: %zu windows, %lld idle waits found at a start, %lld at an end\n",
 		windows, (long long)opened, (long long)closed);
 	reply_free(&r);
