@@ -826,6 +826,43 @@ static int run_pid(const struct tree *t, const struct probe_plan *plan,
 
 #define RELIST_MS 100	/* how often the cgroup is read again for processes that joined */
 #define SLI_GRACE_S 10	/* an SLI command may outlast the window by this much */
+#define SLI_SLOWER_MAX 30 /* in a diagnosis, or run this many times as long as in the reference */
+#define SLI_LIMIT_MAX_S 600
+#define SLI_NS_METRIC "target/sli_ns"
+
+uint64_t measure_sli_longest_ns(const struct mvec *runs, size_t n)
+{
+	uint64_t longest = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const double *ns = mvec_get(&runs[i], SLI_NS_METRIC);
+
+		if (ns && *ns > longest)
+			longest = (uint64_t)*ns;
+	}
+	return longest;
+}
+
+unsigned measure_sli_limit_s(const struct measure_target *tg)
+{
+	unsigned limit = tg->window_ms / 1000 + SLI_GRACE_S;
+	double scaled = ceil((double)tg->sli_reference_ns * SLI_SLOWER_MAX / 1e9);
+
+	if (scaled > SLI_LIMIT_MAX_S)
+		scaled = SLI_LIMIT_MAX_S;
+	return scaled > limit ? (unsigned)scaled : limit;
+}
+
+/* Why an SLI command that ran out of time had that long, for its error. */
+static char *sli_limit_why(const struct measure_target *tg)
+{
+	if (measure_sli_limit_s(tg) == tg->window_ms / 1000 + SLI_GRACE_S)
+		return xasprintf("the window plus %d s", SLI_GRACE_S);
+	return xasprintf("%d times its longest run in the reference, %.1f s%s", SLI_SLOWER_MAX,
+			 tg->sli_reference_ns / 1e9,
+			 measure_sli_limit_s(tg) == SLI_LIMIT_MAX_S ? ", at most 10 minutes" : "");
+}
 
 /* The processes of a service followed so far, and their CPU time when first seen. */
 struct group {
@@ -1118,7 +1155,7 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 						 .cgroup_cpu0 = UINT64_MAX};
 	struct sli_window *sw = NULL;
 	pid_t tids[TARGET_THREADS_MAX];
-	uint64_t start, end, cpu;
+	uint64_t start, end, cpu, sli_ns = 0;
 	_cleanup_free_ char *sli_err = NULL;
 	char *err = NULL;
 	double sli = NAN;
@@ -1164,15 +1201,18 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 	end = start + (uint64_t)tg->window_ms * 1000000ull;
 	g.next_relist = start + RELIST_MS * 1000000ull;
 	if (svc->sli) {
-		r = sli_window_begin(svc->sli, svc->user, tg->window_ms / 1000 + SLI_GRACE_S, &sw,
-				     &sli_err);
+		r = sli_window_begin(svc->sli, svc->user, measure_sli_limit_s(tg), &sw, &sli_err);
 		if (r >= 0)
 			r = sli_window_wait(sw, group_tick, &g, &sli_err);
 		if (r < 0 && !g.stopped) {
+			_cleanup_free_ char *why = r == -ETIMEDOUT ? sli_limit_why(tg) : NULL;
+
 			lp_detach(probe);
 			sli_window_free(sw);
 			return fail(ret, r, "sli_failed",
-				    xasprintf("service %s: %s", svc->name, sli_err ?: strerror(-r)));
+				    xasprintf("service %s: %s%s%s%s", svc->name,
+					      sli_err ?: strerror(-r), why ? " (its limit: " : "",
+					      why ?: "", why ? ")" : ""));
 		}
 		/* cancelled while the command ran: its reason is the stop's */
 		free(sli_err);
@@ -1192,6 +1232,7 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 	}
 	if (sw) {
 		r = sli_window_end(sw, ret->target.wall_ns, &sli, &sli_err);
+		sli_ns = sli_window_ran_ns(sw);
 		sli_window_free(sw);
 		if (r < 0)
 			return fail(ret, r, "sli_failed",
@@ -1213,6 +1254,8 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 	if (svc->sli) {
 		mvec_set(&ret->vec, "target/sli", sli);
 		mvec_set(&ret->vec, "target/sli_cost", sli_lower_is_better(svc->sli) ? sli : -sli);
+		if (sli_ns > 0)
+			mvec_set(&ret->vec, SLI_NS_METRIC, sli_ns);
 	}
 	return 0;
 }

@@ -13,7 +13,8 @@
  * (the window observed), "target/cpu_ns" (its processes' CPU time in it),
  * "target/processes" (at the end) and, with an SLI, "target/sli" (the
  * window's value) and "target/sli_cost" (the same, oriented so that larger
- * is worse: the value when lower is better, its negative when higher is).
+ * is worse: the value when lower is better, its negative when higher is),
+ * and for an SLI command "target/sli_ns", how long it ran.
  * A running target's "target/window_edges" (1) says that the waits in
  * calls under way at the window's start and end were counted, their part
  * inside it (bpf/edges.bpf.h); those passes also count its live threads,
@@ -46,6 +47,8 @@ struct measure_target {
 	const struct service *service;	/* a defined service: every process of its cgroup */
 	const char *unit;		/* a systemd unit: as a service with no SLI */
 	unsigned window_ms;		/* the observation window of a running target */
+	/* a service's SLI command: its longest run in the reference (0: none known), for its limit */
+	uint64_t sli_reference_ns;
 };
 
 struct measure_opts {
@@ -65,6 +68,18 @@ struct measure_result {
 	struct witness_figures witness; /* each NAN unless opts.witness had it collected */
 };
 void measure_result_clear(struct measure_result *r);
+
+/*
+ * A service's SLI command may run for the window and SLI_GRACE_S seconds
+ * more; in a diagnosis, also as long as SLI_SLOWER_MAX times its longest
+ * run in the reference, up to SLI_LIMIT_MAX_S, since a command that does a
+ * fixed amount of work (N requests) takes as much longer as the service is
+ * slower, which is when it is diagnosed. The longest run of an SLI command
+ * in a reference's runs (0 where none says), for measure_target.
+ */
+uint64_t measure_sli_longest_ns(const struct mvec *runs, size_t n);
+/* How long tg's SLI command may run, in seconds. */
+unsigned measure_sli_limit_s(const struct measure_target *tg);
 
 /*
  * Run once. Returns 0 with ret filled when the target ran to completion

@@ -835,6 +835,11 @@ static int prometheus_end(struct sli_window *w, uint64_t elapsed_ns, double *ret
 	return 0;
 }
 
+uint64_t sli_window_ran_ns(const struct sli_window *w)
+{
+	return w && w->s->source == SLI_COMMAND && w->waited ? w->res.wall_ns : 0;
+}
+
 int sli_window_end(struct sli_window *w, uint64_t elapsed_ns, double *ret_value, char **ret_err)
 {
 	_cleanup_free_ char *err = NULL;

@@ -111,6 +111,8 @@ int sli_window_wait(struct sli_window *w, bool (*tick)(void *), void *userdata, 
  * is no finite number, the errors above otherwise.
  */
 int sli_window_end(struct sli_window *w, uint64_t elapsed_ns, double *ret_value, char **ret_err);
+/* A command's run time, exec to exit, once it ended (sli_window_wait or _end); else 0. */
+uint64_t sli_window_ran_ns(const struct sli_window *w);
 /* Kill and reap a command still running, free everything. NULL is fine. */
 void sli_window_free(struct sli_window *w);
 

@@ -128,6 +128,34 @@ static void test_definitions(void)
 		"sli");
 }
 
+/*
+ * How long an SLI command may run: the window and 10 s more, or in a
+ * diagnosis 30 times its longest run in the reference (target/sli_ns), up
+ * to 10 minutes: a command that does a fixed amount of work takes as much
+ * longer as the service is slower, which is when it is diagnosed.
+ */
+static void test_sli_limit(void)
+{
+	struct measure_target tg = {.window_ms = 1000};
+	struct mvec runs[3] = {};
+
+	tap_subtest("sli limit");
+	mvec_set(&runs[0], "target/sli_ns", 0.4e9);
+	mvec_set(&runs[1], "target/sli_ns", 0.5e9);
+	mvec_set(&runs[2], "target/sli", 10); /* a run that did not say (a reference before) */
+	CHECK_EQ(measure_sli_longest_ns(runs, 3), 500000000ull, "the longest run");
+	CHECK_EQ(measure_sli_longest_ns(runs + 2, 1), 0ull, "none said");
+	CHECK_EQ(measure_sli_limit_s(&tg), 11u, "no reference: the window and 10 s");
+	tg.sli_reference_ns = measure_sli_longest_ns(runs, 3);
+	CHECK_EQ(measure_sli_limit_s(&tg), 15u, "30 times 0.5 s");
+	tg.sli_reference_ns = 200000000ull;
+	CHECK_EQ(measure_sli_limit_s(&tg), 11u, "30 times 0.2 s is less than the window and 10 s");
+	tg.sli_reference_ns = 100000000000ull;
+	CHECK_EQ(measure_sli_limit_s(&tg), 600u, "at most 10 minutes");
+	for (size_t i = 0; i < 3; i++)
+		mvec_free(&runs[i]);
+}
+
 static void test_registry(void)
 {
 	char dir[] = "/tmp/argus-test-services-XXXXXX";
@@ -641,6 +669,29 @@ static void expect_window_edges(json_int_t id)
 	reply_free(&r);
 }
 
+/* Every measured window of job id says how long its SLI command ran (target/sli_ns). */
+static void expect_sli_ran(json_int_t id)
+{
+	struct http_reply r;
+	const json_t *step;
+	size_t i, windows = 0, said = 0;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/jobs/%lld/trace", (long long)id);
+	CHECK(http_get(&d, path, &r) == 200);
+	json_array_foreach(json_object_get(r.json, "steps"), i, step)
+	{
+		if (strcmp(json_string_value(json_object_get(step, "kind")) ?: "", "measure") != 0)
+			continue;
+		windows++;
+		said += json_number_value(json_object_get(json_object_get(step, "pmv"),
+							  "target/sli_ns")) > 0;
+	}
+	CHECKF(windows > 0 && said == windows, "%zu of %zu windows say how long the SLI ran", said,
+	       windows);
+	reply_free(&r);
+}
+
 /* The diagnosis named nothing, and says why in a word: reason_code. */
 static void expect_no_bottleneck(const json_t *job, const char *reason_code, const char *what)
 {
@@ -904,6 +955,7 @@ static void test_daemon(void)
 		    "worse SLI, nothing deviates: reason_code");
 	CHECKF(strstr(json_string_value(json_object_get(res, "summary")) ?: "", "SLI 40 vs 10"),
 	       "the summary names the SLI: %s", json_string_value(json_object_get(res, "summary")));
+	expect_sli_ran(json_integer_value(json_object_get(job, "id")));
 	json_decref(job);
 	expect_reference_warning("judged", "slower than at its last reference");
 	/* recorded again at the same SLI: nothing to say */
@@ -1244,6 +1296,7 @@ int main(void)
 	char *err = NULL;
 
 	test_definitions();
+	test_sli_limit();
 	test_registry();
 	if (geteuid() != 0) {
 		tap_skip("prefork,ended,daemon,rated", "measuring a service needs root");
