@@ -597,6 +597,24 @@ static const char *job_error_text(const json_t *job, const char *key)
 	return json_string_value(json_object_get(json_object_get(job, "error"), key)) ?: "";
 }
 
+/* The steps of job id's trace of one kind (a new array). */
+static json_t *trace_steps(json_int_t id, const char *kind)
+{
+	struct http_reply r;
+	json_t *ret = json_array();
+	const json_t *step;
+	char path[64];
+	size_t i;
+
+	snprintf(path, sizeof(path), "/jobs/%lld/trace", (long long)id);
+	CHECK(http_get(&d, path, &r) == 200);
+	json_array_foreach(json_object_get(r.json, "steps"), i, step)
+		if (strcmp(json_string_value(json_object_get(step, "kind")) ?: "", kind) == 0)
+			json_array_append(ret, (json_t *)step);
+	reply_free(&r);
+	return ret;
+}
+
 /*
  * A reference of a running service waits for a quiet machine before the
  * warm-up and before each run, as a workload's does, with the service's own
@@ -604,25 +622,16 @@ static const char *job_error_text(const json_t *job, const char *key)
  */
 static void expect_quiet_waits(json_int_t id, const json_t *res)
 {
-	struct http_reply r;
+	_cleanup_(json_decrefp) json_t *steps = trace_steps(id, "quiet");
 	const json_t *step;
-	size_t i, waits = 0, with_target = 0;
-	char path[64];
+	size_t i, waits = json_array_size(steps), with_target = 0;
 
-	snprintf(path, sizeof(path), "/jobs/%lld/trace", (long long)id);
-	CHECK(http_get(&d, path, &r) == 200);
-	json_array_foreach(json_object_get(r.json, "steps"), i, step)
-	{
-		if (strcmp(json_string_value(json_object_get(step, "kind")) ?: "", "quiet") != 0)
-			continue;
-		waits++;
+	json_array_foreach(steps, i, step)
 		with_target += json_is_number(json_object_get(step, "target_cpus")) &&
 			       json_number_value(json_object_get(step, "target_cpus")) >= 0;
-	}
 	CHECKF(waits == json_array_size(json_object_get(res, "runs")) + 1 && with_target == waits,
 	       "%zu quiet waits (%zu with the service's share) for %zu runs", waits, with_target,
 	       json_array_size(json_object_get(res, "runs")));
-	reply_free(&r);
 }
 
 /*
@@ -634,19 +643,13 @@ static void expect_quiet_waits(json_int_t id, const json_t *res)
  */
 static void expect_window_edges(json_int_t id)
 {
-	struct http_reply r;
+	_cleanup_(json_decrefp) json_t *steps = trace_steps(id, "measure");
 	const json_t *step, *edges, *threads;
-	size_t i, windows = 0, counted = 0, threads_met = 0;
+	size_t i, windows = json_array_size(steps), counted = 0, threads_met = 0;
 	json_int_t opened = 0, closed = 0;
-	char path[64];
 
-	snprintf(path, sizeof(path), "/jobs/%lld/trace", (long long)id);
-	CHECK(http_get(&d, path, &r) == 200);
-	json_array_foreach(json_object_get(r.json, "steps"), i, step)
+	json_array_foreach(steps, i, step)
 	{
-		if (strcmp(json_string_value(json_object_get(step, "kind")) ?: "", "measure") != 0)
-			continue;
-		windows++;
 		edges = json_object_get(json_object_get(step, "probe"), "window_edges");
 		counted += json_is_true(json_object_get(edges, "counted")) &&
 			   json_number_value(json_object_get(json_object_get(step, "pmv"),
@@ -666,30 +669,20 @@ static void expect_window_edges(json_int_t id)
 	       threads_met, windows, WORKERS + 1);
 	fprintf(stderr, "# edges: %zu windows, %lld idle waits found at a start, %lld at an end\n",
 		windows, (long long)opened, (long long)closed);
-	reply_free(&r);
 }
 
 /* Every measured window of job id says how long its SLI command ran (target/sli_ns). */
 static void expect_sli_ran(json_int_t id)
 {
-	struct http_reply r;
+	_cleanup_(json_decrefp) json_t *steps = trace_steps(id, "measure");
 	const json_t *step;
-	size_t i, windows = 0, said = 0;
-	char path[64];
+	size_t i, windows = json_array_size(steps), said = 0;
 
-	snprintf(path, sizeof(path), "/jobs/%lld/trace", (long long)id);
-	CHECK(http_get(&d, path, &r) == 200);
-	json_array_foreach(json_object_get(r.json, "steps"), i, step)
-	{
-		if (strcmp(json_string_value(json_object_get(step, "kind")) ?: "", "measure") != 0)
-			continue;
-		windows++;
+	json_array_foreach(steps, i, step)
 		said += json_number_value(json_object_get(json_object_get(step, "pmv"),
 							  "target/sli_ns")) > 0;
-	}
 	CHECKF(windows > 0 && said == windows, "%zu of %zu windows say how long the SLI ran", said,
 	       windows);
-	reply_free(&r);
 }
 
 /* The diagnosis named nothing, and says why in a word: reason_code. */
