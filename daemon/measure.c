@@ -826,7 +826,7 @@ static int run_pid(const struct tree *t, const struct probe_plan *plan,
 
 #define RELIST_MS 100	/* how often the cgroup is read again for processes that joined */
 #define SLI_GRACE_S 10	/* an SLI command may outlast the window by this much */
-#define SLI_SLOWER_MAX 30 /* in a diagnosis, or run this many times as long as in the reference */
+#define SLI_SLOWER_MAX 30 /* or, in a diagnosis, this many times its longest run in the reference */
 #define SLI_LIMIT_MAX_S 600
 #define SLI_NS_METRIC "target/sli_ns"
 

@@ -1046,7 +1046,8 @@ static void test_daemon(void)
 	job = run_job("/references", body, 60);
 	CHECK_STREQ(job_state(job), "failed", "hanging SLI: state");
 	CHECK_STREQ(job_error_text(job, "code"), "sli_failed", "hanging SLI: code");
-	CHECKF(strstr(job_error_text(job, "message"), "did not finish within"),
+	CHECKF(strstr(job_error_text(job, "message"), "did not finish within") &&
+		       strstr(job_error_text(job, "message"), "(its limit: the window plus 10 s)"),
 	       "hanging SLI: %s", job_error_text(job, "message"));
 	json_decref(job);
 	job = run_job("/references", "{\"service\": \"fails\"}", 60);
