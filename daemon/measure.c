@@ -844,9 +844,15 @@ uint64_t measure_sli_longest_ns(const struct mvec *runs, size_t n)
 	return longest;
 }
 
+/* The limit of an SLI command with nothing known of its runs: the window plus SLI_GRACE_S. */
+static unsigned sli_window_limit_s(const struct measure_target *tg)
+{
+	return tg->window_ms / 1000 + SLI_GRACE_S;
+}
+
 unsigned measure_sli_limit_s(const struct measure_target *tg)
 {
-	unsigned limit = tg->window_ms / 1000 + SLI_GRACE_S;
+	unsigned limit = sli_window_limit_s(tg);
 	double scaled = ceil((double)tg->sli_reference_ns * SLI_SLOWER_MAX / 1e9);
 
 	if (scaled > SLI_LIMIT_MAX_S)
@@ -854,14 +860,16 @@ unsigned measure_sli_limit_s(const struct measure_target *tg)
 	return scaled > limit ? (unsigned)scaled : limit;
 }
 
-/* Why an SLI command that ran out of time had that long, for its error. */
+/* Which limit an SLI command that ran out of time had, for its error: " (its limit: ...)". */
 static char *sli_limit_why(const struct measure_target *tg)
 {
-	if (measure_sli_limit_s(tg) == tg->window_ms / 1000 + SLI_GRACE_S)
-		return xasprintf("the window plus %d s", SLI_GRACE_S);
-	return xasprintf("%d times its longest run in the reference, %.1f s%s", SLI_SLOWER_MAX,
-			 tg->sli_reference_ns / 1e9,
-			 measure_sli_limit_s(tg) == SLI_LIMIT_MAX_S ? ", at most 10 minutes" : "");
+	unsigned limit = measure_sli_limit_s(tg);
+
+	if (limit == sli_window_limit_s(tg))
+		return xasprintf(" (its limit: the window plus %d s)", SLI_GRACE_S);
+	return xasprintf(" (its limit: %d times its longest run in the reference, %.1f s%s)",
+			 SLI_SLOWER_MAX, tg->sli_reference_ns / 1e9,
+			 limit == SLI_LIMIT_MAX_S ? ", at most 10 minutes" : "");
 }
 
 /* The processes of a service followed so far, and their CPU time when first seen. */
@@ -1210,9 +1218,8 @@ static int run_service(const struct tree *t, const struct probe_plan *plan,
 			lp_detach(probe);
 			sli_window_free(sw);
 			return fail(ret, r, "sli_failed",
-				    xasprintf("service %s: %s%s%s%s", svc->name,
-					      sli_err ?: strerror(-r), why ? " (its limit: " : "",
-					      why ?: "", why ? ")" : ""));
+				    xasprintf("service %s: %s%s", svc->name, sli_err ?: strerror(-r),
+					      why ?: ""));
 		}
 		/* cancelled while the command ran: its reason is the stop's */
 		free(sli_err);

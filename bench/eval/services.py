@@ -1138,15 +1138,11 @@ def judge_truth(svc, cell, pairs):
     storage = evallib.median([p["cell_storage_bytes"] - p["quiet_storage_bytes"] for p in pairs])
     moved = evallib.median([p["cell_storage_bytes"] for p in pairs])
     truths, why = svc.truths(cell)
-    if truths and set(truths) <= STORAGE_PATHS:
-        if cell in svc.STORAGE_MOVED and moved < STORAGE_MIN_B:
-            why = ("%s; but the service moved %.1f MiB of storage in the cell's runs: not its "
-                   "storage I/O" % (why, moved / 2**20))
-            truths = []
-        elif cell not in svc.STORAGE_MOVED and storage < STORAGE_MIN_B:
-            why = ("%s; but the service moved %.1f MiB more storage in the cell's runs than in the "
-                   "quiet ones beside them: not its storage I/O" % (why, storage / 2**20))
-            truths = []
+    held, how = ((moved, "of storage in the cell's runs") if cell in svc.STORAGE_MOVED else
+                 (storage, "more storage in the cell's runs than in the quiet ones beside them"))
+    if truths and set(truths) <= STORAGE_PATHS and held < STORAGE_MIN_B:
+        why = "%s; but the service moved %.1f MiB %s: not its storage I/O" % (why, held / 2**20, how)
+        truths = []
     return {"pairs": pairs, "worse": worse, "slower": slower, "storage_bytes": storage,
             "truths": truths, "why": why, "null": slower < MIN_SLOWER or not truths}
 
