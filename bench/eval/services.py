@@ -18,8 +18,9 @@ generator measures in each window (each class below says what it runs):
     lighttpd  lighttpd, one process of one event loop serving nginx's files; wrk (held out)
     mariadb   MariaDB 10.11 over sysbench's tables, a small buffer pool; sysbench point selects (held out)
     unbound   Unbound answering a local zone from memory over UDP; dnsperf, queries per second (held out)
+    slapd     OpenLDAP's slapd, its database a memory-mapped file (back-mdb); base searches (held out)
 
-    services.py --build BUILD [--service nginx|nginx-rate|apache|apache-rate|lighttpd|redis|redis-rate|redis-aof|memcached|postgres|postgres-connect|mariadb|unbound] [--reps N] [--out DIR] [--cells a,b]
+    services.py --build BUILD [--service nginx|nginx-rate|apache|apache-rate|lighttpd|redis|redis-rate|redis-aof|memcached|postgres|postgres-connect|mariadb|unbound|slapd] [--reps N] [--out DIR] [--cells a,b]
                 [--syscall-events calls|raw|none]
     services.py --build BUILD [--service S] --spread N
 
@@ -1012,7 +1013,131 @@ class Unbound(Service):
                 os.path.join(self.dir, "queries"), "-c", "1", "-Q", "200", "-l", "86400"]
 
 
-SERVICES = {s.kind: s for s in (Nginx, NginxRate, Apache, ApacheRate, Lighttpd, Redis, RedisRate, RedisAof, Memcached, Postgres, PostgresConnect, Mariadb, Unbound)}
+SLAPD_ENTRIES = 200000  # people under ou=people, about 1.3 KiB each in the map: ~300 MiB of data.mdb
+SLAPD_SLI_S = 2         # the SLI's run: searches for 2 s
+
+SLAPD_CONF = """include /etc/ldap/schema/core.schema
+include /etc/ldap/schema/cosine.schema
+include /etc/ldap/schema/inetorgperson.schema
+pidfile {data}/slapd.pid
+argsfile {data}/slapd.args
+modulepath /usr/lib/ldap
+moduleload back_mdb
+database mdb
+suffix "dc=argus,dc=test"
+rootdn "cn=admin,dc=argus,dc=test"
+directory {data}
+maxsize 2147483648
+index objectClass eq
+index uid eq
+"""
+
+SLAPD_SLI = r"""import random, threading, time
+import ldap
+# base searches of random people from 2 connections (a thread each) for %(secs)d s; the forms,
+# then the %(form)s, last. python-ldap lets go of the interpreter's lock while it waits for a reply.
+ms = [[], []]
+def client(out):
+    c = ldap.initialize("ldap://127.0.0.1:%(port)d")
+    c.protocol_version = 3
+    c.simple_bind_s("", "")
+    rnd, end = random.Random(), time.monotonic() + %(secs)d
+    while True:
+        t = time.monotonic()
+        if t >= end:
+            break
+        r = c.search_s("uid=u%%d,ou=people,dc=argus,dc=test" %% rnd.randrange(%(entries)d),
+                       ldap.SCOPE_BASE, "(objectClass=*)", ["mail"])
+        if len(r) != 1:
+            raise SystemExit("slapd: %%d entries for one uid" %% len(r))
+        out.append((time.monotonic() - t) * 1000)
+    c.unbind_s()
+threads = [threading.Thread(target=client, args=(m,)) for m in ms]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+all_ms = sorted(ms[0] + ms[1])
+if len(ms[0]) == 0 or len(ms[1]) == 0:
+    raise SystemExit("slapd: a connection got no answer")
+forms = {"mean_ms": sum(all_ms) / len(all_ms), "p99_ms": all_ms[int(0.99 * (len(all_ms) - 1))],
+         "rps": len(all_ms) / %(secs)d}
+print(" ".join("%%s %%.4f" %% f for f in forms.items()))
+print("%%.4f" %% forms["%(form)s"])
+"""
+
+
+class Slapd(Service):
+    """OpenLDAP's slapd 2.5 from Debian's package, its own server (not the system's unit) over
+    a private database, as nobody: one process of threads (its default pool), the database
+    back-mdb, a memory map of its file (data.mdb, about 300 MiB: SLAPD_ENTRIES people), read by
+    page faults, not by read calls. SLI: base searches of random people from 2 connections over
+    SLAPD_SLI_S s (python3-ldap). Held out: stated, with its truths, before it first ran: the
+    first service here whose data is a file it maps, so that what it reads from storage begins
+    in a fault (named where it starts: a file fault with I/O, never block I/O alone). The page
+    cache dropper drops only the file's pages the server has not mapped yet; the memory hog's
+    reclaim takes mapped ones too. Its SLI form the one `--spread 8` finds quietest on the quiet
+    system, chosen before any cell runs."""
+
+    kind, name, form = "slapd", "ldap", "mean_ms"
+    description = "slapd, back-mdb, %d entries in a memory-mapped file, on CPU %d" % (SLAPD_ENTRIES, SERVER_CPU)
+    TRUTHS = {
+        "cache_dropper": (["kernel_paging.file_fault.major"],
+                          "its database is a map of its file: a search whose page was dropped faults "
+                          "it back from storage"),
+        "io_hog": (["kernel_paging.file_fault.major"],
+                   "searches write nothing: the busy device is on their path only where a page of "
+                   "the map faults back from storage"),
+        "mem_pressure": (["kernel_memory_pressure", "kernel_paging.file_fault.major"],
+                         "the map's pages are page cache, reclaimed under pressure and faulted back "
+                         "from storage; or it reclaims when it allocates"),
+    }
+
+    def __init__(self, dir, port, cgroup_dir):
+        super().__init__(dir, port, cgroup_dir)
+        self.conf = self.write("slapd.conf", SLAPD_CONF.format(data=self.data))
+        ldif = os.path.join(dir, "people.ldif")
+        with open(ldif, "w") as f:
+            f.write("dn: dc=argus,dc=test\nobjectClass: dcObject\nobjectClass: organization\n"
+                    "dc: argus\no: argus\n\n"
+                    "dn: ou=people,dc=argus,dc=test\nobjectClass: organizationalUnit\nou: people\n\n")
+            filler = "x" * 900
+            for i in range(SLAPD_ENTRIES):
+                f.write("dn: uid=u%d,ou=people,dc=argus,dc=test\nobjectClass: inetOrgPerson\n"
+                        "uid: u%d\ncn: Person %d\nsn: %d\nmail: u%d@argus.test\n"
+                        "description: %d %s\n\n" % (i, i, i, i, i, i, filler))
+        os.chmod(ldif, 0o644)
+        self.make_data("nobody", "nogroup", "slapadd.out",
+                       ["/usr/sbin/slapadd", "-q", "-f", self.conf, "-l", ldif],
+                       user="nobody", group="nogroup", extra_groups=[])
+        os.unlink(ldif)
+        self.helper = self.write("sli.py", SLAPD_SLI % {"port": port, "secs": SLAPD_SLI_S,
+                                                        "entries": SLAPD_ENTRIES, "form": self.form})
+
+    def start(self):
+        # -d 0: in the foreground, logging nothing
+        self.spawn(["/usr/sbin/slapd", "-d", "0", "-f", self.conf, "-h", "ldap://127.0.0.1:%d/" % self.port,
+                    "-u", "nobody", "-g", "nogroup"])
+        self.wait_until(lambda: self.accepts() and subprocess.run(
+            ["/usr/bin/python3", "-c", "import ldap; c = ldap.initialize('ldap://127.0.0.1:%d'); "
+             "c.search_s('uid=u1,ou=people,dc=argus,dc=test', ldap.SCOPE_BASE)" % self.port],
+            capture_output=True).returncode == 0)
+
+    def warm(self):
+        """The map's file back in the page cache, whatever a perturber before evicted."""
+        read_back([os.path.join(self.data, "data.mdb")])
+
+    def traffic_argv(self):
+        """One connection, a base search of one person and a 5 ms sleep, again and again."""
+        code = ("import ldap,time\n"
+                "c=ldap.initialize('ldap://127.0.0.1:%d')\n"
+                "while True:\n"
+                " c.search_s('uid=u0,ou=people,dc=argus,dc=test',ldap.SCOPE_BASE,'(objectClass=*)',['mail'])\n"
+                " time.sleep(0.005)\n" % self.port)
+        return [sys.executable, "-c", code]
+
+
+SERVICES = {s.kind: s for s in (Nginx, NginxRate, Apache, ApacheRate, Lighttpd, Redis, RedisRate, RedisAof, Memcached, Postgres, PostgresConnect, Mariadb, Unbound, Slapd)}
 
 
 class Traffic:
