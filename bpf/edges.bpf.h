@@ -2,7 +2,7 @@
 /*
  * The window's edges. A target thread asleep in a call the probe tells
  * apart (a wait for events or connections, a read or write on a pipe or a
- * socket, a file lock) when the probe attaches, or still asleep in one
+ * socket, a file lock, a futex) when the probe attaches, or still asleep in one
  * when it detaches, waits across an edge of the window: the switch and the
  * wakeup see only one end of that wait, and without these passes its time
  * inside the window would go uncounted. A server between requests sleeps
@@ -15,10 +15,12 @@
  * registers and the thread's descriptor table) and once right before it
  * detaches (ARGUS_EDGE_CLOSE: the wait so far counts in its class, a wait
  * for events' sleep as idle, and the wait goes on from the window's end).
- * A futex wait is left out: whether it is idle (its own timeout), on the
- * target's own threads or on another task is known at its wakeup alone.
- * So are the waits with a path of their own (a fault's, block I/O, the
- * file system's). A send found asleep at the start counts on its socket:
+ * A futex wait found asleep at the start begins there too: whether it is
+ * idle (its own timeout), on the target's own threads or on another task
+ * is known at its wakeup, which classifies it as it does every futex wait.
+ * One still asleep at the end is left out (its kind is not known yet), as
+ * are the waits with a path of their own (a fault's, block I/O, the file
+ * system's). A send found asleep at the start counts on its socket:
  * whether the network held what it would send (transmit.bpf.h) is read
  * when a sleep begins. A pass races with the thread's own wakeup on
  * another CPU for a few instructions, as the probe's programs on two CPUs
@@ -66,22 +68,31 @@ static __always_inline bool task_asleep(struct task_struct *t)
 /*
  * Window start, target thread ts (task t): asleep in a call the probe tells
  * apart that no program has seen begin (the probe was not attached when it
- * slept). Its wait and its sleep begin now; its wakeup ends them (call_end).
+ * slept). Its wait and its sleep begin now; its wakeup ends them (call_end),
+ * a futex wait's classified there by who woke it (sched_waking).
  */
 static __always_inline void edge_open(struct thread_state *ts, struct task_struct *t, __u64 now)
 {
 	long nr, arg0, arg1, arg2;
-	__u32 cls;
+	__u32 role, cls;
 
 	if (ts->sched.sleep_start || ts->sync.futex.start || ts->file_call.span.start ||
 	    !task_asleep(t) || !blocked_call(t, &nr, &arg0, &arg1, &arg2))
 		return;
-	cls = file_call_class(t, syscall_role(nr), arg0, arg1);
-	if (cls >= ARGUS_CLS_MAX)
-		return;
+	role = syscall_role(nr);
+	if (role == ARGUS_SYS_FUTEX) {
+		ts->sync.futex.start = now;
+		ts->sync.futex.runq = ts->sched.runq_total;
+		ts->sync.futex_own = 0;
+		ts->sync.futex_timer = 0;
+	} else {
+		cls = file_call_class(t, role, arg0, arg1);
+		if (cls >= ARGUS_CLS_MAX)
+			return;
+		ts->file_call.cls = cls;
+		file_call_start(ts, now);
+	}
 	ts->sched.sleep_start = now;
-	ts->file_call.cls = cls;
-	file_call_start(ts, now);
 	__sync_fetch_and_add(&edge_opened, 1);
 }
 

@@ -200,7 +200,8 @@ static char *work_unit_stale(const json_t *meta, int64_t ref_id)
 /*
  * A running target's reference (subject "service:NAME", "unit:NAME",
  * "pid:N") whose windows left out the waits under way at their start and
- * end (before DIAG_WINDOW_WAITS) counted its paths of waits otherwise.
+ * end, or the futex waits under way at their start (before
+ * DIAG_WINDOW_WAITS), counted its paths of waits otherwise.
  */
 static char *window_waits_stale(const json_t *meta, int64_t ref_id)
 {
@@ -212,6 +213,10 @@ static char *window_waits_stale(const json_t *meta, int64_t ref_id)
 		return NULL;
 	if (was && strcmp(was, DIAG_WINDOW_WAITS) == 0)
 		return NULL;
+	if (was && strcmp(was, DIAG_WINDOW_WAITS_NO_FUTEX) == 0)
+		return xasprintf("reference %lld left out of its windows the futex waits under way "
+				 "at their start, and this argusd counts their part inside the window",
+				 (long long)ref_id);
 	return xasprintf("reference %lld left out of its windows the waits under way at their "
 			 "start and end, and this argusd counts their part inside the window",
 			 (long long)ref_id);

@@ -33,10 +33,12 @@
  * How a running target's window counts the waits in calls under way at its
  * start and its end, kept in its references ("window_waits"): their part
  * inside the window, where the kernel lets the probe iterate over tasks
- * (bpf/edges.bpf.h). A reference recorded before (no such key) left them
- * out, and is stale for a diagnosis.
+ * (bpf/edges.bpf.h), a futex wait under way at the start among them. A
+ * reference recorded before left them out (no such key), or the futex
+ * waits ("edges_counted"), and is stale for a diagnosis.
  */
-#define DIAG_WINDOW_WAITS "edges_counted"
+#define DIAG_WINDOW_WAITS "edges_counted_futex"
+#define DIAG_WINDOW_WAITS_NO_FUTEX "edges_counted"
 
 struct diag_env {
 	const struct config *cfg;

@@ -1408,7 +1408,9 @@ static void test_epoll(void)
  * wait, or neither; the passes at the edges count the rest: about the
  * window of idle waits (half of it each for the first two) and one and a
  * half windows of pipe waits (without the passes: none of either). The
- * passes count the process's live threads: four, then three.
+ * first pass also finds the main thread in its join, a futex wait
+ * (futex_edges). The passes count the process's live threads: four, then
+ * three.
  */
 #define EDGE_HALF_MS 400
 
@@ -1451,18 +1453,23 @@ static void *edge_reader(void *arg)
 	return NULL;
 }
 
-static void test_window_edges(void)
+/*
+ * One window of the edge tests: a child process of three threads (threads,
+ * each given arg) asleep for 300 ms before the probe attaches to it; at
+ * the window's middle, middle(arg) wakes some of them; the window ends
+ * EDGE_HALF_MS later, and after(arg), when given, lets the rest end. The
+ * child must exit 0. Returns 0 with the probe's counts in c and the
+ * window's length in window_ns.
+ */
+static int edge_window(void *(*threads[3])(void *), void *arg, void (*middle)(void *),
+		       void (*after)(void *), struct probe_counts *c, uint64_t *window_ns)
 {
-	void *(*threads[3])(void *) = {edge_epoller, edge_poller, edge_reader};
-	int status = 0, k, r;
-	struct edge_fds f;
-	struct probe_counts c = {};
 	struct probe *p = NULL;
 	char *vlog = NULL, *err = NULL;
-	uint64_t t0, window_ns;
+	int status = 0, k, r;
+	uint64_t t0;
 	pid_t pid;
 
-	REQUIRE(pipe(f.a) == 0 && pipe(f.b) == 0 && pipe(f.c) == 0 && pipe(f.d) == 0);
 	r = probe_all_leaves(&p, &vlog, &err);
 	CHECKF(r == 0, "probe_load: %s: %s\n%s", strerror(-r), err ?: "", vlog ?: "");
 	pid = r == 0 ? fork() : -1;
@@ -1470,7 +1477,7 @@ static void test_window_edges(void)
 		pthread_t t[3];
 
 		for (k = 0; k < 3; k++)
-			if (pthread_create(&t[k], NULL, threads[k], &f))
+			if (pthread_create(&t[k], NULL, threads[k], arg))
 				_exit(8);
 		for (k = 0; k < 3; k++)
 			if (pthread_join(t[k], NULL))
@@ -1478,74 +1485,207 @@ static void test_window_edges(void)
 		_exit(0);
 	}
 	if (pid > 0) {
-		usleep(300 * 1000); /* the threads asleep: in epoll_wait, in two pipe reads */
+		usleep(300 * 1000); /* the threads asleep */
 		t0 = now_mono_ns();
 		r = probe_add_target(p, pid);
 		if (r == 0)
 			r = probe_attach(p, &err);
 		CHECKF(r == 0, "probe_attach: %s: %s", strerror(-r), err ?: "");
 		usleep(EDGE_HALF_MS * 1000);
-		/* the epoll wait ends; the first pipe read too, and a poll begins */
-		(void)!write(f.a[1], "a", 1);
-		(void)!write(f.b[1], "b", 1);
+		middle(arg);
 		usleep(EDGE_HALF_MS * 1000);
 		probe_detach(p);
-		window_ns = now_mono_ns() - t0;
-		(void)!write(f.c[1], "c", 1);
-		(void)!write(f.d[1], "d", 1);
+		*window_ns = now_mono_ns() - t0;
+		if (after)
+			after(arg);
 		wait_child(pid, &status, NULL);
 		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed: %d",
 		       status);
-		if (r == 0 && probe_read(p, &c) == 0) {
-			fprintf(stderr,
-				"edges: %llu idle waits %.1f ms, %llu pipe waits %.1f ms, in a "
-				"window of %.1f ms; opened %llu, closed %llu; the longer pass %.1f "
-				"us; threads %llu, then %llu\n",
-				cls(&c, ARGUS_CLS_WAIT_IDLE),
-				c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1e6, cls(&c, ARGUS_CLS_PIPE),
-				c.cls[ARGUS_CLS_PIPE].time_ns / 1e6, window_ns / 1e6, c.edge_opened,
-				c.edge_closed, c.edge_pass_ns / 1e3, c.edge_threads_start,
-				c.edge_threads_end);
-			CHECKF(c.edges && c.edge_opened == 3 && c.edge_closed == 2 &&
-				       c.edge_pass_ns > 0,
-			       "edges %d: opened %llu, closed %llu (three waits across the start, "
-			       "two across the end), in %llu ns",
-			       c.edges, c.edge_opened, c.edge_closed, c.edge_pass_ns);
-			/* four threads at the start (the first joining the rest); the epoller gone */
-			CHECKF(c.edge_threads_start == 4 && c.edge_threads_end == 3,
-			       "the target's threads %llu at the start, %llu at the end: expected 4 "
-			       "and 3",
-			       c.edge_threads_start, c.edge_threads_end);
-			/*
-			 * a woken pipe read, or the read after the epoll wait, may sleep
-			 * again for the pipe's lock, which the writer still holds: a
-			 * wait of microseconds each
-			 */
-			CHECKF(cls(&c, ARGUS_CLS_WAIT_IDLE) == 2 && cls(&c, ARGUS_CLS_PIPE) >= 2 &&
-				       cls(&c, ARGUS_CLS_PIPE) <= 4,
-			       "idle waits %llu, pipe waits %llu: expected 2, and 2 to 4",
-			       cls(&c, ARGUS_CLS_WAIT_IDLE), cls(&c, ARGUS_CLS_PIPE));
-			/* each wait's part inside the window, and none outside it */
-			CHECKF(c.cls[ARGUS_CLS_WAIT_IDLE].time_ns >=
-				       EDGE_HALF_MS * 2 * 1000000ull * 6 / 10 &&
-				   c.cls[ARGUS_CLS_WAIT_IDLE].time_ns <= window_ns,
-			       "idle %llu ns in a window of %llu ns",
-			       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns, (unsigned long long)window_ns);
-			CHECKF(c.cls[ARGUS_CLS_PIPE].time_ns >= EDGE_HALF_MS * 3 * 1000000ull * 6 / 10 &&
-				       c.cls[ARGUS_CLS_PIPE].time_ns <= 2 * window_ns,
-			       "pipe waits %llu ns in a window of %llu ns",
-			       c.cls[ARGUS_CLS_PIPE].time_ns, (unsigned long long)window_ns);
-		}
+		if (r == 0)
+			r = probe_read(p, c);
 	}
 	probe_free(p);
 	free(vlog);
 	free(err);
+	return pid > 0 ? r : -ECHILD;
+}
+
+/* the epoll wait ends; the first pipe read too, and a poll begins */
+static void edge_middle(void *arg)
+{
+	struct edge_fds *f = arg;
+
+	(void)!write(f->a[1], "a", 1);
+	(void)!write(f->b[1], "b", 1);
+}
+
+static void edge_after(void *arg)
+{
+	struct edge_fds *f = arg;
+
+	(void)!write(f->c[1], "c", 1);
+	(void)!write(f->d[1], "d", 1);
+}
+
+static void test_window_edges(void)
+{
+	void *(*threads[3])(void *) = {edge_epoller, edge_poller, edge_reader};
+	struct edge_fds f;
+	struct probe_counts c = {};
+	uint64_t window_ns = 0;
+	int k;
+
+	REQUIRE(pipe(f.a) == 0 && pipe(f.b) == 0 && pipe(f.c) == 0 && pipe(f.d) == 0);
+	if (edge_window(threads, &f, edge_middle, edge_after, &c, &window_ns) == 0) {
+		fprintf(stderr,
+			"edges: %llu idle waits %.1f ms, %llu pipe waits %.1f ms, in a "
+			"window of %.1f ms; opened %llu, closed %llu; the longer pass %.1f "
+			"us; threads %llu, then %llu\n",
+			cls(&c, ARGUS_CLS_WAIT_IDLE),
+			c.cls[ARGUS_CLS_WAIT_IDLE].time_ns / 1e6, cls(&c, ARGUS_CLS_PIPE),
+			c.cls[ARGUS_CLS_PIPE].time_ns / 1e6, window_ns / 1e6, c.edge_opened,
+			c.edge_closed, c.edge_pass_ns / 1e3, c.edge_threads_start,
+			c.edge_threads_end);
+		CHECKF(c.edges && c.edge_opened == 4 && c.edge_closed == 2 &&
+			       c.edge_pass_ns > 0,
+		       "edges %d: opened %llu, closed %llu (four waits across the start, the "
+		       "main thread's join among them, two across the end), in %llu ns",
+		       c.edges, c.edge_opened, c.edge_closed, c.edge_pass_ns);
+		/* four threads at the start (the first joining the rest); the epoller gone */
+		CHECKF(c.edge_threads_start == 4 && c.edge_threads_end == 3,
+		       "the target's threads %llu at the start, %llu at the end: expected 4 "
+		       "and 3",
+		       c.edge_threads_start, c.edge_threads_end);
+		/*
+		 * a woken pipe read, or the read after the epoll wait, may sleep
+		 * again for the pipe's lock, which the writer still holds: a
+		 * wait of microseconds each
+		 */
+		CHECKF(cls(&c, ARGUS_CLS_WAIT_IDLE) == 2 && cls(&c, ARGUS_CLS_PIPE) >= 2 &&
+			       cls(&c, ARGUS_CLS_PIPE) <= 4,
+		       "idle waits %llu, pipe waits %llu: expected 2, and 2 to 4",
+		       cls(&c, ARGUS_CLS_WAIT_IDLE), cls(&c, ARGUS_CLS_PIPE));
+		/* each wait's part inside the window, and none outside it */
+		CHECKF(c.cls[ARGUS_CLS_WAIT_IDLE].time_ns >=
+			       EDGE_HALF_MS * 2 * 1000000ull * 6 / 10 &&
+			   c.cls[ARGUS_CLS_WAIT_IDLE].time_ns <= window_ns,
+		       "idle %llu ns in a window of %llu ns",
+		       c.cls[ARGUS_CLS_WAIT_IDLE].time_ns, (unsigned long long)window_ns);
+		CHECKF(c.cls[ARGUS_CLS_PIPE].time_ns >= EDGE_HALF_MS * 3 * 1000000ull * 6 / 10 &&
+			       c.cls[ARGUS_CLS_PIPE].time_ns <= 2 * window_ns,
+		       "pipe waits %llu ns in a window of %llu ns",
+		       c.cls[ARGUS_CLS_PIPE].time_ns, (unsigned long long)window_ns);
+	}
 	for (k = 0; k < 2; k++) {
 		close(f.a[k]);
 		close(f.b[k]);
 		close(f.c[k]);
 		close(f.d[k]);
 	}
+}
+
+/*
+ * Futex waits across the window's start (bpf/edges.bpf.h): a process whose
+ * first thread waits on a futex from before the probe attaches until its
+ * second thread, asleep until then in a pipe read, wakes it in the middle
+ * of the window (a wait on its own thread: futex_own); and whose third
+ * waits on a futex in memory it shares with this process, which wakes it
+ * then (a wait on another task: futex); its main thread waits in a join
+ * for the first to end (its own thread again). Each wait is classified at
+ * its wakeup, and counts its part inside the window, about half of it
+ * (without the pass at the start: none of them).
+ */
+struct futex_edge {
+	int pipe[2];
+	_Atomic uint32_t own;
+	_Atomic uint32_t *shared;
+};
+
+static void *futex_edge_own_waiter(void *arg)
+{
+	struct futex_edge *f = arg;
+
+	while (atomic_load(&f->own) == 0)
+		if (syscall(SYS_futex, &f->own, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0) < 0 &&
+		    errno != EAGAIN && errno != EINTR)
+			_exit(5);
+	return NULL;
+}
+
+static void *futex_edge_waker(void *arg)
+{
+	struct futex_edge *f = arg;
+	char byte;
+
+	if (read(f->pipe[0], &byte, 1) != 1)
+		_exit(6);
+	atomic_store(&f->own, 1);
+	syscall(SYS_futex, &f->own, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return NULL;
+}
+
+static void *futex_edge_shared_waiter(void *arg)
+{
+	struct futex_edge *f = arg;
+
+	while (atomic_load(f->shared) == 0)
+		if (syscall(SYS_futex, f->shared, FUTEX_WAIT, 0, NULL, NULL, 0) < 0 &&
+		    errno != EAGAIN && errno != EINTR)
+			_exit(7);
+	return NULL;
+}
+
+/* the second thread wakes the first; this process, the third */
+static void futex_edge_middle(void *arg)
+{
+	struct futex_edge *f = arg;
+
+	(void)!write(f->pipe[1], "w", 1);
+	atomic_store(f->shared, 1);
+	syscall(SYS_futex, f->shared, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static void test_futex_edges(void)
+{
+	void *(*threads[3])(void *) = {futex_edge_own_waiter, futex_edge_waker,
+				       futex_edge_shared_waiter};
+	struct futex_edge f = {};
+	struct probe_counts c = {};
+	uint64_t window_ns = 0;
+
+	f.shared = mmap(NULL, sizeof(*f.shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			-1, 0);
+	REQUIRE(f.shared != MAP_FAILED && pipe(f.pipe) == 0);
+	if (edge_window(threads, &f, futex_edge_middle, NULL, &c, &window_ns) == 0) {
+		fprintf(stderr,
+			"futex edges: own %llu waits %.1f ms, other %llu waits %.1f ms, in a "
+			"window of %.1f ms; opened %llu\n",
+			cls(&c, ARGUS_CLS_FUTEX_OWN), c.cls[ARGUS_CLS_FUTEX_OWN].time_ns / 1e6,
+			cls(&c, ARGUS_CLS_FUTEX), c.cls[ARGUS_CLS_FUTEX].time_ns / 1e6,
+			window_ns / 1e6, c.edge_opened);
+		/* the main thread's join too: a futex wait on the first thread's exit */
+		CHECKF(c.edges && c.edge_opened == 4,
+		       "edges %d: opened %llu (three futex waits and a pipe read across the "
+		       "start)",
+		       c.edges, c.edge_opened);
+		/* and waits of microseconds as its threads start and end */
+		CHECKF(cls(&c, ARGUS_CLS_FUTEX) >= 1 && cls(&c, ARGUS_CLS_FUTEX_OWN) >= 2,
+		       "futex waits %llu on another task, %llu on its own threads: expected "
+		       "1 or more, and 2 or more",
+		       cls(&c, ARGUS_CLS_FUTEX), cls(&c, ARGUS_CLS_FUTEX_OWN));
+		CHECKF(c.cls[ARGUS_CLS_FUTEX].time_ns >= EDGE_HALF_MS * 1000000ull * 6 / 10 &&
+			       c.cls[ARGUS_CLS_FUTEX].time_ns <= window_ns,
+		       "the wait on this process %llu ns in a window of %llu ns",
+		       c.cls[ARGUS_CLS_FUTEX].time_ns, (unsigned long long)window_ns);
+		CHECKF(c.cls[ARGUS_CLS_FUTEX_OWN].time_ns >=
+				   2 * EDGE_HALF_MS * 1000000ull * 6 / 10 &&
+			       c.cls[ARGUS_CLS_FUTEX_OWN].time_ns <= 2 * window_ns,
+		       "the waits on its own threads %llu ns in a window of %llu ns",
+		       c.cls[ARGUS_CLS_FUTEX_OWN].time_ns, (unsigned long long)window_ns);
+	}
+	close(f.pipe[0]);
+	close(f.pipe[1]);
+	munmap((void *)f.shared, sizeof(*f.shared));
 }
 
 /* N lock waits of about PIPE_GAP_US each, flock and OFD in turn, and the holder's N takes. */
@@ -3187,6 +3327,7 @@ int main(int argc, char **argv)
 	RUN(transmit);
 	RUN(epoll);
 	RUN(window_edges);
+	RUN(futex_edges);
 	RUN(file_lock);
 	RUN(vfs_wait);
 	RUN(lease);

@@ -744,30 +744,41 @@ static void meta_set(json_int_t ref, const char *expr)
 	REQUIRE(!strcmp(db_value(&d, sql, buf, sizeof(buf)), "1"));
 }
 
+/* The service's diagnosis against its reference, as it now is, is refused as stale, saying why. */
+static void expect_plain_stale(const char *what, const char *why)
+{
+	json_t *job = run_job("/diagnose", "{\"service\": \"plain\"}", 60);
+
+	CHECK_STREQ(job_state(job), "failed", what);
+	CHECK_STREQ(job_error_text(job, "code"), "stale_reference", what);
+	CHECKF(strstr(job_error_text(job, "message"), why) &&
+		       strstr(job_error_text(job, "message"), "POST /references"),
+	       "%s: %s", what, job_error_text(job, "message"));
+	json_decref(job);
+}
+
 /*
  * A service's reference from before the waits under way at a window's start
- * and end counted (no "window_waits" in its meta) counted its paths of
+ * and end counted (no "window_waits" in its meta), or before the futex
+ * waits under way at its start did ("edges_counted"), counted its paths of
  * waits otherwise: a diagnosis against it is refused as stale, saying why.
  */
 static void test_old_window_waits(json_int_t ref)
 {
 	char sql[256], buf[64];
-	json_t *job;
 
 	snprintf(sql, sizeof(sql),
 		 "SELECT json_extract(meta, '$.window_waits') FROM refs WHERE id = %lld",
 		 (long long)ref);
-	CHECK_STREQ(db_value(&d, sql, buf, sizeof(buf)), "edges_counted",
+	CHECK_STREQ(db_value(&d, sql, buf, sizeof(buf)), "edges_counted_futex",
 		    "a service's reference records how its windows counted waits");
 	meta_set(ref, "json_remove(meta, '$.window_waits')");
-	job = run_job("/diagnose", "{\"service\": \"plain\"}", 60);
-	CHECK_STREQ(job_error_text(job, "code"), "stale_reference",
-		    "a reference without the waits at its windows' edges");
-	CHECKF(strstr(job_error_text(job, "message"), "waits under way at their start and end") &&
-		       strstr(job_error_text(job, "message"), "POST /references"),
-	       "the old windows' message: %s", job_error_text(job, "message"));
-	json_decref(job);
+	expect_plain_stale("a reference without the waits at its windows' edges",
+			   "waits under way at their start and end");
 	meta_set(ref, "json_set(meta, '$.window_waits', 'edges_counted')");
+	expect_plain_stale("a reference without the futex waits at its windows' start",
+			   "futex waits under way at their start");
+	meta_set(ref, "json_set(meta, '$.window_waits', 'edges_counted_futex')");
 }
 
 /*
@@ -786,13 +797,7 @@ static void test_old_work_unit(json_int_t ref)
 	CHECK_STREQ(db_value(&d, sql, buf, sizeof(buf)), "cpu_with_ended",
 		    "a service's reference records its unit of work");
 	meta_set(ref, "json_remove(meta, '$.work_unit')");
-	job = run_job("/diagnose", "{\"service\": \"plain\"}", 60);
-	CHECK_STREQ(job_state(job), "failed", "a reference of the old unit: state");
-	CHECK_STREQ(job_error_text(job, "code"), "stale_reference", "a reference of the old unit");
-	CHECKF(strstr(job_error_text(job, "message"), "processes alive at the end") &&
-		       strstr(job_error_text(job, "message"), "POST /references"),
-	       "the old unit's message: %s", job_error_text(job, "message"));
-	json_decref(job);
+	expect_plain_stale("a reference of the old unit", "processes alive at the end");
 	meta_set(ref, "json_set(meta, '$.work_unit', 'cpu_with_ended')");
 	job = run_job("/diagnose", "{\"service\": \"plain\"}", 120);
 	CHECKF(job && strcmp(job_state(job), "succeeded") == 0, "the unit given back: %s %s",
