@@ -1358,6 +1358,48 @@ static char *better_than_reference(const struct calib_params *p, const struct ca
 			 -rel * 100.0);
 }
 
+/*
+ * A target not slower than its reference whose path's time deviates beyond
+ * tau all the same, and grew by what would make a cause by itself were the
+ * target slower (d->material): the one that grew most, said without naming
+ * it a cause, and, unless the target did better than its reference
+ * (better, which says as much), what it may mean. Against a reference
+ * recorded while the target ran slow a real slowdown reads so (nginx
+ * beside a CPU hog, its reference recorded under the service's usual
+ * speed: its scheduler's time 48 times the reference's, its SLI no worse:
+ * bench/eval/results/2026-12-07/services-nginx-3a6ca5f); where the
+ * reference is right, the path's change cost the target nothing it
+ * measures. NULL when no path's time is flagged and grew that much.
+ */
+static char *deviates_anyway(const struct calib_params *p, const struct calib_decision *d,
+			     bool better)
+{
+	const struct calib_score *top = NULL;
+	_cleanup_free_ char *what = NULL;
+	size_t i;
+
+	for (i = 0; i < d->n_scores; i++) {
+		const struct calib_score *s = &d->scores[i];
+		const char *metric = strrchr(s->metric, '/');
+
+		if ((int)i == d->wall || !s->flagged || !metric || !metric_is_time(metric + 1) ||
+		    !(excess(s) >= d->material))
+			continue;
+		if (!top || excess(s) > excess(top))
+			top = s;
+	}
+	if (!top)
+		return NULL;
+	what = describe(top->metric, true, p->per_unit, top);
+	return xasprintf("; a path's time deviates all the same (%s), not named since the target "
+			 "is not slower%s",
+			 what,
+			 better ? ""
+				: ": were it slower than it usually is, its reference may have been "
+				  "recorded while it ran slow (record the reference again while the "
+				  "target is healthy)");
+}
+
 /* The decision's sentence, from d->why: the only place the prose is written. */
 static char *render_reason(const struct calib_params *p, const struct tree *t,
 			   const struct calib_decision *d, double wall_rel)
@@ -1410,7 +1452,9 @@ static char *render_reason(const struct calib_params *p, const struct tree *t,
 				 d->wall_is_sli ? "change of the SLI" : "slowdown");
 	case CALIB_WHY_NOT_SLOWER:
 		better = better_than_reference(p, w, wall_rel);
-		return xasprintf("target not slower than its reference: %s%s", wall, better ?: "");
+		most = deviates_anyway(p, d, better != NULL);
+		return xasprintf("target not slower than its reference: %s%s%s", wall, better ?: "",
+				 most ?: "");
 	case CALIB_WHY_LEAF:
 	case CALIB_WHY_INNER: {
 		const struct tree_node *n = &t->nodes[d->node];
@@ -1540,6 +1584,9 @@ int calib_decide(const struct calib_params *params, const struct tree *t, const 
 			dismissed = judge_share(p, &d);
 	}
 	d.why = gate(p, &d, parent, wall_rel);
+	/* what a path must add to be worth a word where the target is not slower (deviates_anyway) */
+	if (d.why == CALIB_WHY_NOT_SLOWER && d.wall >= 0)
+		d.material = material_time(p, ref, k, pmv, vals, &d);
 	if (d.why != CALIB_WHY_NONE) {
 		d.action = CALIB_ABSTAIN;
 		d.evidence = d.wall;

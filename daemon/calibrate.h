@@ -274,8 +274,9 @@ struct calib_decision {
 	/*
 	 * The least time a path must add to be named, by itself a slowdown of
 	 * min_slowdown: that part of the reference's wall time, or of a
-	 * service's CPU time per unit of its work ("target/unit_cpu_ns"); 0
-	 * when the target is not slower or nothing says.
+	 * service's CPU time per unit of its work ("target/unit_cpu_ns"); also
+	 * where the target is not slower (why NOT_SLOWER), for the path its
+	 * sentence says deviated all the same; 0 when nothing says.
 	 */
 	double material;
 	/*

@@ -427,7 +427,34 @@ static void test_gate(const struct tree *t)
 	CHECK(d.n_scores == 11 && d.evidence == 10 && !d.scores[10].flagged);
 	CHECK(find_score(&d, "kernel_block_io/count")->flagged);
 	CHECKF(!strstr(d.reason, "better than its reference"), "%s", d.reason);
+	/*
+	 * its paths' times deviate all the same: the one that grew most said,
+	 * not named, and what it may mean
+	 */
+	CHECKF(strstr(d.reason, "; a path's time deviates all the same (kernel_paging/time_ns "
+				"400.0 ms vs 100.0 +- 10.0 ms") &&
+		       strstr(d.reason, "not named since the target is not slower: were it slower "
+					"than it usually is, its reference may have been recorded "
+					"while it ran slow"),
+	       "%s", d.reason);
 	calib_decision_free(&d);
+	/*
+	 * nothing deviates, or a path beyond tau by 49 ms, under the 100 ms
+	 * (min_slowdown of the wall time) a cause must add: nothing said of a path
+	 */
+	level1_flat(rows);
+	rows[10].pmv = 1.01e9;
+	not_slower_said(t, rows, ARRAY_SIZE(rows), NULL);
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(!strstr(d.reason, "deviates"), "%s", d.reason);
+	calib_decision_free(&d);
+	rows[3].pmv = 5e7;
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(d.why == CALIB_WHY_NOT_SLOWER && find_score(&d, "kernel_scheduler/time_ns")->flagged &&
+		       !strstr(d.reason, "deviates"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
+	memcpy(rows, level1_slow, sizeof(rows));
 
 	/*
 	 * 20% faster than a reference that varied by 1%: not slower, and said
@@ -439,6 +466,12 @@ static void test_gate(const struct tree *t)
 	not_slower_said(t, rows, ARRAY_SIZE(rows),
 			"it did 20% better than its reference, beyond the reference's spread: the "
 			"reference may have been recorded while the target ran slow");
+	/* the path that deviates said, the reference's advice once */
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(strstr(d.reason, "not named since the target is not slower") &&
+		       !strstr(d.reason, "were it slower"),
+	       "%s", d.reason);
+	calib_decision_free(&d);
 	rows[10].pmv = 0.95e9;
 	not_slower_said(t, rows, ARRAY_SIZE(rows), NULL);
 	rows[10] = (struct row){"target/wall_ns", {0.7e9, 1.3e9, 1.0e9}, 0.8e9};
