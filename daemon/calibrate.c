@@ -367,10 +367,13 @@ static char *describe(const char *metric, bool is_time, const char *per,
 	_cleanup_free_ char *label = per ? xasprintf("%s per %s", metric, per) : xstrdup(metric);
 
 	if (is_time) {
-		double div;
+		double div, small = fmin(fabs(s->value), fabs(s->centre));
 		int prec;
 		const char *unit = time_unit(fmax(fabs(s->value), fabs(s->centre)), &div, &prec);
 
+		/* the smaller of the two to two digits at least: 21 ms beside 1.01 s reads 0.021 s */
+		while (small > 0 && prec < 4 && small / div < 10 * pow(10, -prec))
+			prec++;
 		if (s->expected > 0)
 			return xasprintf("%s %.*f %s vs %.*f +- %.*f %s, %.*f %s expected from the "
 					 "rest of the run's slowdown (z %.1f)",

@@ -454,6 +454,12 @@ static void test_gate(const struct tree *t)
 		       !strstr(d.reason, "deviates"),
 	       "%s", d.reason);
 	calib_decision_free(&d);
+	/* a second beside 21 ms: the smaller to two digits, in the larger's unit */
+	rows[3] = (struct row){"kernel_scheduler/time_ns", {21e6, 20e6, 22e6}, 1.007e9};
+	CHECK(decide(NULL, t, NULL, rows, ARRAY_SIZE(rows), &d) == 0);
+	CHECKF(strstr(d.reason, "(kernel_scheduler/time_ns 1.007 s vs 0.021 +- 0.002 s"), "%s",
+	       d.reason);
+	calib_decision_free(&d);
 	memcpy(rows, level1_slow, sizeof(rows));
 
 	/*
