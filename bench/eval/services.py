@@ -46,7 +46,8 @@ more storage in the cell's run than in the quiet one beside it (/proc/PID/io,
 the median pair's), or, in a cell of the service's STORAGE_MOVED, that much in
 the cell's run at all (a writer whose every write waits for the device). The raw results (every
 job's result, the SLI values, the truth measured) go to DIR/services.json,
-each diagnosis's trace to DIR/traces/CELL-REP.json.gz; a line per
+each diagnosis's trace to DIR/traces/CELL-REP.json.gz, the reference as
+argusd serves it to DIR/reference.json.gz; a line per
 measurement and per diagnosis to stdout.
 
 --spread N runs the SLI command N times on the quiet system and prints, for
@@ -1293,7 +1294,10 @@ def define_service(dir, svc, cg_path):
     return service
 
 
-def record_reference(argusd, svc):
+def record_reference(argusd, svc, out):
+    """The service's reference, recorded; the reference as argusd serves it (its runs' vectors,
+    each with its SLI) gzipped in out/reference.json.gz, so that a run judged against a
+    reference recorded slow or fast can be read against the runs it was made of."""
     svc.warm()
     job, secs = argusd.follow(argusd.submit("/references", {"service": svc.name}))
     if job["state"] != "succeeded":
@@ -1301,6 +1305,9 @@ def record_reference(argusd, svc):
     res = job["result"]
     print("reference %d in %.0f s (SLI cv %.2f)" % (res["reference"], secs, res.get("sli_cv") or 0),
           flush=True)
+    st, ref = argusd.call("GET", "/references/%d" % res["reference"])
+    with gzip.open(os.path.join(out, "reference.json.gz"), "wt") as f:
+        json.dump(ref if st == 200 else {"status": st, "body": ref}, f)
     return {"id": res["reference"], "seconds": secs, "sli_cv": res.get("sli_cv"),
             "warnings": res.get("warnings")}
 
@@ -1372,7 +1379,7 @@ def evaluate(a, svc, cg_path, top, out):
             extra += "syscall_events = %s\n" % a.syscall_events
         argusd = Argusd(os.path.abspath(a.build), os.path.join(top, "argusd"), extra=extra)
         # first, as its user would: on the quiet service, before any perturber has run
-        results["reference"] = record_reference(argusd, svc)
+        results["reference"] = record_reference(argusd, svc, out)
         pairs = measure_pairs(runner, svc, a.cells, a.reps)
         results["truth"] = pairs
         results["cells"], results["truth"] = diagnose_cells(runner, argusd, svc, pairs, a.reps, out)
