@@ -232,6 +232,15 @@ static __always_inline void file_call_start(struct thread_state *ts, __u64 now)
 	ts->file_call.slept0 = ts->sched.slept_total;
 }
 
+/* A futex wait begins at now: who ends it, and so its class, is learnt at its wakeup (sched_waking). */
+static __always_inline void futex_wait_start(struct thread_state *ts, __u64 now)
+{
+	ts->sync.futex.start = now;
+	ts->sync.futex.runq = ts->sched.runq_total;
+	ts->sync.futex_own = 0;
+	ts->sync.futex_timer = 0;
+}
+
 /*
  * The thread entered a system call of this role (syscall_role), with these
  * first two arguments: its fault is over, and a call the probe follows
@@ -242,9 +251,7 @@ static __always_inline void call_begin(struct thread_state *ts, __u32 role, long
 	fault_finish(ts);
 	ts->waker.seen = 0;
 	if (role == ARGUS_SYS_FUTEX) {
-		span_begin(ts, &ts->sync.futex);
-		ts->sync.futex_own = 0;
-		ts->sync.futex_timer = 0;
+		futex_wait_start(ts, bpf_ktime_get_ns());
 	} else if (role == ARGUS_SYS_CREATE) {
 		span_begin(ts, &ts->sched.fork);
 	} else if (role != ARGUS_SYS_NONE) {

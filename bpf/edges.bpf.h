@@ -81,10 +81,7 @@ static __always_inline void edge_open(struct thread_state *ts, struct task_struc
 		return;
 	role = syscall_role(nr);
 	if (role == ARGUS_SYS_FUTEX) {
-		ts->sync.futex.start = now;
-		ts->sync.futex.runq = ts->sched.runq_total;
-		ts->sync.futex_own = 0;
-		ts->sync.futex_timer = 0;
+		futex_wait_start(ts, now);
 	} else {
 		cls = file_call_class(t, role, arg0, arg1);
 		if (cls >= ARGUS_CLS_MAX)

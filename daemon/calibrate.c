@@ -782,6 +782,28 @@ static double cpu_fall(const struct calib_params *p, const struct mvec *ref, siz
 }
 
 /*
+ * The index in d->scores of the path time, flagged, that grew most, by bar
+ * at least (excess); -1 when none did.
+ */
+static int grew_most(const struct calib_decision *d, double bar)
+{
+	int top = -1;
+	size_t i;
+
+	for (i = 0; i < d->n_scores; i++) {
+		const struct calib_score *s = &d->scores[i];
+		const char *metric = strrchr(s->metric, '/');
+
+		if ((int)i == d->wall || !s->flagged || !metric || !metric_is_time(metric + 1) ||
+		    !(excess(s) >= bar))
+			continue;
+		if (top < 0 || excess(s) > excess(&d->scores[top]))
+			top = (int)i;
+	}
+	return top;
+}
+
+/*
  * A run more than min_slowdown slower whose wall time a noisy reference's
  * spread hides is slower all the same where a path's own time, flagged
  * against its own spread, grew by at least min_slowdown of the reference's
@@ -815,7 +837,6 @@ static void slower_by_path(const struct calib_params *p, const struct mvec *ref,
 {
 	struct calib_score *w = d->wall >= 0 ? &d->scores[d->wall] : NULL;
 	double bar, fall = NAN, threads, threads_now;
-	size_t i;
 
 	if (!w || w->flagged || (d->wall_is_sli && !(wall_rel > p->min_slowdown)))
 		return;
@@ -833,16 +854,7 @@ static void slower_by_path(const struct calib_params *p, const struct mvec *ref,
 		bar = 2 * p->min_slowdown * w->centre;
 	if (!(bar > 0))
 		return;
-	for (i = 0; i < d->n_scores; i++) {
-		const struct calib_score *s = &d->scores[i];
-		const char *metric = strrchr(s->metric, '/');
-
-		if ((int)i == d->wall || !s->flagged || !metric || !metric_is_time(metric + 1) ||
-		    !(excess(s) >= bar))
-			continue;
-		if (d->slower_by < 0 || excess(s) > excess(&d->scores[d->slower_by]))
-			d->slower_by = (int)i;
-	}
+	d->slower_by = grew_most(d, bar);
 	w->flagged = d->slower_by >= 0;
 	if (w->flagged)
 		d->cpu_fall = fall;
@@ -1377,23 +1389,12 @@ static char *better_than_reference(const struct calib_params *p, const struct ca
 static char *deviates_anyway(const struct calib_params *p, const struct calib_decision *d,
 			     bool better)
 {
-	const struct calib_score *top = NULL;
+	int top = grew_most(d, d->material);
 	_cleanup_free_ char *what = NULL;
-	size_t i;
 
-	for (i = 0; i < d->n_scores; i++) {
-		const struct calib_score *s = &d->scores[i];
-		const char *metric = strrchr(s->metric, '/');
-
-		if ((int)i == d->wall || !s->flagged || !metric || !metric_is_time(metric + 1) ||
-		    !(excess(s) >= d->material))
-			continue;
-		if (!top || excess(s) > excess(top))
-			top = s;
-	}
-	if (!top)
+	if (top < 0)
 		return NULL;
-	what = describe(top->metric, true, p->per_unit, top);
+	what = describe(d->scores[top].metric, true, p->per_unit, &d->scores[top]);
 	return xasprintf("; a path's time deviates all the same (%s), not named since the target "
 			 "is not slower%s",
 			 what,

@@ -1128,16 +1128,16 @@ class Slapd(Service):
         """The map's file back in the page cache, whatever a perturber before evicted: its data,
         not the holes of the sparse file that maxsize reserves."""
         with open(os.path.join(self.data, "data.mdb"), "rb") as f:
-            end, at = os.fstat(f.fileno()).st_size, 0
-            while at < end:
-                with contextlib.suppress(OSError):   # ENXIO: no data after at
+            at = 0
+            while True:
+                try:
                     at = os.lseek(f.fileno(), at, os.SEEK_DATA)
-                    hole = os.lseek(f.fileno(), at, os.SEEK_HOLE)
-                    f.seek(at)
-                    while at < hole:
-                        at += len(f.read(min(1 << 20, hole - at))) or hole - at
-                    continue
-                break
+                except OSError:   # ENXIO: no data after at
+                    break
+                hole = os.lseek(f.fileno(), at, os.SEEK_HOLE)
+                f.seek(at)
+                while at < hole:
+                    at += len(f.read(min(1 << 20, hole - at))) or hole - at
 
     def traffic_argv(self):
         """One connection, a base search of one person and a 5 ms sleep, again and again."""
